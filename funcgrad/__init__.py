@@ -1,0 +1,18 @@
+"""funcgrad: automatic differentiation on NumPy, in two models side by side.
+
+* Functional, JAX-style: `funcgrad.numpy` with `grad`, `value_and_grad`, `vjp`, `jvp`, `vmap`.
+* Mutable, PyTorch-style: `funcgrad.mutable`.
+
+>>> import funcgrad as fg, funcgrad.numpy as fnp
+>>> fg.grad(lambda x: fnp.sum(x ** 2))(fnp.array([1.0, 2.0])).tolist()
+[2.0, 4.0]
+"""
+from __future__ import annotations
+
+from . import numpy, tree_util
+from ._src.core import Array, FuncgradError
+from ._src.transforms import grad, jvp, stop_gradient, value_and_grad, vjp, vmap
+
+__version__ = "0.1.0"
+__all__ = ["Array", "FuncgradError", "grad", "value_and_grad", "vjp", "jvp", "vmap",
+           "stop_gradient", "numpy", "tree_util"]

@@ -1,0 +1,366 @@
+"""The engine's heart: arrays, tracers, traces, primitives and `bind`. Knows no NumPy function.
+
+Vocabulary (see docs/concepts.md): a *primal* is an ordinary value, a *tangent* travels
+forward beside it, a *cotangent* (``ct``) travels backward. Inside the engine a value is
+either *raw* (a NumPy array, NumPy scalar or Python number) or a `Tracer` belonging to one
+live transform. A plain `Array` is a raw value wrapped for the user; the engine unwraps it
+on sight, so rules only ever meet raw values and tracers.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+__all__ = [
+    "Array", "Tracer", "Trace", "Primitive", "bind", "wrap", "raw", "engine",
+    "FuncgradError", "new_level",
+]
+
+
+class FuncgradError(Exception):
+    """Base class of errors that funcgrad raises on purpose."""
+
+
+class Array:
+    """An immutable n-dimensional array, returned by every `funcgrad.numpy` function.
+
+    It wraps a NumPy array and behaves like one for reading; it cannot be written to.
+    Use ``x.at[idx].set(v)`` for a functional update, or `funcgrad.mutable` for
+    PyTorch-style in-place semantics.
+
+    >>> import funcgrad.numpy as fnp
+    >>> x = fnp.array([1.0, 2.0, 3.0])
+    >>> (x * 2).sum().item()
+    12.0
+    """
+
+    __slots__ = ("_value",)
+    __array_priority__ = 1000  # NumPy binary operators defer to ours
+    _trace: "Trace | None" = None  # tracers shadow this with a slot
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+
+    # --- reading -------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return np.shape(self._value)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return _dtype_of(self._value)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __len__(self) -> int:
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of a 0-d funcgrad array")
+        return shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d funcgrad array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __array__(self, dtype=None, copy=None):
+        value = np.asarray(self._value, dtype=dtype)
+        return value.copy() if copy else value
+
+    def item(self, *args):
+        return np.asarray(self._value).item(*args)
+
+    def tolist(self):
+        return np.asarray(self._value).tolist()
+
+    def __float__(self) -> float:
+        return float(self._value)
+
+    def __int__(self) -> int:
+        return int(self._value)
+
+    def __index__(self) -> int:
+        return int(np.asarray(self._value).__index__())
+
+    def __complex__(self) -> complex:
+        return complex(self._value)
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __hash__(self):  # arrays are compared elementwise, so they cannot be dict keys
+        raise TypeError("unhashable type: 'funcgrad.Array'")
+
+    def __repr__(self) -> str:
+        body = np.array2string(np.asarray(self._value), separator=", ", prefix="Array(")
+        return f"Array({body}, dtype={self.dtype})"
+
+    def __setitem__(self, index, value):
+        raise TypeError(
+            "funcgrad arrays are immutable: use `x = x.at[index].set(value)` for a "
+            "functional update, or funcgrad.mutable for PyTorch-style in-place writes"
+        )
+
+    def __reduce__(self):
+        return (Array, (np.asarray(self._value),))
+
+    # --- NumPy's dispatch protocols: np.sin(x), np.sum(x) on Arrays reach funcgrad ----------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        handler = ufunc_handlers.get(ufunc) if method == "__call__" else None
+        if handler is not None and not kwargs:
+            return handler(*inputs)
+        if _any_tracer((inputs, kwargs)):
+            detail = f"np.{ufunc.__name__}" + (f".{method}" if method != "__call__" else "")
+            raise TypeError(
+                f"{detail} has no funcgrad derivative rule{' for these arguments' if handler else ''}"
+                f"{' (keyword arguments ' + ', '.join(kwargs) + ')' if kwargs else ''}. Use the "
+                "funcgrad.numpy function of the same name, or declare one in its namespace table"
+            )
+        return wrap(getattr(ufunc, method)(*_unwrap_all(inputs), **_unwrap_all(kwargs)))
+
+    def __array_function__(self, func, types, args, kwargs):
+        handler = function_handlers.get(func)
+        if handler is not None:
+            return handler(*args, **kwargs)
+        if _any_tracer((args, kwargs)):
+            raise TypeError(
+                f"numpy.{func.__name__} has no funcgrad derivative rule. Use a funcgrad.numpy "
+                "function, declare one in its namespace table, or stop_gradient the input"
+            )
+        out = func(*_unwrap_all(args), **_unwrap_all(kwargs))
+        return wrap(out) if isinstance(out, np.ndarray) else out
+
+
+ufunc_handlers: dict = {}     # numpy ufunc -> funcgrad public function; filled by namespaces
+function_handlers: dict = {}  # numpy function -> funcgrad public function
+
+
+def _any_tracer(obj) -> bool:
+    if isinstance(obj, Tracer):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(_any_tracer(o) for o in obj)
+    if isinstance(obj, dict):
+        return any(_any_tracer(o) for o in obj.values())
+    return False
+
+
+def _unwrap_all(obj):
+    if type(obj) is Array:
+        return obj._value
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_unwrap_all(o) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _unwrap_all(v) for k, v in obj.items()}
+    return obj
+
+
+def _dtype_of(value) -> np.dtype:
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        return dtype
+    return np.asarray(value).dtype
+
+
+class Tracer(Array):
+    """An `Array` that stands for a value inside a running transform.
+
+    ``_value`` is the value one level down: raw, or a tracer of an enclosing transform.
+    """
+
+    __slots__ = ("_trace",)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            f"a traced funcgrad array ({self._trace.name}) cannot become a NumPy array: "
+            "that would silently drop its derivative. Use funcgrad.numpy functions on it, "
+            "or funcgrad.stop_gradient(x) if a constant is what you mean"
+        )
+
+    def _concrete(self, what: str):
+        raise TypeError(
+            f"{what}() of a traced funcgrad array ({self._trace.name}) would silently drop "
+            "its derivative. Keep it an array, or apply funcgrad.stop_gradient first"
+        )
+
+    def __float__(self):
+        self._concrete("float")
+
+    def __complex__(self):
+        self._concrete("complex")
+
+    def item(self, *args):
+        self._concrete("item")
+
+    def tolist(self):
+        self._concrete("tolist")
+
+    def __int__(self) -> int:  # integers carry no derivative, so nothing is lost
+        return int(_bottom(self))
+
+    def __index__(self) -> int:
+        return int(np.asarray(_bottom(self)).__index__())
+
+    def __bool__(self) -> bool:  # control flow on values is allowed, as in autograd
+        return bool(_bottom(self))
+
+    def __repr__(self) -> str:
+        return f"Traced<{self.dtype}{list(self.shape)}, {self._trace.name}>"
+
+    def __reduce__(self):
+        self._concrete("pickle")
+
+
+def _bottom(x):
+    while isinstance(x, Array):
+        x = x._value
+    return x
+
+
+def raw(x):
+    """The engine-level value of `x`: unwraps a constant `Array`, leaves tracers alone."""
+    return x._value if type(x) is Array else x
+
+
+def wrap(out):
+    """What a public function returns: raw results become constant Arrays."""
+    if isinstance(out, Array):
+        return out
+    if type(out) is tuple:
+        return tuple(wrap(o) for o in out)
+    return Array(out)
+
+
+# --- traces and levels ------------------------------------------------------------------
+_level_counter = itertools.count(1)
+
+
+def new_level() -> int:
+    """A fresh level: every trace started later sits above every trace started earlier."""
+    return next(_level_counter)
+
+
+class Trace:
+    """One running transform. Subclasses implement `process`."""
+
+    __slots__ = ("level", "alive", "__weakref__")
+    name = "trace"
+
+    def __init__(self) -> None:
+        self.level = new_level()
+        self.alive = True
+
+    def process(self, prim: "Primitive", args: Sequence[Any], params: dict) -> Any:
+        raise NotImplementedError
+
+    def dead(self) -> FuncgradError:
+        return FuncgradError(
+            f"a tracer of a finished {self.name} transform was used after the transform "
+            "returned (it leaked out through a global, a closure or a returned container). "
+            "Return it from the transformed function instead, or stop_gradient it first"
+        )
+
+
+class Primitive:
+    """A function the engine records as one step, with its derivative rules.
+
+    * ``impl(*args, **params)``: the forward computation on raw values.
+    * ``nargs``: how many leading positional arguments are arrays; further positional
+      arguments are taken as the parameters named in ``params``, in order.
+    * ``vjps[i](ct, out, *args, **params)``: the cotangent of array argument ``i``, or
+      ``None`` where the argument is not differentiable. The engine sums away broadcast
+      dimensions, so a rule may return a cotangent of the broadcast shape.
+    * ``jvps[i](t, out, *args, **params)``: the output tangent due to tangent ``t`` of
+      argument ``i``; contributions are summed and broadcast to the output's shape.
+    * ``linear``: the function is linear in its array arguments jointly; then the JVP is
+      the function itself applied to the tangents, and no ``jvps`` are needed.
+    * ``batch(prim, args, dims, **params) -> (out, out_dim)``: the vmap rule.
+    * ``differentiable=False``: the output never carries a derivative (argmax, floor,
+      comparisons); it passes through every transform as a constant.
+
+    Rules are written with funcgrad operations, so every rule can itself be
+    differentiated: that is what makes ``grad(grad(f))`` work.
+    """
+
+    __slots__ = ("name", "impl", "nargs", "params", "vjps", "jvps", "linear", "batch",
+                 "differentiable", "multiple_results", "doc", "__weakref__")
+
+    def __init__(self, name: str, impl: Callable, *, nargs: int = 1,
+                 params: Sequence[str] = (), vjps: Sequence[Callable | None] | None = None,
+                 jvps: Sequence[Callable | None] | None = None, linear: bool = False,
+                 batch: Callable | None = None, differentiable: bool = True,
+                 multiple_results: bool = False, doc: str = "") -> None:
+        self.name = name
+        self.impl = impl
+        self.nargs = nargs
+        self.params = tuple(params)
+        self.vjps = tuple(vjps) if vjps is not None else None
+        self.jvps = tuple(jvps) if jvps is not None else None
+        self.linear = linear
+        self.batch = batch
+        self.differentiable = differentiable
+        self.multiple_results = multiple_results
+        self.doc = doc
+
+    def __repr__(self) -> str:
+        return f"<primitive {self.name}>"
+
+    def __call__(self, *args, **params):
+        # The hot path: keep it flat. Extra positional arguments are parameters.
+        if len(args) > self.nargs >= 0:
+            params.update(zip(self.params, args[self.nargs:]))
+            args = args[: self.nargs]
+        top = None
+        for a in args:
+            if isinstance(a, Tracer):
+                t = a._trace
+                if top is None or t.level > top.level:
+                    top = t
+        if top is None:
+            return self.impl(*[a._value if type(a) is Array else a for a in args], **params)
+        if not top.alive:
+            raise top.dead()
+        return top.process(self, args, params)
+
+    def argname(self, i: int) -> str:
+        return f"argument {i} of {self.name}"
+
+
+def bind(prim: Primitive, *args, **params):
+    """Apply `prim`: compute it on raw values, or hand it to the innermost live trace."""
+    return prim(*args, **params)
+
+
+class _EngineOps:
+    """The few array operations the engine itself needs (summing away broadcast dimensions,
+    zeros, moving batch axes). A namespace registers differentiable versions at import, so
+    the core stays free of NumPy functions while its own operations are differentiable too.
+    """
+
+    sum_to_shape: Callable
+    broadcast_to: Callable
+    zeros_like: Callable
+    moveaxis: Callable
+    expand_dims: Callable
+    reshape: Callable
+    stack: Callable
+    take0: Callable
+    add: Callable
+    multiply: Callable
+    astype: Callable
+    conj: Callable
+
+    def register(self, **ops: Callable) -> None:
+        for name, fn in ops.items():
+            setattr(self, name, fn)
+
+
+engine = _EngineOps()

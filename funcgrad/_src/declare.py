@@ -1,0 +1,98 @@
+"""How a namespace declares its functions: one call per function, rules beside the forward.
+
+A `Namespace` collects what a public module exports, so the module's names, the NumPy
+functions they stand in for (for ``np.sin(traced)`` dispatch) and the generated docs page
+all come from the same declarations.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+from .batching import batch_axis_param, batch_elementwise
+from .core import Array, Primitive, function_handlers, ufunc_handlers, wrap
+
+__all__ = ["Namespace", "elementwise", "linear", "primitive", "nondiff"]
+
+
+class Namespace:
+    """The public names of one module (``funcgrad.numpy``, ``funcgrad.numpy.linalg``...)."""
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+        self.exports: dict[str, Callable] = {}
+        self.kinds: dict[str, str] = {}
+
+    def export(self, fn: Callable | None = None, *, name: str | None = None,
+               numpy: Any = None, kind: str = "differentiable"):
+        """Make `fn` a public name; `numpy` is the NumPy function (or ufunc) it stands in for."""
+        def register(fn):
+            public_name = name or fn.__name__
+            self.exports[public_name] = fn
+            self.kinds[public_name] = kind
+            fn.__module__ = self.module
+            if numpy is not None:
+                for np_fn in (numpy if isinstance(numpy, (tuple, list)) else (numpy,)):
+                    table = ufunc_handlers if type(np_fn).__name__ == "ufunc" else function_handlers
+                    table[np_fn] = fn
+            return fn
+        return register(fn) if fn is not None else register
+
+    def public(self, prim: Primitive, *, name: str | None = None, numpy: Any = None,
+               doc: str = "") -> Callable:
+        """Export `prim` itself: the public function returns `Array`s, never raw values."""
+        def public_fn(*args, **params):
+            out = prim(*args, **params)
+            return out if isinstance(out, Array) else wrap(out)
+        public_fn.__name__ = public_fn.__qualname__ = name or prim.name
+        public_fn.__doc__ = doc or prim.doc or f"Differentiable ``numpy.{prim.name}``."
+        public_fn.primitive = prim  # type: ignore[attr-defined]
+        kind = "differentiable" if prim.differentiable else "non-differentiable"
+        return self.export(public_fn, name=name or prim.name, numpy=numpy, kind=kind)
+
+
+def primitive(name: str, impl: Callable, **kwargs) -> Primitive:
+    """A primitive with hand-written rules (see `Primitive` for every keyword)."""
+    return Primitive(name, impl, **kwargs)
+
+
+def _times(deriv: Callable) -> Callable:
+    def rule(g, out, *args, **params):
+        return g * deriv(out, *args, **params)
+    return rule
+
+
+def elementwise(name: str, impl: Callable, *derivs: Callable | None,
+                batch: Callable = batch_elementwise, **kwargs) -> Primitive:
+    """A broadcasting elementwise function from its local derivatives, one per argument:
+    ``deriv(out, *args) -> d out / d arg``. Both rules follow: VJP ``ct * d``, JVP ``t * d``.
+    A ``None`` derivative marks an argument that carries no derivative."""
+    rules = tuple(None if d is None else _times(d) for d in derivs)
+    return Primitive(name, impl, nargs=len(derivs), vjps=rules, jvps=rules, batch=batch,
+                     **kwargs)
+
+
+def linear(name: str, impl: Callable, *transposes: Callable | None, nargs: int | None = None,
+           batch: Callable | None = None, **kwargs) -> Primitive:
+    """A function linear in its array arguments jointly. Its JVP is itself; each
+    ``transposes[i](ct, out, *args, **params)`` gives the VJP for argument ``i``."""
+    return Primitive(name, impl, nargs=len(transposes) if nargs is None else nargs,
+                     vjps=transposes, linear=True, batch=batch, **kwargs)
+
+
+def nondiff(name: str, impl: Callable, *, nargs: int = 1, batch: Callable = batch_elementwise,
+            **kwargs) -> Primitive:
+    """A function whose result never carries a derivative (comparisons, argmax, floor)."""
+    return Primitive(name, impl, nargs=nargs, differentiable=False, batch=batch, **kwargs)
+
+
+def reduction_batch() -> Callable:
+    return batch_axis_param
+
+
+def method_from(fn: Callable) -> Callable:
+    """An `Array` method that forwards to a public function with ``self`` first."""
+    @functools.wraps(fn)
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+    return method

@@ -1,0 +1,439 @@
+"""The transforms users call: grad, value_and_grad, vjp, jvp, vmap, stop_gradient.
+
+Each one checks its inputs at the boundary (so errors name the problem and the fix), starts
+a trace, runs the user's function on tracers, and reads the answer back off the trace.
+"""
+from __future__ import annotations
+
+import functools
+import gc
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .batching import BatchTrace, BatchTracer, batch_elementwise
+from .core import Array, FuncgradError, Primitive, Tracer, engine, raw, wrap
+from .forward import JVPTrace, JVPTracer, _fit
+from .reverse import ReverseTrace, ReverseTracer, backward
+from .tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "vmap", "stop_gradient"]
+
+
+def _identity(x):
+    return x
+
+
+_stop_gradient = Primitive("stop_gradient", _identity, differentiable=False,
+                           batch=batch_elementwise)
+
+
+def stop_gradient(x: Any) -> Any:
+    """`x` as a constant: no derivative flows through it. Works on pytrees.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda x: x * fg.stop_gradient(x))(3.0).item()
+    3.0
+    """
+    leaves, treedef = tree_flatten(x)
+    return tree_unflatten(treedef, [wrap(_stop_gradient(leaf)) for leaf in leaves])
+
+
+# --- checking inputs ------------------------------------------------------------------
+def _as_input(x: Any, what: str, transform: str, need_inexact: bool) -> Any:
+    """An engine value for an input leaf, or an error naming the problem and the fix."""
+    if isinstance(x, Tracer):
+        value = x
+        dtype = x.dtype
+    else:
+        if type(x) is Array:
+            x = x._value
+        if isinstance(x, (bool, np.bool_)):
+            value = np.asarray(x)
+        elif isinstance(x, (int, float, complex, np.number, np.ndarray)):
+            value = np.asarray(x) if not isinstance(x, (np.ndarray, np.number)) else x
+        else:
+            raise TypeError(
+                f"{transform}: {what} is a {type(x).__name__}, not an array. Pass a float, "
+                "a NumPy or funcgrad array, or a pytree (tuple, list, dict, registered class) "
+                "of them; mark non-array arguments as static by leaving them out of argnums"
+            )
+        dtype = value.dtype
+    if need_inexact and not np.issubdtype(dtype, np.inexact):
+        raise TypeError(
+            f"{transform}: {what} has dtype {dtype}, but derivatives are only defined for "
+            "float (or complex) inputs. Pass a float value (2.0, not 2; x.astype(float) for "
+            "an array), or leave the argument out of argnums"
+        )
+    return value
+
+
+def _argnums_tuple(argnums, nargs: int, transform: str) -> tuple[int, ...]:
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    if not nums or not all(isinstance(a, int) for a in nums):
+        raise TypeError(f"{transform}: argnums must be an int or a non-empty tuple of ints, "
+                        f"got {argnums!r}")
+    for a in nums:
+        if not -nargs <= a < nargs:
+            raise ValueError(
+                f"{transform}: argnums={argnums!r} asks for argument {a}, but the function "
+                f"was called with {nargs} positional argument(s)"
+            )
+    return tuple(a % nargs for a in nums)
+
+
+def _split_aux(out, has_aux: bool, transform: str):
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError(f"{transform} with has_aux=True needs the function to return a pair "
+                        f"(output, aux), got {type(out).__name__}")
+    return out[0], out[1]
+
+
+def _strip(x, trace):
+    """The value one level below `trace` (constants are already there)."""
+    if isinstance(x, Tracer) and x._trace is trace:
+        return x._value
+    return raw(x)
+
+
+def _tape_guard():
+    """Switch the cyclic garbage collector off while a tape is recorded and replayed.
+
+    Tape entries hold no cycles, so reference counting frees everything; the collector
+    would only rescan the growing tape again and again (quadratic time on long tapes).
+    Returns the callable that restores the previous state."""
+    if gc.isenabled():
+        gc.disable()
+        return gc.enable
+    return _noop
+
+
+def _noop():
+    pass
+
+
+# --- reverse mode -----------------------------------------------------------------------
+def _trace_reverse(f, args, kwargs, argnums, transform):
+    """Run `f` with the `argnums` arguments traced; return (trace, out, leaf ids, treedefs)."""
+    trace = ReverseTrace()
+    args = list(args)
+    leaves_per_arg = []
+    for a in argnums:
+        leaves, treedef = tree_flatten(args[a])
+        tracers = [trace.leaf(_as_input(leaf, f"argument {a}", transform, True))
+                   for leaf in leaves]
+        leaves_per_arg.append((treedef, tracers))
+        args[a] = tree_unflatten(treedef, tracers)
+    try:
+        out = f(*args, **kwargs)
+    finally:
+        trace.alive = False
+    return trace, out, leaves_per_arg
+
+
+def _leaf_cts(cts, leaves_per_arg):
+    grads = []
+    k = 0
+    for treedef, tracers in leaves_per_arg:
+        leaf_cts = []
+        for t in tracers:
+            ct = cts[k]
+            k += 1
+            leaf_cts.append(wrap(engine.zeros_like(t._value) if ct is None else ct))
+        grads.append(tree_unflatten(treedef, leaf_cts))
+    return grads
+
+
+def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0,
+                   has_aux: bool = False) -> Callable:
+    """A function returning ``(f(*args), gradient)``; see `grad` for the arguments.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> value, g = fg.value_and_grad(lambda x: fnp.sum(x ** 2))(fnp.array([1.0, 2.0]))
+    >>> value.item(), g.tolist()
+    (5.0, [2.0, 4.0])
+    """
+    transform = "value_and_grad"
+
+    @functools.wraps(f)
+    def value_and_grad_f(*args, **kwargs):
+        nums = _argnums_tuple(argnums, len(args), transform)
+        restore_gc = _tape_guard()
+        try:
+            trace, out, leaves_per_arg = _trace_reverse(f, args, kwargs, nums, transform)
+            out, aux = _split_aux(out, has_aux, transform)
+            if isinstance(out, (tuple, list, dict)) or out is None:
+                raise TypeError(
+                    f"{transform} needs the function to return one scalar array, got a "
+                    f"{type(out).__name__}; sum its parts, or use vjp / jacrev for several "
+                    "outputs" + ("" if has_aux else " (has_aux=True returns (output, aux))")
+                )
+            shape = np.shape(out._value) if isinstance(out, Array) else np.shape(out)
+            if shape != ():
+                raise TypeError(
+                    f"{transform} needs a scalar output, but the function returned shape "
+                    f"{shape}. Reduce it first (e.g. .sum() or .mean()), or use vjp or "
+                    "jacrev for a non-scalar output"
+                )
+            out_value = _strip(out, trace)
+            dtype = np.result_type(out_value) if not isinstance(out_value, Array) else out_value.dtype
+            if not np.issubdtype(dtype, np.floating):
+                raise TypeError(
+                    f"{transform} needs a real float output, got dtype {dtype}. "
+                    + ("Use grad(..., holomorphic=True) or take the real part (.real) "
+                       "of a complex output" if np.issubdtype(dtype, np.complexfloating)
+                       else "Differentiate a float quantity (integers and bools have no "
+                       "derivative)")
+                )
+            if isinstance(out, ReverseTracer) and out._trace is trace:
+                seed = np.ones((), dtype=dtype)
+                cts = backward(trace.tape, [out._id], [seed], len(trace.tape) and
+                               _count_leaves(leaves_per_arg), consume=True)
+            else:
+                cts = [None] * _count_leaves(leaves_per_arg)
+            grads = _leaf_cts(cts, leaves_per_arg)
+        finally:
+            restore_gc()
+        g = grads[0] if isinstance(argnums, int) else tuple(grads)
+        value = wrap(out_value)
+        return ((value, aux), g) if has_aux else (value, g)
+
+    return value_and_grad_f
+
+
+def _count_leaves(leaves_per_arg) -> int:
+    return sum(len(tracers) for _, tracers in leaves_per_arg)
+
+
+def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+    """The gradient of scalar-valued `f` with respect to argument(s) `argnums`.
+
+    The gradient has the structure, shape and dtype of the differentiated argument(s); a
+    tuple of them when `argnums` is a tuple. With ``has_aux=True``, `f` returns
+    ``(output, aux)`` and the result is ``(gradient, aux)``.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(fnp.sin)(0.0).item()
+    1.0
+    >>> fg.grad(fg.grad(fnp.tanh))(0.0).item()  # higher order by nesting
+    -0.0
+    """
+    value_and_grad_f = value_and_grad(f, argnums, has_aux)
+
+    @functools.wraps(f)
+    def grad_f(*args, **kwargs):
+        value, g = value_and_grad_f(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return grad_f
+
+
+def vjp(f: Callable, *primals: Any, has_aux: bool = False):
+    """``(out, vjp_fn)``: `f` evaluated at `primals`, and the function that maps an output
+    cotangent to the cotangents of `primals` (a tuple, one per primal). `vjp_fn` may be
+    called many times.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> out, vjp_fn = fg.vjp(fnp.sin, fnp.array([0.0, 1.0]))
+    >>> (ct_x,) = vjp_fn(fnp.ones_like(out))
+    >>> fnp.allclose(ct_x, fnp.cos(fnp.array([0.0, 1.0])))
+    True
+    """
+    transform = "vjp"
+    restore_gc = _tape_guard()
+    try:
+        trace, out, leaves_per_arg = _trace_reverse(f, primals, {}, tuple(range(len(primals))),
+                                                    transform)
+    finally:
+        restore_gc()
+    out, aux = _split_aux(out, has_aux, transform)
+    out_leaves, out_def = tree_flatten(out)
+    out_ids = []
+    out_values = []
+    for leaf in out_leaves:
+        if isinstance(leaf, ReverseTracer) and leaf._trace is trace:
+            out_ids.append(leaf._id)
+        else:
+            out_ids.append(None)
+        out_values.append(_strip(leaf, trace))
+    n_leaves = _count_leaves(leaves_per_arg)
+    tape = trace.tape
+
+    def vjp_fn(ct):
+        ct_leaves, ct_def = tree_flatten(ct)
+        if ct_def != out_def:
+            raise TypeError(f"vjp_fn: the cotangent's structure {ct_def} does not match the "
+                            f"output's structure {out_def}; pass one array per output leaf")
+        checked = [_check_cotangent(c, v, i) for i, (c, v) in enumerate(zip(ct_leaves, out_values))]
+        restore = _tape_guard()
+        try:
+            cts = backward(tape, out_ids, checked, n_leaves, consume=False)
+            return tuple(_leaf_cts(cts, leaves_per_arg))
+        finally:
+            restore()
+
+    out_wrapped = tree_unflatten(out_def, [wrap(v) for v in out_values])
+    return (out_wrapped, vjp_fn, aux) if has_aux else (out_wrapped, vjp_fn)
+
+
+def _check_cotangent(ct, out_value, i):
+    value = raw(ct)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = np.asarray(value, dtype=np.result_type(out_value))
+    shape = np.shape(value)
+    out_shape = np.shape(out_value)
+    if shape != out_shape:
+        raise ValueError(f"vjp_fn: cotangent {i} has shape {shape}, but the output it "
+                         f"belongs to has shape {out_shape}; pass an array of that shape "
+                         "(e.g. funcgrad.numpy.ones_like(out))")
+    dtype = value.dtype
+    out_dtype = out_value.dtype if isinstance(out_value, Array) else np.result_type(out_value)
+    if dtype != out_dtype:
+        raise TypeError(f"vjp_fn: cotangent {i} has dtype {dtype}, but its output has dtype "
+                        f"{out_dtype}; cast it with .astype({out_dtype.name!r})")
+    return value
+
+
+# --- forward mode -----------------------------------------------------------------------
+def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]):
+    """``(f(*primals), J @ tangents)`` in one forward pass.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> out, t = fg.jvp(fnp.sin, (0.0,), (2.0,))
+    >>> out.item(), t.item()
+    (0.0, 2.0)
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp(f, primals, tangents): primals and tangents must be tuples or "
+                        "lists with one entry per argument of f, e.g. jvp(f, (x,), (v,))")
+    p_leaves, p_def = tree_flatten(tuple(primals))
+    t_leaves, t_def = tree_flatten(tuple(tangents))
+    if p_def != t_def:
+        raise TypeError(f"jvp: tangents have structure {t_def}, primals have {p_def}; "
+                        "give one tangent per primal, of the same structure")
+    trace = JVPTrace()
+    tracers = []
+    for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
+        p_value = _as_input(p, f"primal {i}", "jvp", True)
+        t_value = _check_tangent(t, p_value, i)
+        tracers.append(JVPTracer(trace, p_value, t_value))
+    try:
+        out = f(*tree_unflatten(p_def, tracers))
+    finally:
+        trace.alive = False
+    out_leaves, out_def = tree_flatten(out)
+    outs, t_outs = [], []
+    for leaf in out_leaves:
+        if isinstance(leaf, JVPTracer) and leaf._trace is trace:
+            outs.append(leaf._value)
+            t_outs.append(leaf._tangent if leaf._tangent is not None
+                          else engine.zeros_like(leaf._value))
+        else:
+            v = raw(leaf)
+            outs.append(v)
+            t_outs.append(engine.zeros_like(v))
+    return (tree_unflatten(out_def, [wrap(o) for o in outs]),
+            tree_unflatten(out_def, [wrap(t) for t in t_outs]))
+
+
+def _check_tangent(t, primal, i):
+    value = raw(t)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = np.asarray(value, dtype=primal.dtype)
+    if not hasattr(value, "shape"):
+        raise TypeError(f"jvp: tangent {i} is a {type(value).__name__}, not an array")
+    if value.shape != primal.shape:
+        raise ValueError(f"jvp: tangent {i} has shape {value.shape}, its primal has "
+                         f"{primal.shape}; tangents must match their primals' shapes")
+    if value.dtype != primal.dtype:
+        raise TypeError(f"jvp: tangent {i} has dtype {value.dtype}, its primal has "
+                        f"{primal.dtype}; cast it with .astype({primal.dtype.name!r})")
+    return value
+
+
+# --- batching ---------------------------------------------------------------------------
+def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
+    """Map `f` over an axis of its arguments, as one vectorised call.
+
+    `in_axes` is an int, None (not mapped) or a pytree matching the arguments;
+    `out_axes` likewise for the output.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.vmap(lambda row: fnp.sum(row ** 2))(fnp.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+    [5.0, 25.0]
+    """
+
+    @functools.wraps(f)
+    def vmapped(*args):
+        axes = _broadcast_prefix(in_axes, tuple(args), "in_axes")
+        leaves, treedef = tree_flatten(tuple(args))
+        size = None
+        for leaf, ax in zip(leaves, axes):
+            if ax is None:
+                continue
+            shape = np.shape(raw(leaf)) if not isinstance(leaf, Tracer) else leaf.shape
+            if not -len(shape) <= ax < len(shape):
+                raise ValueError(f"vmap: in_axes {ax} is out of range for an argument of "
+                                 f"shape {shape}")
+            n = shape[ax]
+            if size is not None and n != size:
+                raise ValueError(f"vmap: mapped axes have different sizes ({size} and {n}); "
+                                 "every mapped argument needs the same length along its axis")
+            size = n
+        if size is None:
+            raise ValueError("vmap: no argument is mapped (every in_axes is None)")
+        trace = BatchTrace(size)
+        traced = []
+        for leaf, ax in zip(leaves, axes):
+            if ax is None:
+                traced.append(leaf)
+            else:
+                value = leaf if isinstance(leaf, Tracer) else raw(leaf)
+                if not isinstance(value, Tracer):
+                    value = np.asarray(value)
+                traced.append(BatchTracer(trace, value, ax % np.ndim(value)
+                                          if not isinstance(value, Tracer) else ax % value.ndim))
+        try:
+            out = f(*tree_unflatten(treedef, traced))
+        finally:
+            trace.alive = False
+        out_leaves, out_def = tree_flatten(out)
+        o_axes = _broadcast_prefix(out_axes, out, "out_axes")
+        results = []
+        for leaf, ax in zip(out_leaves, o_axes):
+            if isinstance(leaf, BatchTracer) and leaf._trace is trace:
+                value = leaf._value
+                dest = 0 if ax is None else ax % (value.ndim if hasattr(value, "ndim") else 1)
+                results.append(wrap(engine.moveaxis(value, leaf._bdim, dest)
+                                    if leaf._bdim != dest else value))
+            else:
+                value = raw(leaf)
+                if ax is None:
+                    results.append(wrap(value))
+                    continue
+                value = engine.broadcast_to(
+                    engine.expand_dims(value, 0), (size,) + tuple(np.shape(value)
+                                                                   if not isinstance(value, Tracer)
+                                                                   else value.shape))
+                results.append(wrap(engine.moveaxis(value, 0, ax) if ax else value))
+        return tree_unflatten(out_def, results)
+
+    return vmapped
+
+
+def _broadcast_prefix(prefix, tree, what):
+    """One axis per leaf of `tree`, from an axis spec that is a prefix of its structure."""
+    if prefix is None or isinstance(prefix, int):
+        return [prefix] * len(tree_flatten(tree)[0])
+    if isinstance(prefix, (tuple, list)) and isinstance(tree, (tuple, list)):
+        if len(prefix) != len(tree):
+            raise ValueError(f"vmap: {what} has {len(prefix)} entries but there are "
+                             f"{len(tree)} arguments/outputs; give one per argument")
+        return [ax for p, t in zip(prefix, tree) for ax in _broadcast_prefix(p, t, what)]
+    if isinstance(prefix, dict) and isinstance(tree, dict):
+        return [ax for k in sorted(tree) for ax in _broadcast_prefix(prefix[k], tree[k], what)]
+    raise ValueError(f"vmap: {what}={prefix!r} does not match the structure of the "
+                     "arguments/outputs; use an int, None, or a matching tuple/list/dict")

@@ -1,0 +1,41 @@
+"""funcgrad.numpy: a differentiable NumPy namespace. Only declared names exist here.
+
+>>> import funcgrad as fg, funcgrad.numpy as fnp
+>>> fg.grad(lambda x: fnp.sum(fnp.sin(x)))(fnp.array([0.0, 0.0])).tolist()
+[1.0, 1.0]
+"""
+from __future__ import annotations
+
+import numpy as _np
+
+from . import _methods, _table
+from ._table import ns as _ns
+
+globals().update(_ns.exports)
+
+pi = _np.pi
+e = _np.e
+inf = _np.inf
+nan = _np.nan
+newaxis = None
+float16, float32, float64 = _np.float16, _np.float32, _np.float64
+complex64, complex128 = _np.complex64, _np.complex128
+int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
+uint8, bool_ = _np.uint8, _np.bool_
+dtype, finfo, iinfo = _np.dtype, _np.finfo, _np.iinfo
+ndarray = _table.Array
+
+__all__ = sorted(_ns.exports) + ["pi", "e", "inf", "nan", "newaxis", "float16", "float32",
+                                 "float64", "complex64", "complex128", "int8", "int16",
+                                 "int32", "int64", "uint8", "bool_", "dtype", "finfo", "iinfo"]
+
+
+def __getattr__(name: str):
+    if hasattr(_np, name):
+        raise AttributeError(
+            f"funcgrad.numpy has no {name!r}: numpy.{name} has not been declared "
+            "differentiable yet. Declare it in funcgrad/numpy/_table.py with its rule "
+            "(one line for elementwise functions), or apply it to constants via "
+            "numpy.asarray(x) if no derivative is needed"
+        )
+    raise AttributeError(f"module 'funcgrad.numpy' has no attribute {name!r}")

@@ -1,0 +1,94 @@
+"""Array's operators and methods, forwarded to funcgrad.numpy's functions."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._src.core import Array
+from . import _table as T
+
+E = T.ns.exports
+
+
+def _binary(fn, reflected=False):
+    if reflected:
+        def op(self, other):
+            out = fn(other, self)
+            return out if isinstance(out, Array) else Array(out)
+    else:
+        def op(self, other):
+            out = fn(self, other)
+            return out if isinstance(out, Array) else Array(out)
+    return op
+
+
+def _unary(fn):
+    def op(self):
+        out = fn(self)
+        return out if isinstance(out, Array) else Array(out)
+    return op
+
+
+_OPERATORS = {
+    "add": T.add, "sub": T.subtract, "mul": T.multiply, "truediv": T.divide,
+    "floordiv": T.floor_divide, "mod": T.remainder, "pow": T.power, "matmul": T.matmul,
+}
+for _name, _prim in _OPERATORS.items():
+    setattr(Array, f"__{_name}__", _binary(_prim))
+    setattr(Array, f"__r{_name}__", _binary(_prim, reflected=True))
+for _name, _prim in {"eq": T.equal, "ne": T.not_equal, "lt": T.less, "le": T.less_equal,
+                     "gt": T.greater, "ge": T.greater_equal}.items():
+    setattr(Array, f"__{_name}__", _binary(_prim))
+Array.__neg__ = _unary(T.negative)
+Array.__pos__ = _unary(T.positive)
+Array.__abs__ = _unary(T.absolute)
+Array.__invert__ = _unary(E["logical_not"].primitive)
+
+
+def _getitem(self, index):
+    out = T.getitem(self, index)
+    return out if isinstance(out, Array) else Array(out)
+
+
+Array.__getitem__ = _getitem
+Array.at = property(T._At, doc="Functional updates: ``x.at[idx].set(v)``, ``.add``, "
+                               "``.multiply``, ``.min``, ``.max``, ``.get``; each returns a "
+                               "new array and is differentiable.")
+
+
+def _method(fn):
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+for _name in ("sum", "mean", "prod", "max", "min", "var", "std", "clip", "dot", "ravel",
+              "squeeze", "swapaxes", "argmax", "argmin", "all", "any", "round", "nonzero",
+              "argsort"):
+    setattr(Array, _name, _method(E[_name]))
+
+
+def _reshape(self, *shape, order="C"):
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+        shape = shape[0]
+    return E["reshape"](self, shape, order=order)
+
+
+def _transpose(self, *axes):
+    if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
+        axes = axes[0]
+    return E["transpose"](self, axes or None)
+
+
+def _astype(self, dtype, copy=True):
+    return E["astype"](self, dtype)
+
+
+Array.reshape = _reshape
+Array.transpose = _transpose
+Array.astype = _astype
+Array.flatten = lambda self, order="C": E["ravel"](self)
+Array.copy = lambda self: self
+Array.T = property(lambda self: E["transpose"](self))
+Array.mT = property(lambda self: E["swapaxes"](self, -1, -2))
