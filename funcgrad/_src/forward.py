@@ -35,8 +35,11 @@ class JVPTrace(Trace):
         if not prim.differentiable or all(t is None for t in tangents):
             return out
         if prim.linear:
-            t_out = prim(*[engine.zeros_like(p) if t is None else t
-                           for p, t in zip(primals, tangents)], **params)
+            # Arguments that carry no derivative (index arrays) keep their primal value.
+            rules = prim.vjps
+            t_out = prim(*[t if t is not None else
+                           (engine.zeros_like(p) if rules[i] is not None else p)
+                           for i, (p, t) in enumerate(zip(primals, tangents))], **params)
         else:
             if prim.jvps is None:
                 raise _no_rule(prim, "a forward-mode (JVP) rule", None)
