@@ -319,13 +319,18 @@ class Primitive:
             params.update(zip(self.params, args[self.nargs:]))
             args = args[: self.nargs]
         top = None
+        wrapped = False
         for a in args:
-            if isinstance(a, Tracer):
+            if isinstance(a, Array):
                 t = a._trace
-                if top is None or t.level > top.level:
+                if t is None:
+                    wrapped = True
+                elif top is None or t.level > top.level:
                     top = t
         if top is None:
-            return self.impl(*[a._value if type(a) is Array else a for a in args], **params)
+            if wrapped:
+                args = [a._value if type(a) is Array else a for a in args]
+            return self.impl(*args, **params)
         if not top.alive:
             raise top.dead()
         return top.process(self, args, params)

@@ -39,38 +39,84 @@ class ReverseTrace(Trace):
         return ReverseTracer(self, value, len(tape) - 1)
 
     def process(self, prim: Primitive, args: Sequence[Any], params: dict):
+        if len(args) == 1:  # the commonest case, kept short: the argument is ours
+            a = args[0]
+            x = a._value
+            if isinstance(x, Tracer):
+                out = prim(x, **params)
+            elif params:
+                out = prim.impl(x, **params)
+            else:
+                out = prim.impl(x)
+            if not prim.differentiable:
+                return out
+            if prim.vjps is None or prim.vjps[0] is None:
+                raise _no_rule(prim, "a derivative (VJP) rule", 0)
+            tape = self.tape
+            tape.append((prim, params or None, out, a._id, x))
+            if prim.multiple_results:
+                return self._outputs(out)
+            return ReverseTracer(self, out, len(tape) - 1)
+        if len(args) == 2:  # the next commonest, also spelled out
+            a, b = args
+            if type(a) is ReverseTracer and a._trace is self:
+                ia, xa = a._id, a._value
+            else:
+                ia, xa = None, (a._value if type(a) is Array else a)
+            if type(b) is ReverseTracer and b._trace is self:
+                ib, xb = b._id, b._value
+            else:
+                ib, xb = None, (b._value if type(b) is Array else b)
+            if isinstance(xa, Tracer) or isinstance(xb, Tracer):
+                out = prim(xa, xb, **params)
+            elif params:
+                out = prim.impl(xa, xb, **params)
+            else:
+                out = prim.impl(xa, xb)
+            if not prim.differentiable or (ia is None and ib is None):
+                return out
+            vjps = prim.vjps
+            if vjps is None or (ia is not None and vjps[0] is None) or (ib is not None and vjps[1] is None):
+                raise _no_rule(prim, "a derivative (VJP) rule", 0 if ia is not None else 1)
+            tape = self.tape
+            tape.append((prim, params or None, out, ia, xa, ib, xb))
+            if prim.multiple_results:
+                return self._outputs(out)
+            return ReverseTracer(self, out, len(tape) - 1)
         entry = [prim, params or None, None]
-        vals = []
+        lower = False
         traced = False
         for a in args:
             if type(a) is ReverseTracer and a._trace is self:
-                vals.append(a._value)
-                entry.append(a._id)
-                entry.append(a._value)
+                x = a._value
+                entry += (a._id, x)
                 traced = True
             else:
-                if type(a) is Array:
-                    a = a._value
-                vals.append(a)
-                entry.append(None)
-                entry.append(a)
-        out = prim(*vals, **params)
+                x = a._value if type(a) is Array else a
+                entry += (None, x)
+            if isinstance(x, Tracer):
+                lower = True
+        vals = entry[4::2]
+        out = prim(*vals, **params) if lower else prim.impl(*vals, **params)
         if not prim.differentiable or not traced:
             return out
-        if prim.vjps is None:
-            raise _no_rule(prim, "a derivative (VJP) rule", None)
         vjps = prim.vjps
-        for i in range(3, len(entry), 2):
-            if entry[i] is not None and vjps[(i - 3) // 2] is None:
-                raise _no_rule(prim, "a derivative (VJP) rule", (i - 3) // 2)
+        for k in range(3, len(entry), 2):
+            if entry[k] is not None and (vjps is None or vjps[(k - 3) >> 1] is None):
+                raise _no_rule(prim, "a derivative (VJP) rule", (k - 3) >> 1)
         entry[2] = out
         tape = self.tape
         tape.append(tuple(entry))
         if prim.multiple_results:
-            first = len(tape) - 1
-            tape.extend([None] * (len(out) - 1))
-            return tuple(ReverseTracer(self, o, first + k) for k, o in enumerate(out))
+            return self._outputs(out)
         return ReverseTracer(self, out, len(tape) - 1)
+
+    def _outputs(self, outs: tuple) -> tuple:
+        """Tracers for a multiple-result entry; the extra ids are placeholder entries."""
+        tape = self.tape
+        first = len(tape) - 1
+        tape.extend([None] * (len(outs) - 1))
+        return tuple(ReverseTracer(self, o, first + k) for k, o in enumerate(outs))
 
 
 def _no_rule(prim: Primitive, what: str, argnum: int | None) -> FuncgradError:
@@ -95,14 +141,15 @@ def backward(tape: list, out_ids: Sequence[int], out_cts: Sequence[Any], n_leave
         if i is not None:
             cts[i] = cts[i] + ct if i in cts else ct
     pop = cts.pop
+    get = cts.get
     unbroadcast = engine.sum_to_shape
     for i in range(len(tape) - 1, n_leaves - 1, -1):
         entry = tape[i]
         if entry is None:
             continue
-        prim, params, out = entry[0], entry[1], entry[2]
+        prim = entry[0]
         if prim.multiple_results:
-            ct = _gather_multiple(cts, i, out)
+            ct = _gather_multiple(cts, i, entry[2])
             if ct is None:
                 continue
         else:
@@ -113,28 +160,36 @@ def backward(tape: list, out_ids: Sequence[int], out_cts: Sequence[Any], n_leave
                 continue
         if consume:
             tape[i] = None
-        args = entry[4::2]
+        params = entry[1]
         rules = prim.vjps
+        if len(entry) == 5:  # one argument: no slicing, no inner loop
+            x = entry[4]
+            g = rules[0](ct, entry[2], x) if params is None else rules[0](ct, entry[2], x, **params)
+            if g is not None:
+                if type(g) is Array:
+                    g = g._value
+                if g.shape != x.shape:
+                    g = unbroadcast(g, x.shape)
+                node = entry[3]
+                prev = get(node)
+                cts[node] = g if prev is None else prev + g
+            continue
+        args = entry[4::2]
         for k in range(3, len(entry), 2):
             node = entry[k]
             if node is None:
                 continue
-            argnum = (k - 3) >> 1
-            if params is None:
-                g = rules[argnum](ct, out, *args)
-            else:
-                g = rules[argnum](ct, out, *args, **params)
+            rule = rules[(k - 3) >> 1]
+            g = rule(ct, entry[2], *args) if params is None else rule(ct, entry[2], *args, **params)
             if g is None:
                 continue
             if type(g) is Array:
                 g = g._value
-            if g.shape != entry[k + 1].shape:
-                g = unbroadcast(g, entry[k + 1].shape)
-            if node in cts:
-                cts[node] = cts[node] + g
-            else:
-                cts[node] = g
-        del ct, entry
+            x = entry[k + 1]
+            if g.shape != x.shape:
+                g = unbroadcast(g, x.shape)
+            prev = get(node)
+            cts[node] = g if prev is None else prev + g
     return [pop(i, None) for i in range(n_leaves)]
 
 

@@ -42,11 +42,13 @@ def _sub_t1(ct, out, x, y):
     return -ct
 
 
-add = linear("add", np.add, _add_t, _add_t, batch=B.batch_elementwise)
-subtract = linear("subtract", np.subtract, _add_t, _sub_t1, batch=B.batch_elementwise)
-negative = linear("negative", np.negative, lambda ct, out, x: -ct, batch=B.batch_elementwise)
+# NumPy's operators, not its ufuncs, as forwards: on NumPy scalars `x * y` is ten times
+# faster than np.multiply(x, y), and on arrays they are the same call.
+add = linear("add", operator.add, _add_t, _add_t, batch=B.batch_elementwise)
+subtract = linear("subtract", operator.sub, _add_t, _sub_t1, batch=B.batch_elementwise)
+negative = linear("negative", operator.neg, lambda ct, out, x: -ct, batch=B.batch_elementwise)
 positive = linear("positive", np.positive, lambda ct, out, x: ct, batch=B.batch_elementwise)
-multiply = elementwise("multiply", np.multiply, lambda out, x, y: y, lambda out, x, y: x)
+multiply = elementwise("multiply", operator.mul, lambda out, x, y: y, lambda out, x, y: x)
 divide = primitive(
     "divide", np.divide, nargs=2, batch=B.batch_elementwise,
     vjps=(lambda ct, out, x, y: ct / y, lambda ct, out, x, y: -ct * out / y),
