@@ -108,4 +108,4 @@ def _check(f, args, order, modes, eps, rtol, atol, rng):
 
 
 def _name(f) -> str:
-    return getattr(f, "__name__", repr(f))
+    return getattr(f, "__name__", None) or getattr(f, "name", None) or repr(f)

@@ -83,13 +83,17 @@ def _argnums_tuple(argnums, nargs: int, transform: str) -> tuple[int, ...]:
     return tuple(a % nargs for a in nums)
 
 
-def _split_aux(out, has_aux: bool, transform: str):
+def _split_aux(out, has_aux: bool, transform: str, trace=None):
+    """(output, aux); aux leaves traced by `trace` come back as plain values, as in JAX."""
     if not has_aux:
         return out, None
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
         raise TypeError(f"{transform} with has_aux=True needs the function to return a pair "
                         f"(output, aux), got {type(out).__name__}")
-    return out[0], out[1]
+    leaves, treedef = tree_flatten(out[1])
+    aux = tree_unflatten(treedef, [wrap(_strip(leaf, trace)) if isinstance(leaf, Array) else leaf
+                                   for leaf in leaves])
+    return out[0], aux
 
 
 def _strip(x, trace):
@@ -164,7 +168,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0,
         restore_gc = _tape_guard()
         try:
             trace, out, leaves_per_arg = _trace_reverse(f, args, kwargs, nums, transform)
-            out, aux = _split_aux(out, has_aux, transform)
+            out, aux = _split_aux(out, has_aux, transform, trace)
             if isinstance(out, (tuple, list, dict)) or out is None:
                 raise TypeError(
                     f"{transform} needs the function to return one scalar array, got a "
@@ -190,8 +194,8 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0,
                 )
             if isinstance(out, ReverseTracer) and out._trace is trace:
                 seed = np.ones((), dtype=dtype)
-                cts = backward(trace.tape, [out._id], [seed], len(trace.tape) and
-                               _count_leaves(leaves_per_arg), consume=True)
+                cts = backward(trace.tape, [out._id], [seed], _count_leaves(leaves_per_arg),
+                               consume=True)
             else:
                 cts = [None] * _count_leaves(leaves_per_arg)
             grads = _leaf_cts(cts, leaves_per_arg)
@@ -249,7 +253,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
                                                     transform)
     finally:
         restore_gc()
-    out, aux = _split_aux(out, has_aux, transform)
+    out, aux = _split_aux(out, has_aux, transform, trace)
     out_leaves, out_def = tree_flatten(out)
     out_ids = []
     out_values = []
@@ -298,8 +302,9 @@ def _check_cotangent(ct, out_value, i):
 
 
 # --- forward mode -----------------------------------------------------------------------
-def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]):
-    """``(f(*primals), J @ tangents)`` in one forward pass.
+def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False):
+    """``(f(*primals), J @ tangents)`` in one forward pass; with ``has_aux=True``, `f`
+    returns ``(output, aux)`` and the result is ``(output, tangent, aux)``.
 
     >>> import funcgrad as fg, funcgrad.numpy as fnp
     >>> out, t = fg.jvp(fnp.sin, (0.0,), (2.0,))
@@ -324,6 +329,7 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]):
         out = f(*tree_unflatten(p_def, tracers))
     finally:
         trace.alive = False
+    out, aux = _split_aux(out, has_aux, "jvp", trace)
     out_leaves, out_def = tree_flatten(out)
     outs, t_outs = [], []
     for leaf in out_leaves:
@@ -335,8 +341,9 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]):
             v = raw(leaf)
             outs.append(v)
             t_outs.append(engine.zeros_like(v))
-    return (tree_unflatten(out_def, [wrap(o) for o in outs]),
-            tree_unflatten(out_def, [wrap(t) for t in t_outs]))
+    out = tree_unflatten(out_def, [wrap(o) for o in outs])
+    t_out = tree_unflatten(out_def, [wrap(t) for t in t_outs])
+    return (out, t_out, aux) if has_aux else (out, t_out)
 
 
 def _check_tangent(t, primal, i):
@@ -405,6 +412,11 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
         results = []
         for leaf, ax in zip(out_leaves, o_axes):
             if isinstance(leaf, BatchTracer) and leaf._trace is trace:
+                if ax is None:
+                    raise ValueError(
+                        "vmap: out_axes is None for an output that varies along the mapped "
+                        "axis; give it an axis (e.g. out_axes=0), or return only the parts "
+                        "that do not depend on the mapped arguments there")
                 value = leaf._value
                 dest = 0 if ax is None else ax % (value.ndim if hasattr(value, "ndim") else 1)
                 results.append(wrap(engine.moveaxis(value, leaf._bdim, dest)
