@@ -60,34 +60,63 @@ def _size(vals, dims) -> int:
     raise AssertionError("a batch rule was called with no batched argument")
 
 
+def _ndim(x) -> int:
+    return len(x.shape) if hasattr(x, "shape") else np.ndim(x)
+
+
 def move_to_front(x, dim):
     return x if dim == 0 else engine.moveaxis(x, dim, 0)
 
 
+def front_or_broadcast(x, dim, size: int):
+    """`x` with its batch axis first; an unbatched `x` is broadcast along a new first axis."""
+    if dim is None:
+        shape = tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
+        return engine.broadcast_to(engine.reshape(x, (1,) + shape), (size,) + shape)
+    return x if dim == 0 else engine.moveaxis(x, dim, 0)
+
+
 def batch_by_loop(prim: Primitive, vals, dims, **params):
-    """The fallback: apply `prim` to each batch element and stack. Correct, not fast."""
+    """Apply `prim` to each batch element and stack: for functions whose output shape depends
+    on the data (nonzero, unique...), where no single vectorised call exists."""
     n = _size(vals, dims)
     outs = []
     for b in range(n):
         args = [v if d is None else engine.take0(move_to_front(v, d), b) for v, d in zip(vals, dims)]
         outs.append(prim(*args, **params))
+    first = outs[0]
+    for o in outs[1:]:
+        if (np.shape(o) if not hasattr(o, "shape") else o.shape) != \
+                (np.shape(first) if not hasattr(first, "shape") else first.shape):
+            raise ValueError(
+                f"vmap: {prim.name} gives results of different shapes for different batch "
+                "elements (its output shape depends on the data), so they cannot be stacked. "
+                "Call it in a Python loop instead of under vmap")
     if prim.multiple_results:
-        return tuple(engine.stack([o[k] for o in outs]) for k in range(len(outs[0]))), 0
+        return tuple(engine.stack([o[k] for o in outs]) for k in range(len(first))), 0
     return engine.stack(outs), 0
 
 
 def batch_elementwise(prim: Primitive, vals, dims, **params):
     """Broadcasting elementwise functions: batch axes to the front, ranks aligned."""
-    rank = max(np.ndim(v) - (d is not None) for v, d in zip(vals, dims))
+    if len(vals) == 1:  # the common case, kept short: any batch axis works in place
+        return prim(vals[0], **params), dims[0]
+    rank = 0
+    for v, d in zip(vals, dims):
+        r = _ndim(v) - (d is not None)
+        if r > rank:
+            rank = r
     moved = []
     for v, d in zip(vals, dims):
         if d is None:
             moved.append(v)
             continue
-        v = move_to_front(v, d)
-        missing = rank - (v.ndim - 1)
+        if d:
+            v = engine.moveaxis(v, d, 0)
+        shape = v.shape
+        missing = rank - (len(shape) - 1)
         if missing:
-            v = engine.reshape(v, (v.shape[0],) + (1,) * missing + tuple(v.shape[1:]))
+            v = engine.reshape(v, (shape[0],) + (1,) * missing + tuple(shape[1:]))
         moved.append(v)
     return prim(*moved, **params), 0
 
@@ -102,9 +131,58 @@ def _shift_axis(axis, ndim):
 
 
 def batch_axis_param(prim: Primitive, vals, dims, **params):
-    """Single-array functions with an ``axis`` parameter (reductions, cumulative ops...)."""
+    """Single-array functions with an ``axis`` parameter (reductions, cumulative ops...);
+    ``axis=None`` means every axis."""
     (x,), (d,) = vals, dims
     x = move_to_front(x, d)
     params = dict(params)
     params["axis"] = _shift_axis(params.get("axis"), x.ndim - 1)
     return prim(x, **params), 0
+
+
+def batch_flat_axis(prim: Primitive, vals, dims, **params):
+    """Functions where ``axis=None`` means "the flattened array" (argmax, argsort): each
+    example is flattened on its own first."""
+    (x,), (d,) = vals, dims
+    x = move_to_front(x, d)
+    params = dict(params)
+    axis = params.get("axis", _DEFAULT)
+    if axis is _DEFAULT:
+        axis = params["axis"] = -1 if prim.name == "argsort" else None
+    if axis is None:
+        x = engine.reshape(x, (x.shape[0], -1))
+        params["axis"] = 1
+    else:
+        params["axis"] = _shift_axis(axis, x.ndim - 1)
+    return prim(x, **params), 0
+
+
+_DEFAULT = object()
+
+
+def batch_query(prim: Primitive, vals, dims, **params):
+    """Functions of an array's shape or dtype only (shape, ndim, size, result_type): the
+    answer is the same for every example, so it is computed once and stays unbatched."""
+    probes = []
+    for v, d in zip(vals, dims):
+        if d is None:
+            probes.append(v)
+        else:
+            shape = tuple(v.shape)
+            probes.append(np.zeros(shape[:d] + shape[d + 1:], dtype=v.dtype))
+    return prim(*probes, **params), None
+
+
+def batch_all_axes(prim: Primitive, vals, dims, **params):
+    """Whole-array predicates of two arrays (allclose, array_equal): the elementwise
+    comparison is batched, then reduced over every axis but the batch axis."""
+    n = _size(vals, dims)
+    moved = [front_or_broadcast(v, d, n) for v, d in zip(vals, dims)]
+    if prim.name == "array_equal":
+        shapes = {tuple(m.shape) for m in moved}
+        if len(shapes) > 1:
+            return np.zeros(n, dtype=bool), 0
+        same = moved[0] == moved[1]
+    else:
+        same = np.isclose(*moved, **params)
+    return np.all(same.reshape(n, -1), axis=1), 0

@@ -210,7 +210,7 @@ public(nondiff("around", _round_impl, params=("decimals",)))
 for _name in ("argmax", "argmin"):
     _f = getattr(np, _name)
     public(nondiff(_name, _f, params=("axis", "out", "keepdims"),
-                   batch=B.batch_axis_param if False else None), numpy=_f)
+                   batch=B.batch_flat_axis), numpy=_f)
 for _name in ("all", "any", "count_nonzero", "argsort", "nonzero", "argwhere", "flatnonzero",
               "isclose", "allclose", "array_equal", "shape", "ndim", "size", "searchsorted",
               "histogram", "bincount", "unique", "digitize", "iscomplexobj", "isrealobj",
@@ -221,6 +221,20 @@ for _name in ("all", "any", "count_nonzero", "argsort", "nonzero", "argwhere", "
     _p.params = ()
     public(_p, numpy=_f)
 nonzero = ns.exports["nonzero"]
+# vmap rules of the functions above. nonzero, argwhere, flatnonzero, unique, histogram and
+# bincount keep the loop: their output shape depends on the data.
+for _name, _rule in (("all", B.batch_axis_param), ("any", B.batch_axis_param),
+                     ("count_nonzero", B.batch_axis_param), ("argsort", B.batch_flat_axis),
+                     ("isclose", B.batch_elementwise), ("allclose", B.batch_all_axes),
+                     ("array_equal", B.batch_all_axes), ("shape", B.batch_query),
+                     ("ndim", B.batch_query), ("size", B.batch_query),
+                     ("iscomplexobj", B.batch_query), ("isrealobj", B.batch_query),
+                     ("isscalar", B.batch_query), ("result_type", B.batch_query),
+                     ("digitize", B.batch_elementwise)):
+    ns.exports[_name].primitive.batch = _rule
+for _name in ("nonzero", "argwhere", "flatnonzero", "unique", "histogram", "bincount",
+              "searchsorted"):
+    ns.exports[_name].primitive.batch = B.batch_by_loop
 
 
 # --- dtype casts ---------------------------------------------------------------------------
@@ -425,7 +439,7 @@ def _prod_jvp(t, out, x, axis=None, keepdims=False):
 
 prod_p = primitive("prod", _prod_impl, params=("axis", "keepdims"), vjps=(_prod_vjp,),
                    jvps=(_prod_jvp,), batch=B.batch_axis_param)
-any_p = nondiff("any", np.any, batch=None)
+any_p = nondiff("any", np.any, batch=B.batch_axis_param)
 
 
 def _reduction(prim, np_fn, name):
@@ -575,6 +589,22 @@ def _sum_to_shape_impl(x, shape):
 sum_to_shape = linear("sum_to_shape", _sum_to_shape_impl,
                       lambda ct, out, x, shape: broadcast_to(ct, _shape(x)),
                       params=("shape",), batch=B.batch_by_loop)
+
+
+def _batch_sum_to_shape(prim, vals, dims, shape):
+    (x,), (d,) = vals, dims
+    x = B.move_to_front(x, d)
+    example = tuple(_shape(x))[1:]
+    shape = tuple(shape)
+    lead = len(example) - len(shape)
+    axes = tuple(range(1, lead + 1)) + tuple(i + lead + 1 for i, s in enumerate(shape)
+                                             if s == 1 and example[i + lead] != 1)
+    if not axes:
+        return x, 0
+    return reshape(sum_p(x, axis=axes, keepdims=True), (_shape(x)[0],) + shape), 0
+
+
+sum_to_shape.batch = _batch_sum_to_shape
 
 
 def _moveaxis_impl(x, source, destination):
@@ -812,39 +842,40 @@ def _matmul_vjp_y(ct, out, x, y):
 
 
 def _batch_matmul(prim, vals, dims):
+    """Batch axes to the front; vectors become matrices so the batch axis never meets the
+    contracted axis; the batched operand gets size-1 axes so both stacks align."""
     (x, y), (dx, dy) = vals, dims
+    xn = _ndim(x) - (dx is not None)
+    yn = _ndim(y) - (dy is not None)
     if dx is not None:
         x = B.move_to_front(x, dx)
-        if x.ndim == 2:  # a batch of vectors: make them row vectors
-            x = _expand(x, 1)
-            out = matmul(x, y if dy is None else _batched_rhs(y, dy))
-            return reshape(out, (out.shape[0],) + tuple(out.shape[2:])), 0
     if dy is not None:
         y = B.move_to_front(y, dy)
-        if y.ndim == 2:  # a batch of vectors: columns
-            y = _expand(y, -1)
-            out = matmul(x if dx is None else _pad_lhs(x, y), y)
-            return reshape(out, tuple(out.shape[:-1])), 0
-        if dx is None and _ndim(x) >= 1:
-            if _ndim(x) == 1:
-                out = matmul(x, y)
-                return out, 0
-            return matmul(x, y), 0
-    return matmul(x, y if dy is None else y), 0
-
-
-def _batched_rhs(y, dy):
-    y = B.move_to_front(y, dy)
-    return _expand(y, -1) if y.ndim == 2 else y
-
-
-def _pad_lhs(x, y):
-    return x
+    if xn == 1:
+        x = _expand(x, -2)
+    if yn == 1:
+        y = _expand(y, -1)
+    lead = builtins.max(xn, 2, yn) - 2
+    if dx is not None and builtins.max(xn, 2) - 2 < lead:
+        shape = _shape(x)
+        x = reshape(x, (shape[0],) + (1,) * (lead - (len(shape) - 3)) + tuple(shape[1:]))
+    if dy is not None and builtins.max(yn, 2) - 2 < lead:
+        shape = _shape(y)
+        y = reshape(y, (shape[0],) + (1,) * (lead - (len(shape) - 3)) + tuple(shape[1:]))
+    out = matmul(x, y)
+    shape = tuple(_shape(out))
+    if xn == 1 and yn == 1:
+        shape = shape[:-2]
+    elif xn == 1:
+        shape = shape[:-2] + shape[-1:]
+    elif yn == 1:
+        shape = shape[:-1]
+    return (reshape(out, shape) if shape != tuple(_shape(out)) else out), 0
 
 
 matmul = primitive("matmul", np.matmul, nargs=2, vjps=(_matmul_vjp_x, _matmul_vjp_y),
                    jvps=(lambda t, out, x, y: matmul(t, y), lambda t, out, x, y: matmul(x, t)),
-                   batch=B.batch_by_loop)
+                   batch=_batch_matmul)
 public(matmul, numpy=np.matmul)
 
 
@@ -987,6 +1018,135 @@ class _VariadicRules(tuple):
 getitem_p.vjps = _VariadicRules(*getitem_p.vjps)
 index_add_p.vjps = _VariadicRules(*index_add_p.vjps)
 index_set_p.vjps = _VariadicRules(*index_set_p.vjps)
+
+
+def _index_layout(template, arrays, adims, ndim):
+    """Where numpy puts the advanced-index block of ``x[index]`` for an example of rank
+    `ndim`: ``(p, block_ndim)``, the block's first result axis and its rank. NumPy moves
+    the block to the front when advanced indices (arrays, and ints or bools beside them)
+    are not next to each other; otherwise it stays where the first one stands."""
+    if not arrays:
+        return 0, 0
+    block = builtins.max(_ndim(a) - (d is not None) for a, d in zip(arrays, adims))
+    advanced = [isinstance(t, (_Slot, bool, int, np.integer)) for t in template]
+    first = advanced.index(True)
+    last = len(advanced) - 1 - advanced[::-1].index(True)
+    if not all(advanced[first:last + 1]):
+        return 0, block
+    used = builtins.sum(1 for t in template if t is not None and t is not Ellipsis
+                        and not isinstance(t, bool))
+    p = 0
+    for t in template[:first]:
+        if t is Ellipsis:
+            p += ndim - used
+        elif t is None or isinstance(t, slice):
+            p += 1
+    return p, block
+
+
+def _batched_index(vals, dims, template, x_batched_front):
+    """The index of a gather/scatter whose index arrays are batched: (template, arrays,
+    layout). With the array batched in front, a batch-position index array joins the
+    advanced block, and the result is laid out "block": batch axis, the example's advanced
+    block, its other axes. Otherwise (layout None) the batch axis leads the block."""
+    arrays, adims = vals, dims
+    ndim_ex = builtins.max([_ndim(a) - (d is not None) for a, d in zip(arrays, adims)] + [0])
+    n = B._size(arrays, adims)
+    aligned = []
+    for a, d in zip(arrays, adims):
+        if d is not None:
+            a = B.move_to_front(a, d)
+            shape = _shape(a)
+            a = reshape(a, (shape[0],) + (1,) * (ndim_ex - (len(shape) - 1)) + tuple(shape[1:]))
+        aligned.append(a)
+    if not x_batched_front:
+        return tuple(template), tuple(aligned), None
+    arange = np.arange(n).reshape((n,) + (1,) * ndim_ex)
+    return (_SLOT,) + tuple(template), (arange,) + tuple(aligned), "block"
+
+
+def _contiguous(template):
+    advanced = [isinstance(t, (_Slot, bool, int, np.integer)) for t in template]
+    if True not in advanced:
+        return True
+    first = advanced.index(True)
+    last = len(advanced) - 1 - advanced[::-1].index(True)
+    return all(advanced[first:last + 1])
+
+
+def _example_result_shape(x_shape, arrays, adims, template):
+    """The shape of one example's ``x[index]``, from zero-filled stand-ins."""
+    stand_ins = []
+    for a, d in zip(arrays, adims):
+        shape = tuple(_shape(a))
+        if d is not None:
+            shape = shape[:d] + shape[d + 1:]
+        stand_ins.append(np.zeros(shape, dtype=np.intp))
+    probe = np.broadcast_to(np.zeros((), dtype=np.int8), tuple(x_shape))
+    return np.shape(probe[build_index(template, stand_ins)])
+
+
+def _block_to_example(out, p, block):
+    """A "block" layout (batch, advanced block, others) as (batch, example result)."""
+    if p == 0 or block == 0:
+        return out
+    src = list(range(1, 1 + block))
+    return moveaxis_p(out, src, [p + 1 + i for i in range(block)])
+
+
+def _example_to_block(u, p, block):
+    if p == 0 or block == 0:
+        return u
+    return moveaxis_p(u, [p + 1 + i for i in range(block)], list(range(1, 1 + block)))
+
+
+def _batch_getitem(prim, vals, dims, template):
+    x, dx = vals[0], dims[0]
+    arrays, adims = vals[1:], dims[1:]
+    x_ndim = _ndim(x) - (dx is not None)
+    if dx is not None:
+        x = B.move_to_front(x, dx)
+    if all(d is None for d in adims):
+        if dx is None:
+            return getitem_p(x, *arrays, template=template), None
+        p, block = _index_layout(template, arrays, adims, x_ndim)
+        out = getitem_p(x, *arrays, template=(slice(None),) + tuple(template))
+        return out, (0 if _contiguous(template) else block)
+    p, block = _index_layout(template, arrays, adims, x_ndim)
+    tmpl, arrs, layout = _batched_index(arrays, adims, template, dx is not None)
+    out = getitem_p(x, *arrs, template=tmpl)
+    if layout is None:  # x unbatched: the batch axis leads the advanced block
+        return out, (p if _contiguous(template) else 0)
+    return _block_to_example(out, p if _contiguous(template) else 0, block), 0
+
+
+def _batch_index_update(prim, vals, dims, template):
+    """index_add / index_set: the array is batched (broadcast if it was not), the update
+    laid out like the batched gather's result."""
+    n = B._size(vals, dims)
+    (x, u), (dx, du) = vals[:2], dims[:2]
+    arrays, adims = vals[2:], dims[2:]
+    x = B.front_or_broadcast(x, dx, n)
+    x_shape = tuple(_shape(x))[1:]
+    result = _example_result_shape(x_shape, arrays, adims, template)
+    u = B.front_or_broadcast(u, du, n)
+    u_shape = tuple(_shape(u))[1:]
+    u = reshape(u, (n,) + (1,) * (len(result) - len(u_shape)) + u_shape)
+    u = broadcast_to(u, (n,) + tuple(result))
+    p, block = _index_layout(template, arrays, adims, len(x_shape))
+    if all(d is None for d in adims):
+        tmpl = (slice(None),) + tuple(template)
+        if not _contiguous(template):  # numpy puts the block first, before the batch axis
+            u = moveaxis_p(u, 0, block)
+        return prim(x, u, *arrays, template=tmpl), 0
+    tmpl, arrs, _ = _batched_index(arrays, adims, template, True)
+    u = _example_to_block(u, p if _contiguous(template) else 0, block)
+    return prim(x, u, *arrs, template=tmpl), 0
+
+
+getitem_p.batch = _batch_getitem
+index_add_p.batch = _batch_index_update
+index_set_p.batch = _batch_index_update
 
 
 def getitem(x, index):
