@@ -237,6 +237,27 @@ for _name in ("nonzero", "argwhere", "flatnonzero", "unique", "histogram", "binc
     ns.exports[_name].primitive.batch = B.batch_by_loop
 
 
+def _plain_answer(name):
+    """Questions about arrays (allclose, shape...) answer with plain Python values, as
+    NumPy's do; under a transform they stay primitives (so vmap can batch them)."""
+    prim = ns.exports[name].primitive
+    np_fn = prim.impl
+
+    def ask(*args, **kwargs):
+        if builtins.any(isinstance(a, Tracer) for a in args):
+            return wrap(prim(*args, **kwargs))
+        return np_fn(*[raw(a) for a in args], **kwargs)
+    ask.__name__ = ask.__qualname__ = name
+    ask.__doc__ = f"``numpy.{name}``, answered with a plain Python value (no derivative)."
+    ask.primitive = prim
+    return export(ask, numpy=np_fn, kind="non-differentiable")
+
+
+for _name in ("allclose", "array_equal", "shape", "ndim", "size", "iscomplexobj",
+              "isrealobj", "isscalar", "result_type"):
+    _plain_answer(_name)
+
+
 # --- dtype casts ---------------------------------------------------------------------------
 def _astype_impl(x, dtype):
     return np.asarray(x).astype(dtype) if not isinstance(x, np.ndarray) else x.astype(dtype)
