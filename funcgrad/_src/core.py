@@ -310,6 +310,11 @@ class Primitive:
         self.multiple_results = multiple_results
         self.doc = doc
 
+    def __new__(cls, name: str, impl: Callable, *, nargs: int = 1, **kwargs):
+        if cls is Primitive:  # one- and two-argument primitives get a faster __call__
+            cls = _BY_ARITY.get(nargs, Primitive)
+        return object.__new__(cls)
+
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
 
@@ -337,6 +342,49 @@ class Primitive:
 
     def argname(self, i: int) -> str:
         return f"argument {i} of {self.name}"
+
+
+class _UnaryPrimitive(Primitive):
+    """`Primitive.__call__` spelled out for one array argument: the hot path of the tape."""
+
+    __slots__ = ()
+
+    def __call__(self, x, *extra, **params):
+        if extra:
+            params.update(zip(self.params, extra))
+        if isinstance(x, Array):
+            t = x._trace
+            if t is not None:
+                if not t.alive:
+                    raise t.dead()
+                return t.process(self, (x,), params)
+            x = x._value
+        return self.impl(x, **params) if params else self.impl(x)
+
+
+class _BinaryPrimitive(Primitive):
+    """`Primitive.__call__` spelled out for two array arguments."""
+
+    __slots__ = ()
+
+    def __call__(self, x, y, *extra, **params):
+        if extra:
+            params.update(zip(self.params, extra))
+        tx = x._trace if isinstance(x, Array) else None
+        ty = y._trace if isinstance(y, Array) else None
+        if tx is None and ty is None:
+            if type(x) is Array:
+                x = x._value
+            if type(y) is Array:
+                y = y._value
+            return self.impl(x, y, **params) if params else self.impl(x, y)
+        top = tx if ty is None or (tx is not None and tx.level >= ty.level) else ty
+        if not top.alive:
+            raise top.dead()
+        return top.process(self, (x, y), params)
+
+
+_BY_ARITY = {1: _UnaryPrimitive, 2: _BinaryPrimitive}
 
 
 def bind(prim: Primitive, *args, **params):
