@@ -1,0 +1,273 @@
+"""Custom torch.autograd.Function: ctx, saved tensors, mark_dirty, non-differentiable outputs."""
+
+
+def _err(e):
+    return [type(e).__name__, str(e)]
+
+
+def _cube(torch):
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            return grad_output * 3 * x ** 2
+    return Cube
+
+
+def save_for_backward_and_saved_tensors(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = _cube(torch).apply(x)
+    y.sum().backward()
+    return [y.tolist(), type(y.grad_fn).__name__, x.grad.tolist(), y.requires_grad, y.is_leaf]
+
+
+def ctx_arbitrary_attributes_and_non_tensor_args(torch, nn):
+    class ScaleShift(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, scale, shift):
+            ctx.scale = scale
+            ctx.note = "kept"
+            return x * scale + shift
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.scale, None, None
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = ScaleShift.apply(x, 4.0, 1.0)
+    y.sum().backward()
+    return [y.tolist(), x.grad.tolist()]
+
+
+def needs_input_grad(torch, nn):
+    seen = []
+
+    class Mul(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a * b
+
+        @staticmethod
+        def backward(ctx, g):
+            a, b = ctx.saved_tensors
+            seen.append(list(ctx.needs_input_grad))
+            ga = g * b if ctx.needs_input_grad[0] else None
+            gb = g * a if ctx.needs_input_grad[1] else None
+            return ga, gb
+
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = torch.tensor([3.0, 4.0])
+    Mul.apply(a, b).sum().backward()
+    return [seen, a.grad.tolist(), b.grad]
+
+
+def forward_runs_without_grad(torch, nn):
+    inside = []
+
+    class Probe(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            inside.append(torch.is_grad_enabled())
+            y = x * 2
+            inside.append(y.requires_grad)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            inside.append(torch.is_grad_enabled())
+            return g * 2
+
+    x = torch.tensor([1.0], requires_grad=True)
+    Probe.apply(x).sum().backward()
+    return [inside, x.grad.tolist()]
+
+
+def apply_without_grad_inputs(torch, nn):
+    y = _cube(torch).apply(torch.tensor([2.0]))
+    return [y.tolist(), y.requires_grad, y.grad_fn]
+
+
+def mark_dirty_inplace_function(torch, nn):
+    class AddOneInplace(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    z = AddOneInplace.apply(y)
+    out = [z is y, y.tolist(), type(y.grad_fn).__name__, y._version]
+    (z * z).sum().backward()
+    return out + [x.grad.tolist()]
+
+
+def mark_dirty_on_leaf_fails(torch, nn):
+    class AddOneInplace(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    try:
+        AddOneInplace.apply(x)
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def mark_non_differentiable_output(torch, nn):
+    class SortWithIndex(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            idx = (x > 0).long()
+            ctx.mark_non_differentiable(idx)
+            return x * 2, idx
+
+        @staticmethod
+        def backward(ctx, g, g_idx):
+            return g * 2
+
+    x = torch.tensor([-1.0, 3.0], requires_grad=True)
+    y, idx = SortWithIndex.apply(x)
+    y.sum().backward()
+    return [y.requires_grad, idx.requires_grad, idx.tolist(), x.grad.tolist(), str(idx.dtype)]
+
+
+def backward_returns_wrong_count(torch, nn):
+    class Bad(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = torch.tensor([1.0], requires_grad=True)
+    y = torch.tensor([2.0], requires_grad=True)
+    try:
+        Bad.apply(x, y).sum().backward()
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def backward_returns_wrong_shape(torch, nn):
+    class Bad(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return torch.ones(3)
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    try:
+        Bad.apply(x).sum().backward()
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def function_used_twice_in_graph(torch, nn):
+    Cube = _cube(torch)
+    x = torch.tensor(2.0, requires_grad=True)
+    y = Cube.apply(Cube.apply(x))
+    y.backward()
+    return [y.item(), x.grad.item()]
+
+
+def custom_function_output_version_check(torch, nn):
+    Cube = _cube(torch)
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 1
+    y = Cube.apply(h)
+    h.add_(1)
+    try:
+        y.sum().backward()
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def multiple_outputs_both_used(torch, nn):
+    class SplitScale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            return ga * 2 + gb * 3
+
+    x = torch.tensor([1.0, 1.0], requires_grad=True)
+    a, b = SplitScale.apply(x)
+    (a * 10 + b).sum().backward()
+    return [x.grad.tolist(), type(a.grad_fn).__name__, a.grad_fn is b.grad_fn]
+
+
+def multiple_outputs_one_unused_gets_zero(torch, nn):
+    seen = []
+
+    class Pair(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            seen.append([ga.tolist(), gb.tolist()])
+            return ga * 2 + gb * 3
+
+    x = torch.tensor([1.0, 1.0], requires_grad=True)
+    a, b = Pair.apply(x)
+    a.sum().backward()
+    return [seen, x.grad.tolist()]
+
+
+def custom_function_with_hook_and_retain_grad(torch, nn):
+    Cube = _cube(torch)
+    calls = []
+    x = torch.tensor(2.0, requires_grad=True)
+    y = Cube.apply(x)
+    y.register_hook(lambda g: calls.append(g.item()))
+    y.retain_grad()
+    (y * 5).backward()
+    return [calls, y.grad.item(), x.grad.item()]
+
+
+def once_differentiable_style_saved_non_tensor(torch, nn):
+    class Clip(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, low, high):
+            ctx.mask = (x >= low) & (x <= high)
+            return x.clamp(low, high)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.mask.float(), None, None
+
+    x = torch.tensor([-2.0, 0.5, 3.0], requires_grad=True)
+    y = Clip.apply(x, -1.0, 1.0)
+    y.sum().backward()
+    return [y.tolist(), x.grad.tolist()]

@@ -1,0 +1,117 @@
+"""torch.autograd.grad: grad_outputs, retain_graph, create_graph, allow_unused, errors."""
+
+
+def _err(e):
+    return [type(e).__name__, str(e)]
+
+
+def grad_of_scalar(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (g,) = torch.autograd.grad((x * x).sum(), x)
+    return [g.tolist(), x.grad, g.requires_grad, type(torch.autograd.grad((x * 2).sum(), [x])).__name__]
+
+
+def grad_with_grad_outputs(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    (g,) = torch.autograd.grad(y, x, grad_outputs=torch.tensor([1.0, 10.0]))
+    return g.tolist()
+
+
+def grad_of_non_scalar_without_grad_outputs(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    try:
+        torch.autograd.grad(x * x, x)
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def grad_multiple_inputs(torch, nn):
+    a = torch.tensor(2.0, requires_grad=True)
+    b = torch.tensor(5.0, requires_grad=True)
+    ga, gb = torch.autograd.grad(a * b + a, (a, b))
+    return [ga.item(), gb.item(), a.grad, b.grad]
+
+
+def grad_unused_input_fails(torch, nn):
+    a = torch.tensor(2.0, requires_grad=True)
+    b = torch.tensor(5.0, requires_grad=True)
+    try:
+        torch.autograd.grad(a * 3, (a, b))
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def grad_allow_unused(torch, nn):
+    a = torch.tensor(2.0, requires_grad=True)
+    b = torch.tensor(5.0, requires_grad=True)
+    ga, gb = torch.autograd.grad(a * 3, (a, b), allow_unused=True)
+    return [ga.item(), gb]
+
+
+def grad_input_without_grad_fails(torch, nn):
+    a = torch.tensor(2.0, requires_grad=True)
+    c = torch.tensor(1.0)
+    try:
+        torch.autograd.grad(a * c, c)
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def grad_with_respect_to_intermediate(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 3
+    y = (h * h).sum()
+    (gh,) = torch.autograd.grad(y, h)
+    return [gh.tolist(), x.grad]
+
+
+def grad_retain_graph_twice(torch, nn):
+    x = torch.tensor(3.0, requires_grad=True)
+    y = x ** 3
+    (g1,) = torch.autograd.grad(y, x, retain_graph=True)
+    (g2,) = torch.autograd.grad(y, x)
+    return [g1.item(), g2.item()]
+
+
+def grad_create_graph_result_requires_grad(torch, nn):
+    x = torch.tensor(3.0, requires_grad=True)
+    y = x ** 3
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    return [g.item(), g.requires_grad, type(g.grad_fn).__name__]
+
+
+def grad_does_not_run_leaf_hooks_accumulation(torch, nn):
+    calls = []
+    x = torch.tensor(2.0, requires_grad=True)
+    x.register_hook(lambda g: calls.append(g.item()))
+    (g,) = torch.autograd.grad(x * x, x)
+    return [calls, g.item(), x.grad]
+
+
+def grad_of_output_not_requiring_grad(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    try:
+        torch.autograd.grad(torch.tensor(1.0), x)
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def backward_function_alias(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    torch.autograd.backward(y, grad_tensors=torch.tensor([1.0, 1.0]))
+    return x.grad.tolist()
+
+
+def grad_through_setitem(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    w = torch.tensor(4.0, requires_grad=True)
+    y = x * 1
+    y[1] = w * w
+    gx, gw = torch.autograd.grad((y * y).sum(), (x, w))
+    return [gx.tolist(), gw.item()]

@@ -1,0 +1,177 @@
+"""Default dtypes, type promotion, and PyTorch's printing of tensors."""
+
+
+def _err(e):
+    return [type(e).__name__, str(e)]
+
+
+def default_dtypes_of_constructors(torch, nn):
+    return [str(t.dtype) for t in (
+        torch.tensor(1.0), torch.tensor(1), torch.tensor(True), torch.tensor([1, 2.5]),
+        torch.tensor([[1, 2], [3, 4]]), torch.zeros(2), torch.ones(2, 3), torch.arange(5),
+        torch.arange(5.0), torch.arange(0, 1, 0.25), torch.zeros(2, dtype=torch.long),
+        torch.tensor([1, 2], dtype=torch.float64), torch.tensor([0, 1], dtype=torch.bool),
+        torch.tensor([True, 1]), torch.tensor([1.0], dtype=torch.int32)
+    )] + [str(torch.get_default_dtype())]
+
+
+def dtype_aliases(torch, nn):
+    return [torch.float is torch.float32, torch.double is torch.float64, torch.long is torch.int64,
+            torch.int is torch.int32, str(torch.float), str(torch.long), str(torch.bool),
+            torch.float32.is_floating_point, torch.int64.is_floating_point]
+
+
+def promotion_between_tensors(torch, nn):
+    i = torch.tensor([1, 2])
+    f = torch.tensor([1.0, 2.0])
+    d = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    b = torch.tensor([True, False])
+    return [str((i + f).dtype), str((f + d).dtype), str((i + b).dtype), str((b + b).dtype),
+            str((i * d).dtype), str((b * f).dtype)]
+
+
+def promotion_with_python_scalars(torch, nn):
+    i = torch.tensor([1, 2])
+    f = torch.tensor([1.0, 2.0])
+    b = torch.tensor([True, False])
+    return [str((i * 2).dtype), str((i * 2.5).dtype), str((i / 2).dtype), str((i / i).dtype),
+            str((f * 2).dtype), str((b + 1).dtype), str((b * 1.5).dtype), str((i // 2).dtype),
+            (i / i).tolist(), (i * 2.5).tolist()]
+
+
+def zero_dim_tensor_does_not_promote_dimensioned(torch, nn):
+    f = torch.tensor([1.0, 2.0])
+    d0 = torch.tensor(2.0, dtype=torch.float64)
+    i = torch.tensor([1, 2])
+    f0 = torch.tensor(0.5)
+    return [str((f * d0).dtype), str((i * f0).dtype), (i * f0).tolist(), str((d0 * 2).dtype)]
+
+
+def item_and_tolist_types(torch, nn):
+    vals = [torch.tensor(2.5).item(), torch.tensor(3).item(), torch.tensor(True).item(),
+            torch.tensor([1, 2]).tolist(), torch.tensor([True]).tolist(), torch.tensor(4.0).tolist()]
+    return [[type(v).__name__ for v in vals], vals]
+
+
+def item_of_many_elements_fails(torch, nn):
+    try:
+        torch.tensor([1.0, 2.0]).item()
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def float32_rounding_is_visible(torch, nn):
+    x = torch.tensor([0.1, 1.0 / 3.0])
+    return [x.tolist(), (x * 3).tolist(), torch.tensor(16777217.0).item()]
+
+
+def repr_scalars(torch, nn):
+    return [repr(torch.tensor(3.0)), repr(torch.tensor(3)), repr(torch.tensor(True)),
+            repr(torch.tensor(-0.5)), repr(torch.tensor(2.0, dtype=torch.float64)),
+            repr(torch.tensor(7, dtype=torch.int32)), repr(torch.tensor(1.0, requires_grad=True))]
+
+
+def repr_vectors(torch, nn):
+    return [repr(torch.tensor([1.0, 2.0, 3.0])), repr(torch.tensor([1.5, 2.25])),
+            repr(torch.tensor([1, -2, 300])), repr(torch.tensor([-1.0, 2.0])),
+            repr(torch.tensor([0.1, 0.25, 100.0])), repr(torch.tensor([1.0, 2.0], dtype=torch.float64)),
+            repr(torch.tensor([1, 2], dtype=torch.int32)), repr(torch.tensor([1.23456789]))]
+
+
+def repr_matrices(torch, nn):
+    return [repr(torch.tensor([[1.0, -2.0], [3.5, 4.0]])),
+            repr(torch.arange(6).reshape(2, 3)),
+            repr(torch.arange(8.0).reshape(2, 2, 2)),
+            repr(torch.tensor([[1.0, 2.0]], requires_grad=True))]
+
+
+def repr_scientific(torch, nn):
+    return [repr(torch.tensor([1e10, 1.0])), repr(torch.tensor([1e-5, 1.0])),
+            repr(torch.tensor([12345678.0])), repr(torch.tensor(1e-8)),
+            repr(torch.tensor([1e3, 2e3])), repr(torch.tensor([123456.0, 0.5]))]
+
+
+def repr_special_values(torch, nn):
+    return [repr(torch.tensor([float("nan"), float("inf"), -float("inf"), 1.0])),
+            repr(torch.tensor([float("inf"), 2.5])), repr(torch.tensor(float("nan")))]
+
+
+def repr_empty(torch, nn):
+    return [repr(torch.tensor([])), repr(torch.zeros(0, 3)), repr(torch.zeros(0, dtype=torch.long)),
+            repr(torch.tensor([], dtype=torch.float64))]
+
+
+def repr_bool(torch, nn):
+    x = torch.tensor([1.0, 5.0, 3.0])
+    return [repr(x > 2), repr(x == 3), repr(torch.tensor([[True], [False]]))]
+
+
+def repr_grad_fn_variants(torch, nn):
+    x = torch.tensor([1.0, -2.0], requires_grad=True)
+    return [repr(x * 2), repr(x + 1), repr(x.sum()), repr(x.mean()), repr(x.exp()),
+            repr(x[0]), repr(x[[0]]), repr(x.view(2, 1)), repr(x @ x), repr(x.relu()),
+            repr(-x), repr(x - 1), repr(x / 2), repr(x ** 2), repr(x.clone())]
+
+
+def repr_summarized(torch, nn):
+    return [repr(torch.arange(2000.0)), repr(torch.arange(1001)),
+            repr(torch.arange(2000.0).reshape(40, 50)), repr(torch.arange(1000))]
+
+
+def str_equals_repr(torch, nn):
+    x = torch.tensor([[1.0, 2.0]], requires_grad=True)
+    y = x * 2
+    return [str(x) == repr(x), str(y) == repr(y), format(torch.tensor(2.5).item())]
+
+
+def format_zero_dim_tensor(torch, nn):
+    x = torch.tensor(2.5)
+    return [f"{x:.2f}", f"{x}", "{}".format(torch.tensor([1.0]))]
+
+
+def manual_seed_shapes_and_ranges(torch, nn):
+    torch.manual_seed(0)
+    a = torch.rand(2, 3)
+    b = torch.randn(4)
+    c = torch.rand(2, requires_grad=True)
+    in_range = bool(((a >= 0) & (a < 1)).all())
+    return [list(a.shape), str(a.dtype), list(b.shape), str(b.dtype), c.requires_grad, c.is_leaf,
+            in_range]
+
+
+def manual_seed_reproducible(torch, nn):
+    torch.manual_seed(123)
+    first = torch.randn(5).tolist()
+    torch.manual_seed(123)
+    second = torch.randn(5).tolist()
+    third = torch.randn(5).tolist()
+    return [first == second, first == third]
+
+
+def ragged_nested_list_fails(torch, nn):
+    try:
+        torch.tensor([[1.0, 2.0], [3.0]])
+        return None
+    except ValueError as e:
+        return _err(e)
+
+
+def tensor_type_names(torch, nn):
+    x = torch.tensor([1.0])
+    return [type(x).__name__, isinstance(x, torch.Tensor), type(x.shape).__name__,
+            type(x.dtype).__name__, x.type(), torch.tensor([1]).type(),
+            torch.tensor([1.0], dtype=torch.float64).type()]
+
+
+def size_and_dims(torch, nn):
+    x = torch.zeros(2, 3, 4)
+    return [list(x.size()), x.size(1), x.size(-1), list(x.shape), x.dim(), x.ndim, x.numel(),
+            len(x), str(x.shape), repr(x.size())]
+
+
+def comparison_operators(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0])
+    y = torch.tensor([3.0, 2.0, 1.0])
+    return [(x < y).tolist(), (x <= y).tolist(), (x > 2).tolist(), (x >= 2).tolist(),
+            (x == y).tolist(), (x != y).tolist(), str((x < y).dtype)]

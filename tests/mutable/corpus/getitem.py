@@ -1,0 +1,135 @@
+"""Indexing reads with every index kind: values, shapes, grad_fn names and gradients."""
+
+
+def _err(e):
+    return [type(e).__name__, str(e)]
+
+
+def _read(torch, index):
+    x = torch.arange(1.0, 13.0).reshape(3, 4).requires_grad_()
+    y = x[index]
+    (y * y).sum().backward()
+    return [y.tolist(), list(y.shape), type(y.grad_fn).__name__, x.grad.tolist()]
+
+
+def int_read(torch, nn):
+    return _read(torch, 1)
+
+
+def negative_int_read(torch, nn):
+    return _read(torch, -2)
+
+
+def int_pair_read(torch, nn):
+    return _read(torch, (2, -1))
+
+
+def slice_read(torch, nn):
+    return _read(torch, slice(None, 2))
+
+
+def step_slice_read(torch, nn):
+    return _read(torch, (slice(None), slice(1, None, 2)))
+
+
+def int_and_slice_read(torch, nn):
+    return _read(torch, (0, slice(1, 3)))
+
+
+def ellipsis_read(torch, nn):
+    return _read(torch, (Ellipsis, 2))
+
+
+def none_read(torch, nn):
+    return _read(torch, (None, slice(None), None, 0))
+
+
+def int_list_read(torch, nn):
+    return _read(torch, [2, 0, 2])
+
+
+def long_tensor_read(torch, nn):
+    return _read(torch, torch.tensor([[0, 1], [1, 2]]))
+
+
+def zero_dim_long_tensor_read(torch, nn):
+    return _read(torch, torch.tensor(2))
+
+
+def two_long_tensors_read(torch, nn):
+    return _read(torch, (torch.tensor([0, 2]), torch.tensor([3, 0])))
+
+
+def bool_mask_read(torch, nn):
+    x = torch.arange(1.0, 13.0).reshape(3, 4).requires_grad_()
+    y = x[x > 9]
+    (y * y).sum().backward()
+    return [y.tolist(), type(y.grad_fn).__name__, x.grad.tolist()]
+
+
+def bool_row_mask_read(torch, nn):
+    return _read(torch, torch.tensor([False, True, True]))
+
+
+def python_true_read(torch, nn):
+    return _read(torch, True)
+
+
+def python_none_alone_read(torch, nn):
+    return _read(torch, None)
+
+
+def slice_then_list_read(torch, nn):
+    return _read(torch, (slice(1, None), [0, 3]))
+
+
+def empty_slice_read(torch, nn):
+    return _read(torch, slice(3, None))
+
+
+def zero_dim_item_and_index(torch, nn):
+    x = torch.tensor([5.0, 6.0])
+    y = x[1]
+    return [list(y.shape), y.item(), type(y.item()).__name__, y.dim(), y.tolist()]
+
+
+def read_out_of_range(torch, nn):
+    x = torch.zeros(2, 3)
+    out = []
+    for index in (2, (0, 3), [0, 5]):
+        try:
+            x[index]
+            out.append(None)
+        except IndexError as e:
+            out.append(_err(e))
+    return out
+
+
+def too_many_indices(torch, nn):
+    x = torch.zeros(2)
+    try:
+        x[0, 0]
+        return None
+    except IndexError as e:
+        return _err(e)
+
+
+def float_index_fails(torch, nn):
+    x = torch.zeros(3)
+    try:
+        x[torch.tensor([0.0, 1.0])]
+        return None
+    except IndexError as e:
+        return _err(e)
+
+
+def repeated_list_index_accumulates_grad(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x[[0, 0, 2, 0]]
+    y.sum().backward()
+    return x.grad.tolist()
+
+
+def long_tensor_dtype_int32_index(torch, nn):
+    x = torch.tensor([10.0, 20.0, 30.0])
+    return x[torch.tensor([2, 0], dtype=torch.int32)].tolist()

@@ -1,0 +1,103 @@
+"""Higher-order derivatives through create_graph=True."""
+
+
+def _err(e):
+    return [type(e).__name__, str(e)]
+
+
+def second_derivative_of_cube(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    y = x ** 3
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    (h,) = torch.autograd.grad(g, x)
+    return [g.item(), h.item()]
+
+
+def third_derivative_of_exp_sin(torch, nn):
+    x = torch.tensor(0.5, requires_grad=True)
+    y = torch.sin(x) * torch.exp(x)
+    d1 = torch.autograd.grad(y, x, create_graph=True)[0]
+    d2 = torch.autograd.grad(d1, x, create_graph=True)[0]
+    d3 = torch.autograd.grad(d2, x)[0]
+    return [y.item(), d1.item(), d2.item(), d3.item()]
+
+
+def backward_create_graph_then_backward_on_grad(torch, nn):
+    import warnings
+    x = torch.tensor(3.0, requires_grad=True)
+    y = x ** 4
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        y.backward(create_graph=True)
+    g = x.grad
+    # PyTorch warns about the parameter/gradient reference cycle; its source location is cut off.
+    warned = [str(w.message).split(" (Triggered internally")[0] for w in caught]
+    out = [g.item(), g.requires_grad, type(g.grad_fn).__name__, warned]
+    x.grad = None
+    g.backward()
+    return out + [x.grad.item()]
+
+
+def hessian_vector_product(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    f = (x[0] ** 2) * x[1] + x[1] ** 3
+    (g,) = torch.autograd.grad(f, x, create_graph=True)
+    v = torch.tensor([1.0, -1.0])
+    (hv,) = torch.autograd.grad((g * v).sum(), x)
+    return [g.tolist(), hv.tolist()]
+
+
+def gradient_penalty(torch, nn):
+    w = torch.tensor([1.0, -2.0], requires_grad=True)
+    x = torch.tensor([0.5, 1.5], requires_grad=True)
+    out = (torch.tanh(w * x)).sum()
+    (gx,) = torch.autograd.grad(out, x, create_graph=True)
+    penalty = (gx * gx).sum()
+    penalty.backward()
+    return [w.grad.tolist(), x.grad.tolist()]
+
+
+def second_order_through_matmul(torch, nn):
+    A = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    f = (x @ A @ x) ** 2
+    (g,) = torch.autograd.grad(f, x, create_graph=True)
+    (h0,) = torch.autograd.grad(g[0], x, retain_graph=True)
+    (h1,) = torch.autograd.grad(g[1], x)
+    return [f.item(), g.tolist(), h0.tolist(), h1.tolist()]
+
+
+def grad_without_create_graph_is_constant(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    (g,) = torch.autograd.grad(x ** 3, x)
+    try:
+        torch.autograd.grad(g, x)
+        return [g.requires_grad, None]
+    except RuntimeError as e:
+        return [g.requires_grad, _err(e)]
+
+
+def double_backward_of_sigmoid_and_log(torch, nn):
+    x = torch.tensor([0.3, 1.2], requires_grad=True)
+    y = (torch.sigmoid(x) + torch.log(x)).sum()
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), x)
+    return [g.tolist(), h.tolist()]
+
+
+def double_backward_through_setitem(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = torch.zeros(3)
+    y[0] = x[0] ** 3
+    y[1:] = x * x
+    (g,) = torch.autograd.grad(y.sum(), x, create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), x)
+    return [g.tolist(), h.tolist()]
+
+
+def second_derivative_of_relu_and_abs(torch, nn):
+    x = torch.tensor([-1.5, 2.0], requires_grad=True)
+    y = (x.relu() ** 2 + x.abs() ** 3).sum()
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), x)
+    return [g.tolist(), h.tolist()]

@@ -1,0 +1,180 @@
+"""Tensor hooks: call order, replacing gradients, handles, and their interplay with retain_grad."""
+
+
+def _err(e):
+    return [type(e).__name__, str(e)]
+
+
+def hook_sees_gradient_of_intermediate(torch, nn):
+    seen = []
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    y.register_hook(lambda g: seen.append(g.tolist()))
+    y.sum().backward()
+    return [seen, x.grad.tolist()]
+
+
+def hook_returning_tensor_replaces_gradient(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.register_hook(lambda g: g * 10)
+    y.sum().backward()
+    return x.grad.tolist()
+
+
+def hook_returning_none_keeps_gradient(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.register_hook(lambda g: None)
+    y.sum().backward()
+    return x.grad.tolist()
+
+
+def hooks_on_one_tensor_run_in_registration_order(torch, nn):
+    calls = []
+    x = torch.tensor([1.0], requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: calls.append(("first", g.tolist())) or g + 1)
+    y.register_hook(lambda g: calls.append(("second", g.tolist())) or g * 3)
+    y.sum().backward()
+    return [calls, x.grad.tolist()]
+
+
+def hook_on_leaf_changes_accumulated_grad(torch, nn):
+    calls = []
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    x.register_hook(lambda g: calls.append(g.tolist()) or g * 2)
+    (x * x).sum().backward()
+    return [calls, x.grad.tolist()]
+
+
+def leaf_hook_runs_once_with_summed_gradient(torch, nn):
+    calls = []
+    x = torch.tensor(2.0, requires_grad=True)
+    x.register_hook(lambda g: calls.append(g.item()))
+    (x * 3 + x * x).backward()
+    return [calls, x.grad.item()]
+
+
+def hook_handle_remove(torch, nn):
+    calls = []
+    x = torch.tensor([1.0], requires_grad=True)
+    y = x * 2
+    handle = y.register_hook(lambda g: calls.append("removed"))
+    y.register_hook(lambda g: calls.append("kept"))
+    handle.remove()
+    y.sum().backward()
+    return [calls, type(handle).__name__]
+
+
+def hook_handle_remove_twice_is_harmless(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    h = x.register_hook(lambda g: g * 100)
+    h.remove()
+    h.remove()
+    (x * 2).sum().backward()
+    return x.grad.tolist()
+
+
+def hook_on_tensor_without_grad_fails(torch, nn):
+    x = torch.tensor([1.0])
+    try:
+        x.register_hook(lambda g: g)
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def hook_order_follows_backward_graph(torch, nn):
+    calls = []
+    x = torch.tensor(1.0, requires_grad=True)
+    a = x * 2
+    b = a * 3
+    c = b * 4
+    for name, t in (("a", a), ("x", x), ("c", c), ("b", b)):
+        t.register_hook(lambda g, name=name: calls.append((name, g.item())))
+    c.backward()
+    return calls
+
+
+def hook_modifies_gradient_seen_by_retain_grad(torch, nn):
+    # retain_grad stores the gradient after the tensor's hooks registered before and after it.
+    x = torch.tensor([1.0], requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: g * 10)
+    y.retain_grad()
+    y.register_hook(lambda g: g + 1)
+    z = (y * 3).sum()
+    z.backward()
+    return [y.grad.tolist(), x.grad.tolist()]
+
+
+def retain_grad_before_hooks(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    y.register_hook(lambda g: g * 10)
+    (y * 3).sum().backward()
+    return [y.grad.tolist(), x.grad.tolist()]
+
+
+def hook_on_leaf_sees_gradient_before_accumulation(torch, nn):
+    seen = []
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    x.grad = torch.tensor([100.0, 100.0])
+    x.register_hook(lambda g: seen.append(g.tolist()))
+    (x * 4).sum().backward()
+    return [seen, x.grad.tolist()]
+
+
+def hook_registered_before_inplace_op(torch, nn):
+    # A hook registered before an in-place op belongs to the old version of the tensor.
+    calls = []
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    y.register_hook(lambda g: calls.append(("before", g.tolist())))
+    y.mul_(3)
+    y.register_hook(lambda g: calls.append(("after", g.tolist())))
+    (y * torch.tensor([1.0, 10.0])).sum().backward()
+    return [calls, x.grad.tolist()]
+
+
+def hook_called_on_each_backward(torch, nn):
+    calls = []
+    x = torch.tensor(1.0, requires_grad=True)
+    y = x * 5
+    y.register_hook(lambda g: calls.append(g.item()))
+    y.backward(retain_graph=True)
+    y.backward(torch.tensor(2.0))
+    return [calls, x.grad.item()]
+
+
+def hook_in_multi_path_graph(torch, nn):
+    calls = []
+    x = torch.tensor(2.0, requires_grad=True)
+    y = x * x
+    y.register_hook(lambda g: calls.append(("y", g.item())))
+    z = y * 3 + y.exp() * 0 + y
+    z.backward()
+    return [calls, x.grad.item()]
+
+
+def hook_with_wrong_shape_fails(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: torch.tensor([1.0, 2.0, 3.0]))
+    try:
+        y.sum().backward()
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def retains_grad_flag(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    y = x * 2
+    before = y.retains_grad
+    y.retain_grad()
+    y.retain_grad()
+    x.retain_grad()  # on a leaf it is a no-op
+    return [before, y.retains_grad, x.retains_grad]

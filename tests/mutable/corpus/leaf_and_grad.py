@@ -1,0 +1,234 @@
+"""Leaf and non-leaf tensors, requires_grad propagation, .grad accumulation and assignment."""
+
+import warnings
+
+
+def _err(e):
+    return [type(e).__name__, str(e)]
+
+
+def requires_grad_default_false(torch, nn):
+    x = torch.tensor([1.0, 2.0])
+    return [x.requires_grad, x.is_leaf, x.grad, x.grad_fn, (x * 2).requires_grad]
+
+
+def requires_grad_propagates_through_ops(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = torch.tensor([3.0, 4.0])
+    z = x * y
+    w = y * 2
+    return [z.requires_grad, z.is_leaf, w.requires_grad, w.is_leaf, type(z.grad_fn).__name__]
+
+
+def parameter_is_leaf_requiring_grad(torch, nn):
+    p = nn.Parameter(torch.tensor([1.0, 2.0]))
+    q = nn.Parameter(torch.tensor([1.0, 2.0]), requires_grad=False)
+    return [p.requires_grad, p.is_leaf, q.requires_grad, q.is_leaf, repr(p), repr(q),
+            type(p).__name__, isinstance(p, torch.Tensor)]
+
+
+def parameter_ops_give_plain_tensors(torch, nn):
+    p = nn.Parameter(torch.tensor([1.0, 2.0]))
+    y = p * 2
+    return [type(y).__name__, repr(y), type(p.detach()).__name__]
+
+
+def grad_accumulates_across_backwards(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (x * x).sum().backward()
+    first = x.grad.tolist()
+    (x * 3).sum().backward()
+    return [first, x.grad.tolist()]
+
+
+def grad_zero_and_none(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    g = x.grad
+    x.grad.zero_()
+    zeroed = [x.grad.tolist(), g is x.grad]
+    x.grad = None
+    (x * 5).sum().backward()
+    return zeroed + [x.grad.tolist()]
+
+
+def grad_can_be_assigned(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    x.grad = torch.tensor([10.0, 20.0])
+    (x * x).sum().backward()
+    return x.grad.tolist()
+
+
+def grad_assignment_with_wrong_shape_fails(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    try:
+        x.grad = torch.tensor([1.0, 2.0, 3.0])
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def grad_assignment_with_wrong_dtype_fails(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    try:
+        x.grad = torch.tensor([1, 2])
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def non_leaf_grad_warns_and_is_none(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.sum().backward()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        g = y.grad
+    message = str(caught[0].message) if caught else ""
+    # PyTorch appends where in its C++ sources the warning fired; that part is build-specific.
+    message = message.split(" (Triggered internally")[0]
+    return [g, len(caught), type(caught[0].message).__name__ if caught else None, message]
+
+
+def leaf_grad_does_not_warn(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        g = x.grad
+        h = torch.tensor([1.0]).grad
+    return [g, h, len(caught)]
+
+
+def requires_grad_setter_on_leaf(torch, nn):
+    x = torch.tensor([1.0, 2.0])
+    x.requires_grad = True
+    y = (x * x).sum()
+    y.backward()
+    return [x.requires_grad, x.is_leaf, x.grad.tolist()]
+
+
+def requires_grad_setter_on_non_leaf_fails(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    out = []
+    try:
+        y.requires_grad = False
+        out.append(None)
+    except RuntimeError as e:
+        out.append(_err(e))
+    try:
+        y.requires_grad = True
+        out.append(None)
+    except RuntimeError as e:
+        out.append(_err(e))
+    out.append(y.requires_grad)
+    return out
+
+
+def requires_grad_underscore_returns_self(torch, nn):
+    x = torch.tensor([1.0, 2.0])
+    y = x.requires_grad_()
+    z = x.requires_grad_(False)
+    return [y is x, z is x, x.requires_grad]
+
+
+def integer_tensor_cannot_require_grad(torch, nn):
+    out = []
+    try:
+        torch.tensor([1, 2], requires_grad=True)
+        out.append(None)
+    except RuntimeError as e:
+        out.append(_err(e))
+    x = torch.tensor([1, 2])
+    try:
+        x.requires_grad_()
+        out.append(None)
+    except RuntimeError as e:
+        out.append(_err(e))
+    return out
+
+
+def backward_on_non_scalar_needs_gradient(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    out = []
+    try:
+        y.backward()
+        out.append(None)
+    except RuntimeError as e:
+        out.append(_err(e))
+    y.backward(torch.tensor([1.0, 0.5]))
+    out.append(x.grad.tolist())
+    return out
+
+
+def backward_on_single_element_non_scalar(torch, nn):
+    x = torch.tensor([[3.0]], requires_grad=True)
+    y = x * x
+    y.backward()
+    return [list(y.shape), x.grad.tolist()]
+
+
+def backward_without_grad_fails(torch, nn):
+    x = torch.tensor([1.0, 2.0])
+    try:
+        x.sum().backward()
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def backward_gradient_shape_mismatch(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    try:
+        y.backward(torch.tensor([1.0, 2.0, 3.0]))
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def backward_inputs_restricts_accumulation(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    w = torch.tensor([3.0, 4.0], requires_grad=True)
+    (x * w).sum().backward(inputs=[x])
+    return [x.grad.tolist(), w.grad]
+
+
+def backward_inputs_non_leaf(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 3
+    (h * h).sum().backward(inputs=[h])
+    return [h.grad.tolist(), x.grad]
+
+
+def detach_is_leaf_without_grad(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * 2).detach()
+    return [y.is_leaf, y.requires_grad, y.grad_fn, y.tolist()]
+
+
+def grad_of_broadcast_leaf_is_reduced(torch, nn):
+    x = torch.tensor([[1.0], [2.0]], requires_grad=True)
+    b = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (x * b).sum().backward()
+    return [x.grad.tolist(), b.grad.tolist()]
+
+
+def leaf_used_twice_sums_grads(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    y = x * x * x + x
+    y.backward()
+    return x.grad.item()
+
+
+def grad_is_a_tensor_without_grad(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    return [x.grad.requires_grad, x.grad.is_leaf, x.grad.grad_fn, str(x.grad.dtype)]
+
+
+def float64_leaf_keeps_dtype_of_grad(torch, nn):
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    (x * x).sum().backward()
+    return [str(x.grad.dtype), repr(x.grad)]

@@ -1,0 +1,220 @@
+"""Elementwise and reduction functions: values and gradients, with their grad_fn names."""
+
+
+def _err(e):
+    return [type(e).__name__, str(e)]
+
+
+def _unary(torch, name, values):
+    x = torch.tensor(values, requires_grad=True)
+    y = getattr(x, name)()
+    y.sum().backward()
+    z = getattr(torch, name)(x.detach())
+    return [y.tolist(), type(y.grad_fn).__name__, x.grad.tolist(), z.tolist()]
+
+
+def exp(torch, nn):
+    return _unary(torch, "exp", [-1.0, 0.0, 2.0])
+
+
+def log(torch, nn):
+    return _unary(torch, "log", [0.5, 1.0, 4.0])
+
+
+def sqrt(torch, nn):
+    return _unary(torch, "sqrt", [0.25, 1.0, 9.0])
+
+
+def sigmoid(torch, nn):
+    return _unary(torch, "sigmoid", [-2.0, 0.0, 3.0])
+
+
+def tanh(torch, nn):
+    return _unary(torch, "tanh", [-1.0, 0.0, 0.5])
+
+
+def relu(torch, nn):
+    return _unary(torch, "relu", [-1.0, 0.0, 2.0])
+
+
+def abs_(torch, nn):
+    return _unary(torch, "abs", [-1.5, 0.0, 2.0])
+
+
+def sin_and_cos(torch, nn):
+    return [_unary(torch, "sin", [0.0, 1.0]), _unary(torch, "cos", [0.0, 1.0])]
+
+
+def neg(torch, nn):
+    return _unary(torch, "neg", [1.0, -2.0])
+
+
+def log_of_negative_and_zero(torch, nn):
+    x = torch.tensor([-1.0, 0.0], requires_grad=True)
+    y = x.log()
+    y.sum().backward()
+    return [y.tolist(), x.grad.tolist()]
+
+
+def sqrt_at_zero_has_infinite_grad(torch, nn):
+    x = torch.tensor([0.0, 4.0], requires_grad=True)
+    x.sqrt().sum().backward()
+    return x.grad.tolist()
+
+
+def pow_tensor_scalar(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x.pow(3)
+    y.sum().backward()
+    return [y.tolist(), type(y.grad_fn).__name__, x.grad.tolist()]
+
+
+def pow_tensor_tensor(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    p = torch.tensor([2.0, 3.0], requires_grad=True)
+    y = x ** p
+    y.sum().backward()
+    return [y.tolist(), type(y.grad_fn).__name__, x.grad.tolist(), p.grad.tolist()]
+
+
+def rpow_scalar_base(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = 2 ** x
+    y.sum().backward()
+    return [y.tolist(), type(y.grad_fn).__name__, x.grad.tolist()]
+
+
+def reflected_scalar_operators(torch, nn):
+    x = torch.tensor([1.0, 4.0], requires_grad=True)
+    y = (3 - x) * (8 / x) + (1 + x) * 2
+    y.sum().backward()
+    return [y.tolist(), x.grad.tolist()]
+
+
+def division_by_zero(torch, nn):
+    x = torch.tensor([1.0, -1.0, 0.0])
+    return [(x / 0).tolist(), (torch.tensor([1, 2]) / 0).tolist()]
+
+
+def pow_at_zero(torch, nn):
+    x = torch.tensor([0.0, 2.0], requires_grad=True)
+    (x ** 2).sum().backward()
+    g2 = x.grad.tolist()
+    x.grad = None
+    (x ** 0.5).sum().backward()
+    return [g2, x.grad.tolist()]
+
+
+def clamp_min_max(torch, nn):
+    x = torch.tensor([-2.0, 0.5, 3.0, 1.0], requires_grad=True)
+    y = x.clamp(min=-1.0, max=1.0)
+    y.sum().backward()
+    z = torch.clamp(x.detach(), min=0.0)
+    w = x.detach().clamp(max=0.0)
+    return [y.tolist(), type(y.grad_fn).__name__, x.grad.tolist(), z.tolist(), w.tolist()]
+
+
+def clamp_without_bounds_fails(torch, nn):
+    try:
+        torch.tensor([1.0]).clamp()
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def sum_variants(torch, nn):
+    x = torch.arange(1.0, 7.0).reshape(2, 3).requires_grad_()
+    a = x.sum()
+    b = x.sum(0)
+    c = x.sum(dim=1, keepdim=True)
+    d = x.sum(-1)
+    (a + (b * torch.tensor([1.0, 2.0, 3.0])).sum() + (c * 10).sum() + d.sum()).backward()
+    return [a.item(), b.tolist(), c.tolist(), d.tolist(), type(b.grad_fn).__name__, x.grad.tolist()]
+
+
+def mean_variants(torch, nn):
+    x = torch.arange(1.0, 7.0).reshape(2, 3).requires_grad_()
+    a = x.mean()
+    b = x.mean(0)
+    c = x.mean(dim=1, keepdim=True)
+    (a + b.sum() + c.sum()).backward()
+    return [a.item(), b.tolist(), c.tolist(), type(b.grad_fn).__name__, x.grad.tolist()]
+
+
+def mean_of_int_tensor_fails(torch, nn):
+    try:
+        torch.tensor([1, 2]).mean()
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def sum_of_int_and_bool(torch, nn):
+    return [torch.tensor([1, 2]).sum().item(), str(torch.tensor([True, True]).sum().dtype),
+            torch.tensor([True, False, True]).sum().item()]
+
+
+def torch_namespace_functions(torch, nn):
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = torch.sum(torch.exp(x) * torch.sigmoid(x)) + torch.mean(torch.tanh(x))
+    y = y + torch.sum(torch.pow(x, 2)) + torch.sum(torch.log(x)) + torch.sum(torch.sqrt(x))
+    y = y + torch.sum(torch.relu(x - 2)) + torch.sum(torch.abs(x - 3))
+    y.backward()
+    return [y.item(), x.grad.tolist()]
+
+
+def matmul_shapes_and_grads(torch, nn):
+    a = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
+    b = torch.tensor([[1.0, 0.0, -1.0], [2.0, 1.0, 0.5]], requires_grad=True)
+    v = torch.tensor([1.0, -1.0], requires_grad=True)
+    mm = a @ b
+    mv = torch.matmul(a, v)
+    vv = v @ v
+    (mm.sum() + mv.sum() + vv).backward()
+    return [mm.tolist(), mv.tolist(), vv.item(),
+            [type(t.grad_fn).__name__ for t in (mm, mv, vv)],
+            a.grad.tolist(), b.grad.tolist(), v.grad.tolist()]
+
+
+def batched_matmul(torch, nn):
+    a = torch.arange(8.0).reshape(2, 2, 2).requires_grad_()
+    b = torch.tensor([[1.0, 2.0], [0.0, 1.0]], requires_grad=True)
+    y = a @ b
+    y.sum().backward()
+    return [y.tolist(), type(y.grad_fn).__name__, a.grad.tolist(), b.grad.tolist()]
+
+
+def matmul_shape_mismatch(torch, nn):
+    try:
+        torch.zeros(2, 3) @ torch.zeros(2, 3)
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def broadcast_mismatch(torch, nn):
+    try:
+        torch.zeros(2, 3) + torch.zeros(2)
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def unary_minus_and_pos(torch, nn):
+    x = torch.tensor([1.0, -2.0], requires_grad=True)
+    y = -x
+    y.sum().backward()
+    return [y.tolist(), type(y.grad_fn).__name__, x.grad.tolist()]
+
+
+def int_tensor_arithmetic(torch, nn):
+    a = torch.tensor([7, -7])
+    return [(a // 2).tolist(), (a % 3).tolist(), (a * 3).tolist(), (a - 1).tolist(), (-a).tolist(),
+            (a ** 2).tolist()]
+
+
+def zeros_ones_arange_constructors(torch, nn):
+    return [torch.zeros(2, 2).tolist(), torch.ones((1, 3)).tolist(), torch.arange(3).tolist(),
+            torch.arange(1, 7, 2).tolist(), torch.arange(0.0, 1.0, 0.25).tolist(),
+            torch.zeros(2, requires_grad=True).requires_grad, torch.ones(2, dtype=torch.int64).tolist(),
+            torch.zeros([2, 1]).tolist()]

@@ -1,0 +1,185 @@
+"""no_grad / enable_grad / set_grad_enabled, and .data: what is and is not recorded."""
+
+
+def _err(e):
+    return [type(e).__name__, str(e)]
+
+
+def no_grad_results_do_not_require_grad(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with torch.no_grad():
+        y = x * 2
+        inside = torch.is_grad_enabled()
+    return [y.requires_grad, y.is_leaf, y.grad_fn, inside, torch.is_grad_enabled()]
+
+
+def no_grad_as_decorator(torch, nn):
+    @torch.no_grad()
+    def double(t):
+        return t * 2
+
+    x = torch.tensor([1.0], requires_grad=True)
+    y = double(x)
+    return [y.requires_grad, (x * 2).requires_grad]
+
+
+def enable_grad_inside_no_grad(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    with torch.no_grad():
+        with torch.enable_grad():
+            y = x * 2
+        z = x * 2
+    return [y.requires_grad, type(y.grad_fn).__name__, z.requires_grad]
+
+
+def set_grad_enabled_false_and_true(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    with torch.set_grad_enabled(False):
+        a = x * 2
+    with torch.set_grad_enabled(True):
+        b = x * 2
+    return [a.requires_grad, b.requires_grad, torch.is_grad_enabled()]
+
+
+def set_grad_enabled_as_function(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    torch.set_grad_enabled(False)
+    try:
+        a = x * 2
+        state = torch.is_grad_enabled()
+    finally:
+        torch.set_grad_enabled(True)
+    return [a.requires_grad, state, torch.is_grad_enabled()]
+
+
+def no_grad_restored_after_exception(torch, nn):
+    try:
+        with torch.no_grad():
+            raise ValueError("boom")
+    except ValueError:
+        pass
+    return torch.is_grad_enabled()
+
+
+def leaf_created_in_no_grad(torch, nn):
+    with torch.no_grad():
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = torch.ones(2, requires_grad=True)
+    (x * y).sum().backward()
+    return [x.is_leaf, x.requires_grad, x.grad.tolist(), y.grad.tolist()]
+
+
+def view_made_in_no_grad_then_inplace(torch, nn):
+    # A view created under no_grad of a tensor that requires grad cannot be modified in place.
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1
+    with torch.no_grad():
+        v = y[:2]
+    out = [v.requires_grad, v.is_leaf, v.grad_fn]
+    try:
+        v.mul_(2)
+        out.append(None)
+    except RuntimeError as e:
+        out.append(_err(e))
+    return out
+
+
+def view_made_in_no_grad_of_leaf_inplace_in_no_grad(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with torch.no_grad():
+        v = x[1:]
+        v.mul_(10)
+    return [x.tolist(), x._version, x.is_leaf, x.requires_grad]
+
+
+def inplace_under_no_grad_on_non_leaf_then_backward(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    with torch.no_grad():
+        y.add_(100)
+    z = y * 2
+    z.sum().backward()
+    return [y.tolist(), type(y.grad_fn).__name__, x.grad.tolist()]
+
+
+def inplace_under_no_grad_on_saved_tensor_still_checked(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    z = (y * y).sum()
+    with torch.no_grad():
+        y.mul_(2)
+    try:
+        z.backward()
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def data_getter(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    d = x.data
+    return [d.requires_grad, d.is_leaf, d.grad_fn, d.tolist(), repr(d)]
+
+
+def data_setter_replaces_values(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    x.data = torch.tensor([5.0, 6.0, 7.0])
+    (x * x).sum().backward()
+    return [x.tolist(), list(x.shape), x.grad.tolist(), x.is_leaf, x._version]
+
+
+def data_inplace_update_like_sgd(torch, nn):
+    w = torch.tensor([1.0, -2.0], requires_grad=True)
+    for _ in range(3):
+        loss = (w * w).sum()
+        loss.backward()
+        w.data.sub_(0.25 * w.grad.data)
+        w.grad.zero_()
+    return [w.tolist(), w._version, w.is_leaf]
+
+
+def data_of_non_leaf_is_detached(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    d = y.data
+    e = d * 2
+    return [d.requires_grad, e.requires_grad, e.tolist()]
+
+
+def no_grad_on_leaf_setitem_keeps_leaf(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with torch.no_grad():
+        x[0] = 10
+    y = (x * x).sum()
+    y.backward()
+    return [x.is_leaf, x._version, x.grad.tolist(), x.grad_fn]
+
+
+def parameter_data_setter(torch, nn):
+    p = nn.Parameter(torch.tensor([1.0, 2.0]))
+    p.data = torch.tensor([3.0, 4.0])
+    return [repr(p), type(p).__name__, p.requires_grad]
+
+
+def float_and_numpy_methods(torch, nn):
+    x = torch.tensor([1, 2, 3])
+    f = x.float()
+    n = f.numpy()
+    return [str(f.dtype), f.tolist(), n.tolist(), str(n.dtype), type(n).__name__]
+
+
+def numpy_of_grad_requiring_tensor_fails(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    try:
+        x.numpy()
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def numpy_shares_memory(torch, nn):
+    x = torch.tensor([1.0, 2.0])
+    n = x.numpy()
+    n[0] = 50
+    x[1] = 60
+    return [x.tolist(), n.tolist()]

@@ -1,0 +1,236 @@
+"""Item assignment with every index kind: values, versions, grad_fn names and gradients."""
+
+
+def _err(e):
+    return [type(e).__name__, str(e)]
+
+
+def _assign(torch, index, value=-1.0):
+    x = torch.arange(12.0).reshape(3, 4)
+    x[index] = value
+    return [x.tolist(), x._version]
+
+
+def int_index(torch, nn):
+    return _assign(torch, 1)
+
+
+def negative_int_index(torch, nn):
+    return _assign(torch, -1)
+
+
+def tuple_of_ints(torch, nn):
+    return _assign(torch, (2, -3))
+
+
+def slice_index(torch, nn):
+    return _assign(torch, slice(1, None))
+
+
+def slice_with_step(torch, nn):
+    return _assign(torch, (slice(None), slice(None, None, 2)))
+
+
+def slice_with_step_and_start(torch, nn):
+    return _assign(torch, (slice(0, 3, 2), slice(1, 4, 2)))
+
+
+def negative_slice_bounds(torch, nn):
+    return _assign(torch, (slice(-2, None), slice(None, -1)))
+
+
+def ellipsis_index(torch, nn):
+    return _assign(torch, (Ellipsis, 0))
+
+
+def ellipsis_alone(torch, nn):
+    return _assign(torch, Ellipsis, 7.0)
+
+
+def none_index(torch, nn):
+    return _assign(torch, (None, 1))
+
+
+def int_list_index(torch, nn):
+    return _assign(torch, [0, 2])
+
+
+def int_list_with_negative_and_repeat(torch, nn):
+    return _assign(torch, [-1, 0, -1])
+
+
+def two_int_lists(torch, nn):
+    return _assign(torch, ([0, 2], [1, 3]))
+
+
+def long_tensor_index(torch, nn):
+    return _assign(torch, torch.tensor([2, 0]))
+
+
+def zero_dim_long_tensor_index(torch, nn):
+    return _assign(torch, torch.tensor(1))
+
+
+def bool_mask_index(torch, nn):
+    x = torch.arange(12.0).reshape(3, 4)
+    x[x > 6] = 0
+    return [x.tolist(), x._version]
+
+
+def bool_row_mask(torch, nn):
+    return _assign(torch, torch.tensor([True, False, True]))
+
+
+def python_true_index(torch, nn):
+    x = torch.arange(3.0)
+    x[True] = 5.0
+    return [x.tolist(), x._version]
+
+
+def python_false_index(torch, nn):
+    x = torch.arange(3.0)
+    x[False] = 5.0
+    return [x.tolist(), x._version]
+
+
+def mixed_slice_and_int_list(torch, nn):
+    return _assign(torch, (slice(None), [0, 3]))
+
+
+def assign_tensor_broadcast(torch, nn):
+    x = torch.zeros(3, 4)
+    x[:, 1:3] = torch.tensor([1.0, 2.0])
+    return x.tolist()
+
+
+def assign_row_tensor(torch, nn):
+    x = torch.zeros(2, 3)
+    x[1] = torch.tensor([7.0, 8.0, 9.0])
+    return x.tolist()
+
+
+def assign_shape_mismatch_fails(torch, nn):
+    x = torch.zeros(2, 3)
+    try:
+        x[0] = torch.tensor([1.0, 2.0])
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def index_out_of_range_fails(torch, nn):
+    x = torch.zeros(2, 3)
+    out = []
+    for index in (5, (0, -4)):
+        try:
+            x[index] = 1
+            out.append(None)
+        except IndexError as e:
+            out.append(_err(e))
+    return out
+
+
+def assign_int_into_float_and_float_into_int(torch, nn):
+    x = torch.zeros(3)
+    x[0] = 2
+    y = torch.zeros(3, dtype=torch.long)
+    y[1] = 2.7
+    y[2] = -2.7
+    return [x.tolist(), y.tolist(), str(y.dtype)]
+
+
+def assign_bool_tensor_values(torch, nn):
+    x = torch.tensor([True, False, True])
+    x[1] = True
+    x[0] = False
+    return [x.tolist(), repr(x)]
+
+
+def _grad_through_assignment(torch, index, value_shape):
+    x = torch.arange(1.0, 13.0).reshape(3, 4).requires_grad_()
+    v = torch.full(value_shape, 2.0, requires_grad=True)
+    y = x * 1
+    y[index] = v * 3
+    (y * y).sum().backward()
+    return [type(y.grad_fn).__name__, y._version, x.grad.tolist(), v.grad.tolist()]
+
+
+def grad_through_int_assignment(torch, nn):
+    return _grad_through_assignment(torch, 1, (4,))
+
+
+def grad_through_step_slice_assignment(torch, nn):
+    return _grad_through_assignment(torch, (slice(None), slice(None, None, 2)), (3, 2))
+
+
+def grad_through_int_list_assignment(torch, nn):
+    return _grad_through_assignment(torch, [2, 0], (2, 4))
+
+
+def grad_through_long_tensor_assignment(torch, nn):
+    return _grad_through_assignment(torch, (torch.tensor([0, 2]), torch.tensor([1, 1])), (2,))
+
+
+def grad_through_mask_assignment(torch, nn):
+    mask = torch.tensor([[True, False, False, True]] * 3)
+    return _grad_through_assignment(torch, mask, (6,))
+
+
+def grad_through_broadcast_value(torch, nn):
+    return _grad_through_assignment(torch, (slice(None), 0), ())
+
+
+def grad_through_ellipsis_none_assignment(torch, nn):
+    return _grad_through_assignment(torch, (Ellipsis, None, -1), (3, 1))
+
+
+def grad_through_0d_long_tensor_assignment(torch, nn):
+    return _grad_through_assignment(torch, torch.tensor(2), (4,))
+
+
+def grad_through_python_true_assignment(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    y[True] = torch.tensor([5.0, 6.0], requires_grad=True)
+    y.sum().backward()
+    return [type(y.grad_fn).__name__, x.grad.tolist(), y.tolist()]
+
+
+def assign_constant_blocks_gradient(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    y[1] = 0
+    y.sum().backward()
+    return [type(y.grad_fn).__name__, x.grad.tolist()]
+
+
+def assign_into_tensor_without_grad_value_without_grad(torch, nn):
+    x = torch.zeros(3)
+    x[0] = torch.tensor(4.0)
+    return [x.requires_grad, x.grad_fn, x.is_leaf, x.tolist()]
+
+
+def assign_grad_value_into_slice_of_plain_tensor(torch, nn):
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    x = torch.zeros(4)
+    x[1:3] = w * w
+    (x * torch.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    return [x.is_leaf, type(x.grad_fn).__name__, w.grad.tolist(), repr(x)]
+
+
+def assign_grad_value_into_leaf_under_no_grad(torch, nn):
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    x = torch.zeros(3)
+    with torch.no_grad():
+        x[:2] = w * 10
+    return [x.requires_grad, x.is_leaf, x.tolist()]
+
+
+def assignment_twice_into_same_tensor(torch, nn):
+    a = torch.tensor(2.0, requires_grad=True)
+    b = torch.tensor(3.0, requires_grad=True)
+    y = torch.zeros(2)
+    y[0] = a * a
+    y[1] = a * b
+    y.sum().backward()
+    return [y._version, a.grad.item(), b.grad.item(), type(y.grad_fn).__name__]

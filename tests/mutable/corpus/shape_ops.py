@@ -1,0 +1,209 @@
+"""View and shape operations: results, grad_fn names and gradients, and their error messages."""
+
+
+def _err(e):
+    return [type(e).__name__, str(e)]
+
+
+def _through(torch, op, weights_shape=None):
+    x = torch.arange(1.0, 7.0).reshape(2, 3).requires_grad_()
+    y = op(x)
+    w = torch.arange(1.0, y.numel() + 1.0).reshape(y.shape)
+    (y * w).sum().backward()
+    return [y.tolist(), list(y.shape), type(y.grad_fn).__name__, x.grad.tolist()]
+
+
+def view(torch, nn):
+    return _through(torch, lambda x: x.view(3, 2))
+
+
+def view_with_minus_one(torch, nn):
+    return _through(torch, lambda x: x.view(-1))
+
+
+def reshape(torch, nn):
+    return _through(torch, lambda x: x.reshape(1, 6))
+
+
+def reshape_of_transposed(torch, nn):
+    return _through(torch, lambda x: x.t().reshape(6))
+
+
+def t(torch, nn):
+    return _through(torch, lambda x: x.t())
+
+
+def transpose(torch, nn):
+    return _through(torch, lambda x: x.transpose(0, 1))
+
+
+def transpose_negative_dims(torch, nn):
+    return _through(torch, lambda x: x.unsqueeze(0).transpose(-1, -3))
+
+
+def permute(torch, nn):
+    return _through(torch, lambda x: x.unsqueeze(1).permute(2, 0, 1))
+
+
+def unsqueeze(torch, nn):
+    return _through(torch, lambda x: x.unsqueeze(-1))
+
+
+def squeeze(torch, nn):
+    return _through(torch, lambda x: x.reshape(1, 2, 1, 3).squeeze())
+
+
+def squeeze_dim(torch, nn):
+    return _through(torch, lambda x: x.reshape(1, 2, 1, 3).squeeze(2))
+
+
+def squeeze_non_unit_dim_is_noop(torch, nn):
+    return _through(torch, lambda x: x.squeeze(0))
+
+
+def expand(torch, nn):
+    return _through(torch, lambda x: x[:, None, :].expand(2, 2, 3))
+
+
+def expand_with_minus_one(torch, nn):
+    return _through(torch, lambda x: x[:1].expand(4, -1))
+
+
+def narrow(torch, nn):
+    return _through(torch, lambda x: x.narrow(1, 1, 2))
+
+
+def diagonal(torch, nn):
+    return _through(torch, lambda x: x.diagonal())
+
+
+def diagonal_with_offset(torch, nn):
+    return _through(torch, lambda x: x.diagonal(1))
+
+
+def flatten(torch, nn):
+    return _through(torch, lambda x: x.flatten())
+
+
+def flatten_range(torch, nn):
+    return _through(torch, lambda x: x.reshape(2, 3, 1).flatten(1))
+
+
+def contiguous_of_transposed(torch, nn):
+    return _through(torch, lambda x: x.t().contiguous())
+
+
+def contiguous_is_identity_when_contiguous(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    return [y.contiguous() is y, type(y.contiguous().grad_fn).__name__]
+
+
+def unbind(torch, nn):
+    x = torch.arange(1.0, 7.0).reshape(2, 3).requires_grad_()
+    a, b = x.unbind()
+    (a * 2 + b * 3).sum().backward()
+    return [a.tolist(), b.tolist(), type(a.grad_fn).__name__, x.grad.tolist()]
+
+
+def unbind_dim1(torch, nn):
+    x = torch.arange(1.0, 7.0).reshape(2, 3).requires_grad_()
+    parts = x.unbind(1)
+    (parts[2] * 10).sum().backward()
+    return [[p.tolist() for p in parts], len(parts), x.grad.tolist()]
+
+
+def split_by_size(torch, nn):
+    x = torch.arange(1.0, 8.0).requires_grad_()
+    parts = x.split(3)
+    (parts[1] * parts[1]).sum().backward()
+    return [[p.tolist() for p in parts], type(parts[0].grad_fn).__name__, x.grad.tolist()]
+
+
+def split_by_sizes_list(torch, nn):
+    x = torch.arange(1.0, 7.0).reshape(2, 3).requires_grad_()
+    a, b = x.split([1, 2], dim=1)
+    (a.sum() * 2 + b.sum()).backward()
+    return [a.tolist(), b.tolist(), type(a.grad_fn).__name__, x.grad.tolist()]
+
+
+def chunk(torch, nn):
+    x = torch.arange(1.0, 8.0).requires_grad_()
+    parts = x.chunk(3)
+    (parts[2] * 5).sum().backward()
+    return [[p.tolist() for p in parts], type(parts[2].grad_fn).__name__, x.grad.tolist()]
+
+
+def chunk_more_than_size(torch, nn):
+    x = torch.arange(3.0)
+    return [p.tolist() for p in x.chunk(5)]
+
+
+def view_wrong_size_fails(torch, nn):
+    x = torch.zeros(2, 3)
+    try:
+        x.view(4, 2)
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def reshape_wrong_size_fails(torch, nn):
+    x = torch.zeros(2, 3)
+    try:
+        x.reshape(5)
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def expand_non_singleton_fails(torch, nn):
+    x = torch.zeros(2, 3)
+    try:
+        x.expand(4, 3)
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def transpose_out_of_range_fails(torch, nn):
+    x = torch.zeros(2, 3)
+    try:
+        x.transpose(0, 2)
+        return None
+    except IndexError as e:
+        return _err(e)
+
+
+def permute_wrong_dims_fails(torch, nn):
+    x = torch.zeros(2, 3)
+    try:
+        x.permute(0)
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def t_on_3d_fails(torch, nn):
+    x = torch.zeros(2, 3, 4)
+    try:
+        x.t()
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def view_tuple_and_size_arguments(torch, nn):
+    x = torch.arange(6.0)
+    return [x.view((2, 3)).tolist(), list(x.reshape((3, -1)).shape),
+            list(x.view(torch.zeros(3, 2).shape).shape)]
+
+
+def inplace_through_expand_view_fails(torch, nn):
+    x = torch.zeros(1, 3)
+    e = x.expand(2, 3)
+    try:
+        e.add_(1)
+        return None
+    except RuntimeError as err:
+        return _err(err)

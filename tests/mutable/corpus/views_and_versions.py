@@ -1,0 +1,207 @@
+"""Views share storage and one version counter; in-place ops bump it; advanced indexing copies."""
+
+
+def _err(e):
+    return [type(e).__name__, str(e)]
+
+
+def inplace_ops_bump_version(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0])
+    versions = [x._version]
+    x.add_(1)
+    versions.append(x._version)
+    x.mul_(2)
+    versions.append(x._version)
+    x += 1
+    versions.append(x._version)
+    x[0] = 5
+    versions.append(x._version)
+    x.zero_()
+    versions.append(x._version)
+    return [versions, x.tolist()]
+
+
+def out_of_place_ops_do_not_bump_version(torch, nn):
+    x = torch.tensor([1.0, 2.0])
+    y = x + 1
+    z = x * 2
+    x.sum()
+    x.clone()
+    return [x._version, y._version, z._version]
+
+
+def view_shares_storage_and_version(torch, nn):
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    v = x.view(4)
+    v[1] = 20
+    out = [x.tolist(), x._version, v._version]
+    x.add_(1)
+    out += [v.tolist(), x._version, v._version]
+    return out
+
+
+def basic_index_views(torch, nn):
+    x = torch.arange(6.0).reshape(2, 3)
+    row = x[1]
+    col = x[:, 0]
+    step = x[0, ::2]
+    row[0] = 100
+    col[0] = -1
+    step[1] = 50
+    return [x.tolist(), row.tolist(), col.tolist(), step.tolist(), x._version, row._version]
+
+
+def advanced_index_copies(torch, nn):
+    x = torch.arange(6.0).reshape(2, 3)
+    picked = x[[0, 1], [2, 0]]
+    masked = x[x > 2]
+    picked[0] = 100
+    masked[0] = 100
+    return [x.tolist(), x._version, picked.tolist(), masked.tolist(), picked._version]
+
+
+def view_ops_share_storage(torch, nn):
+    x = torch.zeros(2, 3)
+    views = [x.t(), x.transpose(0, 1), x.permute(1, 0), x.unsqueeze(0), x.reshape(3, 2),
+             x.narrow(1, 1, 2), x.diagonal(), x.flatten(), x.expand(2, 2, 3), x.squeeze(),
+             x[None], x[...], x.unbind(0)[1], x.split(2, dim=1)[1], x.chunk(3, dim=1)[2]]
+    for i, v in enumerate(views):
+        x.add_(1)
+    return [[v.tolist() for v in views], [v._version for v in views]]
+
+
+def detach_shares_storage_and_version(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    d = y.detach()
+    d[0] = 100
+    return [y.tolist(), y._version, d._version, d.requires_grad]
+
+
+def detach_write_caught_at_backward(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    d = y.detach()
+    d.zero_()
+    try:
+        y.sum().backward()
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def data_shares_storage_not_version(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    d = y.data
+    d[0] = 100
+    return [y.tolist(), y._version, d._version, d.requires_grad, d.is_leaf]
+
+
+def data_write_goes_unseen_at_backward(torch, nn):
+    # The documented hazard of .data: a silently wrong gradient, exactly as in PyTorch.
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    y.data.zero_()
+    y.sum().backward()
+    return [x.grad.tolist(), y._version]
+
+
+def clone_is_independent(torch, nn):
+    x = torch.tensor([1.0, 2.0])
+    c = x.clone()
+    c[0] = 100
+    return [x.tolist(), x._version, c._version]
+
+
+def contiguous_of_transposed_copies(torch, nn):
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    t = x.t()
+    c = t.contiguous()
+    c[0, 1] = 100
+    same = x.contiguous()
+    same[0, 0] = -5
+    return [x.tolist(), c.tolist(), x._version, t._version, c._version]
+
+
+def reshape_of_non_contiguous_copies(torch, nn):
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    r = x.t().reshape(4)
+    r[0] = 100
+    v = x.reshape(4)
+    v[3] = -1
+    return [x.tolist(), r.tolist()]
+
+
+def view_of_non_contiguous_fails(torch, nn):
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]]).t()
+    try:
+        x.view(4)
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def version_shared_by_chain_of_views(torch, nn):
+    x = torch.zeros(4)
+    a = x[1:]
+    b = a[1:]
+    b.add_(1)
+    return [x._version, a._version, b._version, x.tolist()]
+
+
+def inplace_on_view_changes_base_grad_fn(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1
+    before = type(y.grad_fn).__name__
+    y[1:].mul_(10)
+    after = type(y.grad_fn).__name__
+    y.sum().backward()
+    return [before, after, y.tolist(), x.grad.tolist()]
+
+
+def inplace_on_base_changes_view_grad_fn(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1
+    v = y[:2]
+    before = type(v.grad_fn).__name__
+    y.mul_(2)
+    after = type(v.grad_fn).__name__
+    v.sum().backward()
+    return [before, after, v.tolist(), x.grad.tolist()]
+
+
+def saved_view_modified_through_base(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1
+    v = y[:2]
+    z = (v * v).sum()
+    y[2] = 0  # touches a part v does not see, but v shares y's version counter
+    try:
+        z.backward()
+        return [v._version, None]
+    except RuntimeError as e:
+        return [v._version, _err(e)]
+
+
+def version_of_tensor_used_in_no_grad(torch, nn):
+    x = torch.tensor([1.0, 2.0])
+    with torch.no_grad():
+        x.mul_(3)
+        x[0] = 7
+    return [x._version, x.tolist()]
+
+
+def version_after_out_of_place_assignment(torch, nn):
+    x = torch.tensor([1.0, 2.0])
+    x.add_(1)
+    y = x
+    x = x + 1  # a new tensor, fresh version counter
+    return [y._version, x._version]
+
+
+def strided_view_fill(torch, nn):
+    x = torch.arange(4.0)
+    v = x[::2]
+    v.fill_(9)
+    return [x.tolist(), v.tolist(), x._version]
