@@ -178,3 +178,22 @@ def retains_grad_flag(torch, nn):
     y.retain_grad()
     x.retain_grad()  # on a leaf it is a no-op
     return [before, y.retains_grad, x.retains_grad]
+
+
+def retain_grad_then_inplace_keeps_retaining(torch, nn):
+    # retain_grad follows the tensor across an in-place op: it stores the newest version's grad.
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    y.retain_grad()
+    y.mul_(3)
+    (y * torch.tensor([1.0, 10.0])).sum().backward()
+    return [y.retains_grad, y.grad.tolist(), x.grad.tolist()]
+
+
+def leaf_hook_and_second_backward_accumulate(torch, nn):
+    calls = []
+    x = torch.tensor([1.0], requires_grad=True)
+    x.register_hook(lambda g: calls.append(g.tolist()))
+    (x * 2).sum().backward()
+    (x * 5).sum().backward()
+    return [calls, x.grad.tolist()]

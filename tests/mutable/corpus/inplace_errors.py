@@ -212,3 +212,15 @@ def modified_constant_saved_by_mul(torch, nn):
     z = x * t
     t.add_(1)
     return _try(lambda: z.sum().backward())
+
+
+def anomaly_mode_as_function_call(torch, nn):
+    before = torch.is_anomaly_enabled()
+    torch.autograd.set_detect_anomaly(True)
+    try:
+        during = torch.is_anomaly_enabled()
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        (x * x).sum().backward()
+    finally:
+        torch.autograd.set_detect_anomaly(False)
+    return [before, during, torch.is_anomaly_enabled(), x.grad.tolist()]

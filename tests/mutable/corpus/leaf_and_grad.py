@@ -157,7 +157,7 @@ def backward_on_non_scalar_needs_gradient(torch, nn):
         out.append(None)
     except RuntimeError as e:
         out.append(_err(e))
-    y.backward(torch.tensor([1.0, 0.5]))
+    y.backward(gradient=torch.tensor([1.0, 0.5]))
     out.append(x.grad.tolist())
     return out
 

@@ -148,7 +148,7 @@ def assign_bool_tensor_values(torch, nn):
 
 def _grad_through_assignment(torch, index, value_shape):
     x = torch.arange(1.0, 13.0).reshape(3, 4).requires_grad_()
-    v = torch.full(value_shape, 2.0, requires_grad=True)
+    v = (torch.ones(value_shape) * 2).requires_grad_()
     y = x * 1
     y[index] = v * 3
     (y * y).sum().backward()
