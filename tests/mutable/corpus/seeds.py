@@ -372,3 +372,41 @@ def non_leaf_slice_assignment_becomes_copyslices(torch, nn):
     except RuntimeError as e:
         out.append(_err(e))
     return out
+
+
+def select_then_assign_fails_with_rand_parameters(torch, nn):
+    # The seed post's exact code, with random parameters: only the failure matters here.
+    torch.manual_seed(0)
+    embedding = nn.Parameter(torch.rand(2, 3))
+    d = nn.Parameter(torch.rand(3, 3))
+    user_embeddings = embedding.clone()
+    user_embedding_input = user_embeddings[0]
+    a = torch.matmul(d, user_embedding_input)
+    user_embeddings[0] = a
+    loss = a.sum()
+    try:
+        loss.backward()
+        return [type(a.grad_fn).__name__, None]
+    except RuntimeError as e:
+        return [type(a.grad_fn).__name__, _err(e)]
+
+
+def dynamic_graph_with_random_data(torch, nn):
+    # The post's code with randn data: values differ between libraries, structure does not.
+    torch.manual_seed(0)
+    w = torch.tensor([[3.0, 1.0]], requires_grad=True)
+    b = torch.tensor([[3.0]], requires_grad=True)
+    X = torch.randn(10, 2)
+    Y = torch.randn(10, 1)
+    Y_hat = X @ w.t() + b
+    loss = torch.mean(torch.pow(Y_hat - Y, 2))
+    out = [list(Y_hat.data.shape), list(loss.data.shape), loss.data.requires_grad,
+           type(Y_hat.grad_fn).__name__, type(loss.grad_fn).__name__]
+    loss.backward()
+    out += [list(w.grad.shape), list(b.grad.shape)]
+    try:
+        loss.backward()
+        out.append(None)
+    except RuntimeError as e:
+        out.append(_err(e))
+    return out

@@ -205,3 +205,53 @@ def strided_view_fill(torch, nn):
     v = x[::2]
     v.fill_(9)
     return [x.tolist(), v.tolist(), x._version]
+
+
+def _inplace_through_view(torch, make_view):
+    x = torch.arange(1.0, 7.0).reshape(2, 3).requires_grad_()
+    y = x * 1
+    v = make_view(y)
+    v.mul_(10)
+    out = [y.tolist(), type(y.grad_fn).__name__, type(v.grad_fn).__name__, y._version, v._version]
+    (y * torch.arange(1.0, 7.0).reshape(2, 3)).sum().backward()
+    return out + [x.grad.tolist()]
+
+
+def inplace_through_transposed_view(torch, nn):
+    return _inplace_through_view(torch, lambda y: y.t())
+
+
+def inplace_through_diagonal_view(torch, nn):
+    return _inplace_through_view(torch, lambda y: y.diagonal())
+
+
+def inplace_through_strided_slice(torch, nn):
+    return _inplace_through_view(torch, lambda y: y[:, ::2])
+
+
+def inplace_through_view_of_view(torch, nn):
+    return _inplace_through_view(torch, lambda y: y[1].unsqueeze(0)[:, 1:])
+
+
+def inplace_through_expanded_dim_view(torch, nn):
+    return _inplace_through_view(torch, lambda y: y.view(3, 2)[2])
+
+
+def setitem_on_view_of_non_leaf(torch, nn):
+    w = torch.tensor(5.0, requires_grad=True)
+    x = torch.arange(1.0, 7.0).reshape(2, 3).requires_grad_()
+    y = x * 1
+    row = y[1]
+    row[0] = w * 2
+    (y * y).sum().backward()
+    return [y.tolist(), type(y.grad_fn).__name__, type(row.grad_fn).__name__, x.grad.tolist(), w.grad.item()]
+
+
+def view_grad_fn_after_base_setitem(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    a = y[1:]
+    b = y.view(3, 1)
+    y[0] = 0
+    return [type(a.grad_fn).__name__, type(b.grad_fn).__name__, a.tolist(), b.tolist()]
+
