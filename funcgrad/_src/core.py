@@ -291,7 +291,7 @@ class Primitive:
     """
 
     __slots__ = ("name", "impl", "nargs", "params", "vjps", "jvps", "linear", "batch",
-                 "differentiable", "multiple_results", "doc", "__weakref__")
+                 "differentiable", "multiple_results", "doc", "_keep", "__weakref__")
 
     def __init__(self, name: str, impl: Callable, *, nargs: int = 1,
                  params: Sequence[str] = (), vjps: Sequence[Callable | None] | None = None,
@@ -309,6 +309,7 @@ class Primitive:
         self.differentiable = differentiable
         self.multiple_results = multiple_results
         self.doc = doc
+        self._keep = None  # which residuals the tape keeps; see residuals.py
 
     def __new__(cls, name: str, impl: Callable, *, nargs: int = 1, **kwargs):
         if cls is Primitive:  # one- and two-argument primitives get a faster __call__

@@ -9,8 +9,10 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from .batching import batch_axis_param, batch_elementwise
-from .core import Array, Primitive, function_handlers, ufunc_handlers, wrap
+from .core import Array, Primitive, engine, function_handlers, ufunc_handlers, wrap
 
 __all__ = ["Namespace", "elementwise", "linear", "primitive", "nondiff"]
 
@@ -61,14 +63,46 @@ def _times(deriv: Callable, nargs: int) -> Callable:
     if nargs == 1:
         def rule1(g, out, x):
             return g * deriv(out, x)
+        rule1.deriv = deriv  # what the rule reads is what deriv reads (see residuals.py)
         return rule1
     if nargs == 2:
         def rule2(g, out, x, y):
             return g * deriv(out, x, y)
+        rule2.deriv = deriv
         return rule2
 
     def rule(g, out, *args, **params):
         return g * deriv(out, *args, **params)
+    rule.deriv = deriv
+    return rule
+
+
+def _conj_if_complex(d):
+    if type(d) is complex or getattr(d, "dtype", _REAL).kind == "c":
+        return engine.conj(d)
+    return d
+
+
+_REAL = np.dtype(np.float64)
+
+
+def _times_conj(deriv: Callable, nargs: int) -> Callable:
+    """The VJP twin of `_times`: a complex slope is conjugated, since cotangents are adjoints
+    under Re<a, b> (PyTorch's convention, docs/complex.md). A real slope costs one check."""
+    if nargs == 1:
+        def rule1(g, out, x):
+            return g * _conj_if_complex(deriv(out, x))
+        rule1.deriv = deriv
+        return rule1
+    if nargs == 2:
+        def rule2(g, out, x, y):
+            return g * _conj_if_complex(deriv(out, x, y))
+        rule2.deriv = deriv
+        return rule2
+
+    def rule(g, out, *args, **params):
+        return g * _conj_if_complex(deriv(out, *args, **params))
+    rule.deriv = deriv
     return rule
 
 
@@ -78,7 +112,8 @@ def elementwise(name: str, impl: Callable, *derivs: Callable | None,
     ``deriv(out, *args) -> d out / d arg``. Both rules follow: VJP ``ct * d``, JVP ``t * d``.
     A ``None`` derivative marks an argument that carries no derivative."""
     rules = tuple(None if d is None else _times(d, len(derivs)) for d in derivs)
-    return Primitive(name, impl, nargs=len(derivs), vjps=rules, jvps=rules, batch=batch,
+    vjps = tuple(None if d is None else _times_conj(d, len(derivs)) for d in derivs)
+    return Primitive(name, impl, nargs=len(derivs), vjps=vjps, jvps=rules, batch=batch,
                      **kwargs)
 
 

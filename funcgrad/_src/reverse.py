@@ -1,9 +1,9 @@
 """Reverse mode: the tape a transform records, and the iterative walk that replays it.
 
 A tape entry is one flat tuple ``(prim, params, out, id0, arg0, id1, arg1, ...)``: the node
-ids of traced arguments (``None`` for constants) interleaved with the argument values. It
-holds no tracers, no closures and no dicts (``params`` is ``None`` when empty), so after the
-first collection Python's cyclic GC stops scanning it and a long tape stays linear in time.
+ids of traced arguments (``None`` for constants) interleaved with the argument values, of
+which only those the rules read are kept (`residuals.py`). It holds no tracer of its own
+trace, no closure and no dict (``params`` is ``None`` when empty): small, and no cycles.
 A node's id is its entry's position on the tape; leaves occupy the first positions with
 ``None`` entries.
 """
@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from . import residuals
 from .core import Array, FuncgradError, Primitive, Trace, Tracer, engine
 
 
@@ -52,8 +53,12 @@ class ReverseTrace(Trace):
                 return out
             if prim.vjps is None or prim.vjps[0] is None:
                 raise _no_rule(prim, "a derivative (VJP) rule", 0)
+            keep = prim._keep or residuals.keep_mask(prim)
+            if keep[1] is not None and not keep[1][0] and type(x) is np.ndarray \
+                    and x.size >= residuals.PRUNE_MIN_SIZE:
+                x = residuals.ShapeOnly(x)
             tape = self.tape
-            tape.append((prim, params or None, out, a._id, x))
+            tape.append((prim, params or None, out if keep[0] else None, a._id, x))
             if prim.multiple_results:
                 return self._outputs(out)
             return ReverseTracer(self, out, len(tape) - 1)
@@ -78,8 +83,12 @@ class ReverseTrace(Trace):
             vjps = prim.vjps
             if vjps is None or (ia is not None and vjps[0] is None) or (ib is not None and vjps[1] is None):
                 raise _no_rule(prim, "a derivative (VJP) rule", 0 if ia is not None else 1)
+            keep = prim._keep or residuals.keep_mask(prim)
+            if keep[1] is not None:
+                xa = residuals.pruned(xa, keep[1][0])
+                xb = residuals.pruned(xb, keep[1][1])
             tape = self.tape
-            tape.append((prim, params or None, out, ia, xa, ib, xb))
+            tape.append((prim, params or None, out if keep[0] else None, ia, xa, ib, xb))
             if prim.multiple_results:
                 return self._outputs(out)
             return ReverseTracer(self, out, len(tape) - 1)
@@ -104,7 +113,12 @@ class ReverseTrace(Trace):
         for k in range(3, len(entry), 2):
             if entry[k] is not None and (vjps is None or vjps[(k - 3) >> 1] is None):
                 raise _no_rule(prim, "a derivative (VJP) rule", (k - 3) >> 1)
-        entry[2] = out
+        keep = prim._keep or residuals.keep_mask(prim)
+        if keep[0]:
+            entry[2] = out
+        if keep[1] is not None:
+            for k, kept in enumerate(keep[1]):
+                entry[4 + 2 * k] = residuals.pruned(entry[4 + 2 * k], kept)
         tape = self.tape
         tape.append(tuple(entry))
         if prim.multiple_results:
@@ -170,6 +184,8 @@ def backward(tape: list, out_ids: Sequence[int], out_cts: Sequence[Any], n_leave
                     g = g._value
                 if g.shape != x.shape:
                     g = unbroadcast(g, x.shape)
+                if g.dtype is not x.dtype:  # float32 stays float32; real inputs get real cts
+                    g = engine.astype(g, x.dtype)
                 node = entry[3]
                 prev = get(node)
                 cts[node] = g if prev is None else prev + g
@@ -188,6 +204,8 @@ def backward(tape: list, out_ids: Sequence[int], out_cts: Sequence[Any], n_leave
             x = entry[k + 1]
             if g.shape != x.shape:
                 g = unbroadcast(g, x.shape)
+            if g.dtype is not x.dtype:
+                g = engine.astype(g, x.dtype)
             prev = get(node)
             cts[node] = g if prev is None else prev + g
     return [pop(i, None) for i in range(n_leaves)]
