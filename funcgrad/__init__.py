@@ -12,7 +12,11 @@ from __future__ import annotations
 from . import numpy, tree_util
 from ._src.core import Array, FuncgradError
 from ._src.transforms import grad, jvp, stop_gradient, value_and_grad, vjp, vmap
+from ._src.custom import checkpoint, custom_jvp, custom_vjp
+from ._src.jacobians import hessian, hvp, jacfwd, jacobian, jacrev, linearize
+from ._src.tape_print import make_tape
 
 __version__ = "0.1.0"
 __all__ = ["Array", "FuncgradError", "grad", "value_and_grad", "vjp", "jvp", "vmap",
-           "stop_gradient", "numpy", "tree_util"]
+           "stop_gradient", "numpy", "tree_util", "linearize", "jacfwd", "jacrev", "jacobian",
+           "hessian", "hvp", "custom_vjp", "custom_jvp", "checkpoint", "make_tape"]

@@ -14,7 +14,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .core import Array, Tracer, engine, raw, wrap
-from .reverse import ReverseTrace, ReverseTracer
+from .program import ProgramTrace, replay
+from .reverse import ReverseTracer
 from .transforms import _argnums_tuple, _as_input, _tape_guard, grad, jvp, vjp, vmap
 from .tree_util import tree_flatten, tree_unflatten
 
@@ -35,7 +36,7 @@ def linearize(f: Callable, *primals: Any):
     p_leaves, p_def = tree_flatten(tuple(primals))
     values = [_as_input(p, f"primal {i}", "linearize", True) for i, p in enumerate(p_leaves)]
     restore_gc = _tape_guard()
-    recorder = ReverseTrace()
+    recorder = ProgramTrace()
     try:
         placeholders = [recorder.leaf(engine.zeros_like(v)) for v in values]
         n_leaves = len(recorder.tape)
@@ -78,27 +79,6 @@ def linearize(f: Callable, *primals: Any):
                                         for r, c in zip(results, constants)])
 
     return out, f_jvp
-
-
-def replay(tape: list, n_leaves: int, leaf_values: Sequence[Any], out_ids: Sequence[int | None]):
-    """Run a recorded tape forward on new leaf values; return the values of `out_ids`.
-
-    Each entry is applied as the primitive call it records, so a replay under another
-    transform (vmap, grad) is itself transformed."""
-    values: list = list(leaf_values) + [None] * (len(tape) - n_leaves)
-    for i in range(n_leaves, len(tape)):
-        entry = tape[i]
-        if entry is None:  # the later results of a multiple-result entry
-            continue
-        prim, params = entry[0], entry[1]
-        args = [entry[k + 1] if entry[k] is None else values[entry[k]]
-                for k in range(3, len(entry), 2)]
-        out = prim(*args, **params) if params else prim(*args)
-        if prim.multiple_results:
-            values[i:i + len(out)] = out
-        else:
-            values[i] = out
-    return [None if i is None else values[i] for i in out_ids]
 
 
 # --- Jacobians ----------------------------------------------------------------------------
