@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from . import _methods, _table
+from . import _methods, _table, fft, linalg
 from ._table import ns as _ns
 
 globals().update(_ns.exports)

@@ -51,7 +51,7 @@ positive = linear("positive", np.positive, lambda ct, out, x: ct, batch=B.batch_
 multiply = elementwise("multiply", operator.mul, lambda out, x, y: y, lambda out, x, y: x)
 divide = primitive(
     "divide", np.divide, nargs=2, batch=B.batch_elementwise,
-    vjps=(lambda ct, out, x, y: ct / y, lambda ct, out, x, y: -ct * out / y),
+    vjps=(lambda ct, out, x, y: ct / _conj(y), lambda ct, out, x, y: -ct * _conj(out / y)),
     jvps=(lambda t, out, x, y: t / y, lambda t, out, x, y: -t * out / y))
 
 
@@ -141,7 +141,8 @@ sqrt = elementwise("sqrt", np.sqrt, lambda out, x: 0.5 / out)
 cbrt = elementwise("cbrt", np.cbrt, lambda out, x: 1 / (3 * out * out))
 square = elementwise("square", np.square, lambda out, x: 2 * x)
 reciprocal = elementwise("reciprocal", np.reciprocal, lambda out, x: -out * out)
-absolute = elementwise("absolute", np.absolute, lambda out, x: sign(x))  # slope 0 at 0
+absolute = primitive("absolute", np.absolute, batch=B.batch_elementwise,  # slope 0 at 0
+                     vjps=(lambda ct, out, x: ct * sign(x),), jvps=(lambda t, out, x: _abs_jvp(t, out, x),))
 sin = elementwise("sin", np.sin, lambda out, x: cos(x))
 cos = elementwise("cos", np.cos, lambda out, x: -sin(x))
 tan = elementwise("tan", np.tan, lambda out, x: 1 + out * out)
@@ -260,6 +261,8 @@ for _name in ("allclose", "array_equal", "shape", "ndim", "size", "iscomplexobj"
 
 # --- dtype casts ---------------------------------------------------------------------------
 def _astype_impl(x, dtype):
+    if np.iscomplexobj(x) and np.dtype(dtype).kind != "c":
+        x = np.real(x)  # a real-valued cast keeps the real part (and is real-linear)
     return np.asarray(x).astype(dtype) if not isinstance(x, np.ndarray) else x.astype(dtype)
 
 
@@ -847,7 +850,7 @@ def _matmul_vjp_x(ct, out, x, y):
         y = reshape(y, (_shape(y)[0], 1))
     if xd == 1:
         ct = _expand(ct, -2)
-    g = matmul(ct, swapaxes_p(y, -1, -2))
+    g = matmul(ct, _conj(swapaxes_p(y, -1, -2)))
     return reshape(g, _shape(g)[:-2] + (_shape(g)[-1],)) if xd == 1 else g
 
 
@@ -858,7 +861,7 @@ def _matmul_vjp_y(ct, out, x, y):
         x = reshape(x, (1, _shape(x)[0]))
     if yd == 1:
         ct = _expand(ct, -1)
-    g = matmul(swapaxes_p(x, -1, -2), ct)
+    g = matmul(_conj(swapaxes_p(x, -1, -2)), ct)
     return reshape(g, _shape(g)[:-1]) if yd == 1 else g
 
 
@@ -920,7 +923,7 @@ def outer(a, b):
 @export(numpy=np.vdot)
 def vdot(a, b):
     """Differentiable ``numpy.vdot`` (real arrays)."""
-    return wrap(sum_p(multiply(reshape(a, (-1,)), reshape(b, (-1,)))))
+    return wrap(sum_p(multiply(_conj(reshape(a, (-1,))), reshape(b, (-1,)))))
 
 
 @export(numpy=np.inner)
@@ -1242,6 +1245,1188 @@ class _At:
 
     def __getitem__(self, index):
         return _IndexUpdate(self.array, index)
+
+
+# --- complex parts ------------------------------------------------------------------------
+# Cotangents are adjoints under the real inner product Re<a, b> (PyTorch's convention, see
+# docs/complex.md): a complex slope is conjugated in a VJP, never in a JVP.
+def _conj(x):
+    """conj(x) for complex values; real values pass through untouched (and cost nothing)."""
+    return conj_p(x) if _dtype(x).kind == "c" else x
+
+
+def _imag_t(ct, out, x):
+    return multiply(ct, 1j) if _dtype(x).kind == "c" else zeros_like_p(x)
+
+
+conj_p = linear("conjugate", np.conjugate, lambda ct, out, x: conj_p(ct), batch=B.batch_elementwise)
+real_p = linear("real", np.real, lambda ct, out, x: ct, batch=B.batch_elementwise)
+imag_p = linear("imag", np.imag, _imag_t, batch=B.batch_elementwise)
+public(conj_p, numpy=np.conjugate)
+public(conj_p, name="conj", numpy=np.conj)
+public(real_p, numpy=np.real)
+public(imag_p, numpy=np.imag)
+engine.register(conj=conj_p)
+
+
+def _abs_jvp(t, out, x):
+    s = sign(x)
+    return real_p(_conj(s) * t) if _dtype(x).kind == "c" else t * s
+
+
+@export(numpy=np.angle)
+def angle(z, deg=False):
+    """Differentiable ``numpy.angle``: ``arctan2(imag(z), real(z))``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> round(fnp.angle(1j).item(), 4)
+    1.5708
+    """
+    out = arctan2(imag_p(z), real_p(z))
+    return wrap(out * (180 / np.pi) if deg else out)
+
+
+@export(numpy=np.real_if_close)
+def real_if_close(a, tol=100):
+    """Differentiable ``numpy.real_if_close``: the real part when every imaginary part is tiny."""
+    if _dtype(a).kind != "c":
+        return wrap(a)
+    eps = np.finfo(_dtype(a)).eps if tol > 1 else 1.0
+    small = np.all(np.abs(np.imag(_bottom(a))) < tol * eps)
+    return wrap(real_p(a) if small else a)
+
+
+def _bottom(x):
+    while isinstance(x, Array):
+        x = x._value
+    return x
+
+
+# --- more elementwise functions ------------------------------------------------------------
+def _safe_div(num, den):
+    """num / den, and 0 where den == 0 (both branches stay finite: the double-where recipe)."""
+    zero = equal(den, 0)
+    return where_p(zero, 0, num / where_p(zero, 1, den))
+
+
+def _arctan2_dy(out, y, x):
+    return _safe_div(x, x * x + y * y)
+
+
+def _arctan2_dx(out, y, x):
+    return _safe_div(-y, x * x + y * y)
+
+
+def _sinc_d(out, x):
+    return _safe_div(cos(np.pi * x) - out, x)
+
+
+def _fmax_dx(out, x, y):
+    return _choose(logical_or(greater(x, y), isnan(y)), equal(x, y), out)
+
+
+def _fmax_dy(out, x, y):
+    return _choose(logical_or(less(x, y), isnan(x)), equal(x, y), out)
+
+
+def _fmin_dx(out, x, y):
+    return _choose(logical_or(less(x, y), isnan(y)), equal(x, y), out)
+
+
+def _fmin_dy(out, x, y):
+    return _choose(logical_or(greater(x, y), isnan(x)), equal(x, y), out)
+
+
+def _copysign_dx(out, x, y):
+    flips = not_equal(signbit(x), signbit(y))
+    return 1 - 2 * astype(flips, _dtype(out))
+
+
+def _nan_to_num_impl(x, nan=0.0, posinf=None, neginf=None):
+    return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+
+logical_or = ns.exports["logical_or"].primitive
+isnan = ns.exports["isnan"].primitive
+isfinite = ns.exports["isfinite"].primitive
+signbit = ns.exports["signbit"].primitive
+trunc = ns.exports["trunc"].primitive
+ceil = ns.exports["ceil"].primitive
+
+logaddexp = elementwise("logaddexp", np.logaddexp, lambda out, x, y: exp(x - out),
+                        lambda out, x, y: exp(y - out))
+logaddexp2 = elementwise("logaddexp2", np.logaddexp2, lambda out, x, y: exp2(x - out),
+                         lambda out, x, y: exp2(y - out))
+hypot = elementwise("hypot", np.hypot, lambda out, x, y: _safe_div(x, out),
+                    lambda out, x, y: _safe_div(y, out))  # slope 0 at (0, 0), as norm
+arctan2 = elementwise("arctan2", np.arctan2, _arctan2_dy, _arctan2_dx)
+sinc = elementwise("sinc", np.sinc, _sinc_d)
+fmax = elementwise("fmax", np.fmax, _fmax_dx, _fmax_dy)
+fmin = elementwise("fmin", np.fmin, _fmin_dx, _fmin_dy)
+copysign = elementwise("copysign", np.copysign, _copysign_dx, lambda out, x, y: 0 * out)
+fmod = elementwise("fmod", np.fmod, lambda out, x, y: _ones_like(out),
+                   lambda out, x, y: -trunc(x / y))
+def _nan_to_num_slope(out, x):
+    return astype(isfinite(x), _dtype(out))
+
+
+nan_to_num_p = primitive("nan_to_num", _nan_to_num_impl, params=("nan", "posinf", "neginf"),
+                         vjps=(lambda ct, out, x, **kw: ct * _nan_to_num_slope(out, x),),
+                         jvps=(lambda t, out, x, **kw: t * _nan_to_num_slope(out, x),),
+                         batch=B.batch_elementwise)
+
+for _p in (logaddexp, logaddexp2, hypot, arctan2, sinc, fmax, fmin, copysign, fmod):
+    public(_p, numpy=getattr(np, _p.name))
+public(absolute, name="fabs", numpy=np.fabs)
+public(rad2deg, name="degrees", numpy=np.degrees)
+public(deg2rad, name="radians", numpy=np.radians)
+
+
+@export(numpy=np.nan_to_num)
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """Differentiable ``numpy.nan_to_num``: slope 1 where `x` is finite, 0 where replaced."""
+    return wrap(nan_to_num_p(x, nan=nan, posinf=posinf, neginf=neginf))
+
+
+@export(numpy=np.float_power)
+def float_power(x1, x2):
+    """Differentiable ``numpy.float_power``: `power` computed in float64 (complex128)."""
+    kind = np.result_type(_dtype(x1), _dtype(x2)).kind
+    dtype = np.complex128 if kind == "c" else np.float64
+    return wrap(power(astype(x1, dtype), astype(x2, dtype)))
+
+
+for _name in ("heaviside", "nextafter", "spacing", "fix", "iscomplex", "isreal"):
+    _f = getattr(np, _name)
+    _nin = _f.nin if isinstance(_f, np.ufunc) else 1
+    public(nondiff(_name, _f, nargs=_nin), numpy=_f)
+for _name in ("nanargmax", "nanargmin"):
+    _f = getattr(np, _name)
+    public(nondiff(_name, _f, params=("axis", "out", "keepdims"), batch=B.batch_flat_axis),
+           numpy=_f)
+for _name in ("tril_indices", "triu_indices", "diag_indices"):
+    if hasattr(np, _name):
+        _constant(getattr(np, _name), _name)
+
+
+# --- cumulative functions ------------------------------------------------------------------
+def _flip_axis(x, axis):
+    axis = axis % _ndim(x)
+    return getitem_p(x, template=(slice(None),) * axis + (slice(None, None, -1),))
+
+
+def _cumsum_impl(x, axis):
+    return np.cumsum(x, axis=axis)
+
+
+def _rev_cumsum(x, axis):
+    return _flip_axis(cumsum_p(_flip_axis(x, axis), axis=axis), axis)
+
+
+cumsum_p = linear("cumsum", _cumsum_impl, lambda ct, out, x, axis: _rev_cumsum(ct, axis),
+                  params=("axis",), batch=B.batch_axis_param)
+
+
+def _cumprod_impl(x, axis):
+    return np.cumprod(x, axis=axis)
+
+
+def _cumprod_grid(x, axis):
+    """grid[..., k, j] = product of x[..., i] for i <= j, i != k (axis moved last): the exact
+    partial derivatives of cumprod, also where x holds zeros."""
+    xm = moveaxis_p(x, axis, -1)
+    n = _shape(xm)[-1]
+    grid = where_p(np.eye(n, dtype=bool), 1, _expand(xm, -2))
+    return cumprod_p(grid, axis=-1), np.triu(np.ones((n, n), dtype=bool))
+
+
+def _cumprod_vjp(ct, out, x, axis):
+    if not bool(any_p(equal(x, 0))):
+        return _rev_cumsum(ct * _conj(out), axis) / _conj(x)
+    grid, later = _cumprod_grid(x, axis)
+    ctm = _expand(moveaxis_p(ct, axis, -1), -2)
+    g = sum_p(where_p(later, ctm * _conj(grid), 0), axis=-1)
+    return moveaxis_p(g, -1, axis)
+
+
+def _cumprod_jvp(t, out, x, axis):
+    if not bool(any_p(equal(x, 0))):
+        return out * cumsum_p(t / x, axis=axis)
+    grid, later = _cumprod_grid(x, axis)
+    tm = _expand(moveaxis_p(t, axis, -1), -1)
+    return moveaxis_p(sum_p(where_p(later, tm * grid, 0), axis=-2), -1, axis)
+
+
+cumprod_p = primitive("cumprod", _cumprod_impl, params=("axis",), vjps=(_cumprod_vjp,),
+                      jvps=(_cumprod_jvp,), batch=B.batch_axis_param)
+
+
+def _cumulative(prim, np_fn, name, fill=None):
+    def cumulative(a, axis=None, dtype=None, out=None):
+        if out is not None:
+            raise TypeError(f"funcgrad.numpy.{name}: out= is not supported (arrays are immutable)")
+        a = asarray(a)
+        if dtype is not None:
+            a = astype_public(a, dtype)
+        if fill is not None:
+            a = where_p(isnan(a), fill, a)
+        if axis is None:
+            a, axis = ravel(a), 0
+        return wrap(prim(a, axis=axis))
+    cumulative.__name__ = cumulative.__qualname__ = name
+    cumulative.__doc__ = f"Differentiable ``numpy.{name}`` (``axis=None`` flattens first)."
+    return export(cumulative, numpy=np_fn)
+
+
+cumsum = _cumulative(cumsum_p, np.cumsum, "cumsum")
+cumprod = _cumulative(cumprod_p, np.cumprod, "cumprod")
+nancumsum = _cumulative(cumsum_p, np.nancumsum, "nancumsum", fill=0)
+nancumprod = _cumulative(cumprod_p, np.nancumprod, "nancumprod", fill=1)
+
+
+def _slice_axis(x, axis, start=None, stop=None, step=None):
+    axis = axis % _ndim(x)
+    return getitem(x, (slice(None),) * axis + (slice(start, stop, step),))
+
+
+@export(numpy=np.diff)
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    """Differentiable ``numpy.diff``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.diff(fnp.array([1.0, 4.0, 9.0])).tolist()
+    [3.0, 5.0]
+    """
+    a = asarray(a)
+    parts = []
+    for extra in (prepend, append):
+        if extra is not None:
+            shape = list(_shape(a))
+            shape[axis] = 1
+            extra = asarray(extra)
+            if _ndim(extra) == 0:
+                extra = broadcast_to(extra, tuple(shape))
+            parts.append(extra)
+        else:
+            parts.append(None)
+    if prepend is not None or append is not None:
+        a = concatenate([p for p in (parts[0], a, parts[1]) if p is not None], axis=axis)
+    for _ in range(n):
+        a = _slice_axis(a, axis, 1) - _slice_axis(a, axis, None, -1)
+    return wrap(a)
+
+
+@export(numpy=np.ediff1d)
+def ediff1d(ary, to_end=None, to_begin=None):
+    """Differentiable ``numpy.ediff1d``."""
+    d = diff(ravel(ary))
+    parts = [ravel(to_begin)] if to_begin is not None else []
+    parts.append(d)
+    if to_end is not None:
+        parts.append(ravel(to_end))
+    return concatenate(parts) if len(parts) > 1 else d
+
+
+@export(numpy=np.gradient)
+def gradient(f, *varargs, axis=None, edge_order=1):
+    """Differentiable ``numpy.gradient`` with scalar (uniform) spacings."""
+    f = asarray(f)
+    axes = tuple(range(_ndim(f))) if axis is None else _axes(axis, _ndim(f))
+    if not varargs:
+        spacing = [1.0] * len(axes)
+    elif len(varargs) == 1:
+        spacing = list(varargs) * len(axes)
+    else:
+        spacing = list(varargs)
+    if builtins.any(np.ndim(h) != 0 for h in spacing):
+        raise NotImplementedError("funcgrad.numpy.gradient supports scalar spacings only; "
+                                  "for coordinate arrays, differentiate with diff() yourself")
+    if edge_order not in (1, 2):
+        raise ValueError("gradient: edge_order must be 1 or 2")
+    outs = []
+    for ax, h in zip(axes, spacing):
+        s = lambda start=None, stop=None: _slice_axis(f, ax, start, stop)  # noqa: E731
+        inner = (s(2, None) - s(None, -2)) / (2.0 * h)
+        if edge_order == 1:
+            first = (s(1, 2) - s(0, 1)) / h
+            last = (s(-1, None) - s(-2, -1)) / h
+        else:
+            first = (-1.5 * s(0, 1) + 2.0 * s(1, 2) - 0.5 * s(2, 3)) / h
+            last = (0.5 * s(-3, -2) - 2.0 * s(-2, -1) + 1.5 * s(-1, None)) / h
+        outs.append(concatenate([first, inner, last], axis=ax))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+@export(numpy=np.trapezoid)
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """Differentiable ``numpy.trapezoid`` (in `y` and in the sample points `x`)."""
+    y = asarray(y)
+    mids = (_slice_axis(y, axis, 1) + _slice_axis(y, axis, None, -1)) / 2.0
+    widths = dx if x is None else diff(x, axis=axis if _ndim(x) > 1 else -1)
+    if x is not None and _ndim(x) == 1 and _ndim(y) > 1:
+        shape = [1] * _ndim(y)
+        shape[axis] = -1
+        widths = reshape(widths, tuple(_resolve_shape(shape, (_shape(x)[0] - 1,))))
+    return wrap(sum_p(mids * widths, axis=axis))
+
+
+# --- statistics ----------------------------------------------------------------------------
+@export(numpy=np.average)
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """Differentiable ``numpy.average`` (in `a` and in `weights`)."""
+    a = asarray(a)
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    if weights is None:
+        avg = mean_p(a, axis=axis, keepdims=keepdims)
+        total = np.asarray(_count(a, axis), dtype=_dtype(avg))
+        total = np.broadcast_to(total, _shape(avg))
+    else:
+        w = asarray(weights)
+        if _ndim(w) != _ndim(a):
+            if axis is None or not isinstance(axis, int) or _ndim(w) != 1:
+                raise TypeError("average: 1-D weights need an int axis; otherwise weights "
+                                "must have the shape of a")
+            shape = [1] * _ndim(a)
+            shape[axis] = _shape(w)[0]
+            w = reshape(w, tuple(shape))
+        total = sum_p(broadcast_to(w, _shape(a)), axis=axis, keepdims=keepdims)
+        avg = sum_p(a * w, axis=axis, keepdims=keepdims) / total
+    return (wrap(avg), wrap(total)) if returned else wrap(avg)
+
+
+def _nan_fill(a, value):
+    return where_p(isnan(a), value, a)
+
+
+def _valid_count(a, axis, keepdims):
+    return sum_p(astype(logical_not(isnan(a)), _dtype(a)), axis=axis, keepdims=keepdims)
+
+
+logical_not = ns.exports["logical_not"].primitive
+
+
+def _nan_reduction(name, np_fn, compute):
+    def reduce(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        if out is not None:
+            raise TypeError(f"funcgrad.numpy.{name}: out= is not supported")
+        a = asarray(a)
+        if dtype is not None:
+            a = astype_public(a, dtype)
+        if isinstance(axis, list):
+            axis = tuple(axis)
+        return wrap(compute(a, axis, keepdims, **kwargs))
+    reduce.__name__ = reduce.__qualname__ = name
+    reduce.__doc__ = (f"Differentiable ``numpy.{name}``: NaNs are left out, and receive a zero "
+                      "gradient.")
+    return export(reduce, numpy=np_fn)
+
+
+def _nanmax(a, axis, keepdims, fill, prim):
+    out = prim(_nan_fill(a, fill), axis=axis, keepdims=keepdims)
+    all_nan = logical_not(any_p(logical_not(isnan(a)), axis=axis, keepdims=keepdims))
+    return where_p(all_nan, np.nan, out)
+
+
+def _nanvar(a, axis, keepdims, ddof=0):
+    valid = logical_not(isnan(a))
+    safe = where_p(valid, a, 0)  # the double-where recipe: NaNs never reach a derivative
+    n = _valid_count(a, axis, True)
+    centered = where_p(valid, safe - sum_p(safe, axis=axis, keepdims=True) / n, 0)
+    ss = sum_p(centered * _conj(centered), axis=axis, keepdims=keepdims)
+    return real_p(ss) / (_valid_count(a, axis, keepdims) - ddof)
+
+
+_nan_reduction("nansum", np.nansum, lambda a, axis, kd: sum_p(_nan_fill(a, 0), axis=axis, keepdims=kd))
+_nan_reduction("nanprod", np.nanprod, lambda a, axis, kd: prod_p(_nan_fill(a, 1), axis=axis, keepdims=kd))
+_nan_reduction("nanmean", np.nanmean, lambda a, axis, kd: sum_p(_nan_fill(a, 0), axis=axis, keepdims=kd)
+               / _valid_count(a, axis, kd))
+_nan_reduction("nanmax", np.nanmax, lambda a, axis, kd: _nanmax(a, axis, kd, -np.inf, max_p))
+_nan_reduction("nanmin", np.nanmin, lambda a, axis, kd: _nanmax(a, axis, kd, np.inf, min_p))
+_nan_reduction("nanvar", np.nanvar, _nanvar)
+_nan_reduction("nanstd", np.nanstd, lambda a, axis, kd, ddof=0: sqrt(_nanvar(a, axis, kd, ddof)))
+
+
+@export(numpy=np.ptp)
+def ptp(a, axis=None, keepdims=False):
+    """Differentiable ``numpy.ptp``: ``max - min`` (ties share the slope)."""
+    return wrap(max_p(a, axis=axis, keepdims=keepdims) - min_p(a, axis=axis, keepdims=keepdims))
+
+
+def _argsort_impl(x, axis=-1):
+    return np.argsort(x, axis=axis, kind="stable")
+
+
+argsort_p = nondiff("argsort", _argsort_impl, params=("axis",), batch=B.batch_axis_param)
+
+
+def _argpartition_impl(x, kth, axis=-1):
+    return np.argpartition(x, kth, axis=axis)
+
+
+argpartition_p = nondiff("argpartition", _argpartition_impl, params=("kth", "axis"),
+                         batch=B.batch_axis_param)
+public(argpartition_p, numpy=np.argpartition)
+
+
+@export(numpy=np.sort)
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """Differentiable ``numpy.sort``: the gradient flows back through the permutation
+    (tied elements each keep their own slot, in stable-sort order).
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda x: fnp.sort(x)[0])(fnp.array([3.0, 1.0, 2.0])).tolist()
+    [0.0, 1.0, 0.0]
+    """
+    if order is not None:
+        raise NotImplementedError("funcgrad.numpy.sort: order= (structured arrays) is not supported")
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    return take_along_axis(a, argsort_p(a, axis=axis), axis)
+
+
+@export(numpy=np.partition)
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """Differentiable ``numpy.partition``, through ``numpy.argpartition``'s permutation (the
+    element at each `kth` is NumPy's; the others are ordered as argpartition leaves them)."""
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    return take_along_axis(a, argpartition_p(a, kth=kth, axis=axis), axis)
+
+
+def _quantile(a, q, axis, keepdims, method, skip_nan):
+    if method != "linear":
+        raise NotImplementedError(f"funcgrad.numpy quantiles support method='linear' only, got {method!r}")
+    if isinstance(q, Tracer):
+        raise TypeError("quantile/percentile: q must be a constant (no derivative flows into q)")
+    q = np.asarray(raw(q), dtype=np.float64)
+    if np.any((q < 0) | (q > 1)):
+        raise ValueError("quantiles must be in the range [0, 1] (percentiles in [0, 100])")
+    a = asarray(a)
+    shape = _shape(a)
+    if axis is None:
+        axes = tuple(range(len(shape)))
+    else:
+        axes = _axes(axis, len(shape))
+    rest = tuple(i for i in range(len(shape)) if i not in axes)
+    moved = reshape(transpose(a, rest + axes), tuple(shape[i] for i in rest) + (-1,))
+    if _shape(moved)[-1] == 0:
+        raise ValueError("quantile of an empty axis is undefined (NumPy returns NaN with a "
+                         "warning; funcgrad refuses, so no NaN gradient appears silently)")
+    ordered = sort(moved, axis=-1)  # NaNs sort last
+    n = _shape(moved)[-1]
+    count = _valid_count(moved, -1, False) if skip_nan else np.full(_shape(moved)[:-1], n)
+    pos = reshape(q, q.shape + (1,) * (len(_shape(moved)) - 1)) * (count - 1)
+    lo = clip_p(floor(pos), 0, n - 1)
+    hi = clip_p(ceil(pos), 0, n - 1)
+    frac = pos - lo
+    lead = q.shape + tuple(_shape(moved)[:-1])
+    ordered = broadcast_to(reshape(ordered, (1,) * q.ndim + tuple(_shape(ordered))),
+                           lead + (n,))
+    pick = lambda i: take_along_axis(ordered, _expand(astype(i, np.intp), -1), -1)  # noqa: E731
+    lo_v = reshape(pick(lo), lead)
+    hi_v = reshape(pick(hi), lead)
+    out = lo_v + (hi_v - lo_v) * astype(frac, _dtype(lo_v))
+    if skip_nan:
+        out = where_p(equal(count, 0), np.nan, out)
+    if keepdims:
+        out = reshape(out, q.shape + _keepdims_shape(shape, axis))
+    return out
+
+
+def _quantile_fn(name, np_fn, scale, skip_nan, fixed_q=None):
+    def quantile_fn(a, q=None, axis=None, out=None, overwrite_input=False, method="linear",
+                    keepdims=False):
+        if out is not None:
+            raise TypeError(f"funcgrad.numpy.{name}: out= is not supported")
+        qq = fixed_q if fixed_q is not None else np.asarray(raw(q), dtype=np.float64) / scale
+        return wrap(_quantile(a, qq, axis, keepdims, method, skip_nan))
+    if fixed_q is not None:
+        def median_fn(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+            return quantile_fn(a, None, axis, out, overwrite_input, "linear", keepdims)
+        fn = median_fn
+    else:
+        fn = quantile_fn
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"Differentiable ``numpy.{name}`` (method 'linear'): the gradient reaches the "
+                  "one or two order statistics it interpolates" + (", NaNs skipped." if skip_nan else "."))
+    return export(fn, numpy=np_fn)
+
+
+_quantile_fn("quantile", np.quantile, 1.0, False)
+_quantile_fn("percentile", np.percentile, 100.0, False)
+_quantile_fn("median", np.median, 1.0, False, fixed_q=0.5)
+_quantile_fn("nanquantile", np.nanquantile, 1.0, True)
+_quantile_fn("nanpercentile", np.nanpercentile, 100.0, True)
+_quantile_fn("nanmedian", np.nanmedian, 1.0, True, fixed_q=0.5)
+
+
+@export(numpy=np.cov)
+def cov(m, y=None, rowvar=True, bias=False, ddof=None):
+    """Differentiable ``numpy.cov`` (no frequency or analytic weights)."""
+    x = atleast_2d(m)
+    if not rowvar and _shape(x)[0] != 1:
+        x = transpose(x)
+    if y is not None:
+        y = atleast_2d(y)
+        if not rowvar and _shape(y)[0] != 1:
+            y = transpose(y)
+        x = concatenate([x, y], axis=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    centered = x - mean_p(x, axis=1, keepdims=True)
+    c = matmul(centered, _conj(transpose(centered))) / (_shape(x)[1] - ddof)
+    return wrap(reshape(c, ()) if _shape(c) == (1, 1) else c)
+
+
+@export(numpy=np.corrcoef)
+def corrcoef(x, y=None, rowvar=True):
+    """Differentiable ``numpy.corrcoef``."""
+    c = cov(x, y, rowvar)
+    if _ndim(c) == 0:
+        return wrap(c / c)
+    d = sqrt(real_p(diagonal(c)))
+    return wrap(c / reshape(d, (-1, 1)) / reshape(d, (1, -1)))
+
+
+# --- gathering and selecting ---------------------------------------------------------------
+@export(numpy=np.take)
+def take(a, indices, axis=None, out=None, mode=None):
+    """Differentiable ``numpy.take``; the gradient scatters back (repeats accumulate)."""
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = axis % _ndim(a)
+    if mode in ("wrap", "clip"):
+        n = _shape(a)[axis]
+        idx = np.asarray(raw(indices))
+        indices = np.mod(idx, n) if mode == "wrap" else np.clip(idx, 0, n - 1)
+    return wrap(getitem(a, (slice(None),) * axis + (indices,)))
+
+
+@export(numpy=np.take_along_axis)
+def take_along_axis(arr, indices, axis=-1):
+    """Differentiable ``numpy.take_along_axis``."""
+    arr = asarray(arr)
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    nd = _ndim(arr)
+    axis = axis % nd
+    if _ndim(indices) != nd:
+        raise ValueError(f"take_along_axis: indices must have {nd} dimensions like arr, got {_ndim(indices)}")
+    index = []
+    for d in range(nd):
+        if d == axis:
+            index.append(indices)
+        else:
+            shape = [1] * nd
+            shape[d] = _shape(arr)[d]
+            index.append(np.arange(_shape(arr)[d]).reshape(shape))
+    return wrap(getitem(arr, tuple(index)))
+
+
+@export(numpy=np.compress)
+def compress(condition, a, axis=None):
+    """Differentiable ``numpy.compress``."""
+    return take(a, np.flatnonzero(np.asarray(_bottom(condition))), axis)
+
+
+@export(numpy=np.extract)
+def extract(condition, arr):
+    """Differentiable ``numpy.extract``."""
+    return take(ravel(arr), np.flatnonzero(np.asarray(_bottom(condition))))
+
+
+@export(numpy=np.select)
+def select(condlist, choicelist, default=0):
+    """Differentiable ``numpy.select``: the first true condition picks its choice."""
+    out = default
+    for cond, choice in reversed(list(zip(condlist, choicelist))):
+        out = where_p(cond, choice, out)
+    return wrap(broadcast_to(out, np.broadcast_shapes(*[_shape(c) for c in condlist],
+                                                      *[_shape(c) for c in choicelist])))
+
+
+@export(numpy=np.delete)
+def delete(arr, obj, axis=None):
+    """Differentiable ``numpy.delete``."""
+    arr = asarray(arr)
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    keep = np.ones(_shape(arr)[axis], dtype=bool)
+    keep[obj] = False
+    return take(arr, np.flatnonzero(keep), axis)
+
+
+@export(numpy=np.append)
+def append(arr, values, axis=None):
+    """Differentiable ``numpy.append``."""
+    if axis is None:
+        return concatenate([ravel(arr), ravel(values)])
+    return concatenate([arr, values], axis=axis)
+
+
+# --- triangles and diagonals ---------------------------------------------------------------
+@export(numpy=np.diagonal)
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """Differentiable ``numpy.diagonal`` (the diagonal becomes the last axis)."""
+    a = moveaxis_p(a, (axis1, axis2), (-2, -1))
+    rows, cols = _shape(a)[-2:]
+    n = builtins.max(0, builtins.min(rows + builtins.min(offset, 0), cols - builtins.max(offset, 0)))
+    r = np.arange(n) + builtins.max(-offset, 0)
+    c = np.arange(n) + builtins.max(offset, 0)
+    return wrap(getitem(a, (Ellipsis, r, c)))
+
+
+@export(numpy=np.diag)
+def diag(v, k=0):
+    """Differentiable ``numpy.diag``: a 1-d input builds a matrix, a 2-d one gives a diagonal."""
+    if _ndim(v) == 2:
+        return diagonal(v, k)
+    if _ndim(v) != 1:
+        raise ValueError("diag: input must be 1-d or 2-d")
+    n = _shape(v)[0] + builtins.abs(k)
+    r = np.arange(_shape(v)[0]) + builtins.max(-k, 0)
+    c = np.arange(_shape(v)[0]) + builtins.max(k, 0)
+    zeros = np.zeros((n, n), dtype=_dtype(v))
+    return wrap(index_add_p(zeros, v, r, c, template=(_SLOT, _SLOT)))
+
+
+@export(numpy=np.diagflat)
+def diagflat(v, k=0):
+    """Differentiable ``numpy.diagflat``."""
+    return diag(ravel(v), k)
+
+
+@export(numpy=np.trace)
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """Differentiable ``numpy.trace``."""
+    d = diagonal(a, offset, axis1, axis2)
+    if dtype is not None:
+        d = astype_public(d, dtype)
+    return wrap(sum_p(d, axis=-1))
+
+
+def _tri_mask(shape, k, lower):
+    rows, cols = shape[-2:]
+    return np.tri(rows, cols, k, dtype=bool) if lower else ~np.tri(rows, cols, k - 1, dtype=bool)
+
+
+@export(numpy=np.tril)
+def tril(m, k=0):
+    """Differentiable ``numpy.tril``."""
+    return wrap(where_p(_tri_mask(_shape(m), k, True), m, 0))
+
+
+@export(numpy=np.triu)
+def triu(m, k=0):
+    """Differentiable ``numpy.triu``."""
+    return wrap(where_p(_tri_mask(_shape(m), k, False), m, 0))
+
+
+# --- rearranging ---------------------------------------------------------------------------
+@export(numpy=np.flip)
+def flip(m, axis=None):
+    """Differentiable ``numpy.flip``."""
+    m = asarray(m)
+    axes = _axes(axis, _ndim(m))
+    return wrap(getitem(m, tuple(slice(None, None, -1) if d in axes else slice(None)
+                                 for d in range(_ndim(m)))))
+
+
+@export(numpy=np.fliplr)
+def fliplr(m):
+    """Differentiable ``numpy.fliplr``."""
+    return flip(m, 1)
+
+
+@export(numpy=np.flipud)
+def flipud(m):
+    """Differentiable ``numpy.flipud``."""
+    return flip(m, 0)
+
+
+@export(numpy=np.rot90)
+def rot90(m, k=1, axes=(0, 1)):
+    """Differentiable ``numpy.rot90``."""
+    m = asarray(m)
+    k %= 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(flip(m, axes[0]), axes[1])
+    perm = list(range(_ndim(m)))
+    a0, a1 = axes[0] % _ndim(m), axes[1] % _ndim(m)
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    if k == 1:
+        return wrap(transpose(flip(m, a1), tuple(perm)))
+    return flip(transpose(m, tuple(perm)), a1)
+
+
+@export(numpy=np.roll)
+def roll(a, shift, axis=None):
+    """Differentiable ``numpy.roll``."""
+    a = asarray(a)
+    if axis is None:
+        return wrap(reshape(roll(ravel(a), shift, 0), _shape(a)))
+    shifts, axes = np.broadcast_arrays(np.atleast_1d(shift), np.atleast_1d(axis))
+    for s, ax in zip(shifts.ravel(), axes.ravel()):
+        n = _shape(a)[ax]
+        if n:
+            a = take(a, (np.arange(n) - int(s)) % n, int(ax))
+    return wrap(a)
+
+
+@export(numpy=np.rollaxis)
+def rollaxis(a, axis, start=0):
+    """Differentiable ``numpy.rollaxis``."""
+    n = _ndim(a)
+    axis %= n
+    if start < 0:
+        start += n
+    if axis < start:
+        start -= 1
+    if axis == start:
+        return wrap(a)
+    perm = [d for d in range(n) if d != axis]
+    perm.insert(start, axis)
+    return wrap(transpose(a, tuple(perm)))
+
+
+@export(numpy=np.tile)
+def tile(A, reps):
+    """Differentiable ``numpy.tile``."""
+    A = asarray(A)
+    reps = (reps,) if isinstance(reps, (int, np.integer)) else tuple(reps)
+    d = builtins.max(_ndim(A), len(reps))
+    shape = (1,) * (d - _ndim(A)) + tuple(_shape(A))
+    reps = (1,) * (d - len(reps)) + reps
+    interleaved = tuple(x for s in shape for x in (1, s))
+    grown = broadcast_to(reshape(A, interleaved), tuple(x for r, s in zip(reps, shape) for x in (r, s)))
+    return wrap(reshape(grown, tuple(r * s for r, s in zip(reps, shape))))
+
+
+@export(numpy=np.repeat)
+def repeat(a, repeats, axis=None):
+    """Differentiable ``numpy.repeat``."""
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis %= _ndim(a)
+    if np.ndim(repeats) == 0:
+        r = int(repeats)
+        shape = _shape(a)
+        grown = broadcast_to(_expand(a, axis + 1), shape[:axis + 1] + (r,) + shape[axis + 1:])
+        return wrap(reshape(grown, shape[:axis] + (shape[axis] * r,) + shape[axis + 1:]))
+    return take(a, np.repeat(np.arange(_shape(a)[axis]), repeats), axis)
+
+
+@export(numpy=np.pad)
+def pad(array, pad_width, mode="constant", **kwargs):
+    """Differentiable ``numpy.pad`` for the modes constant, edge, reflect, symmetric and wrap."""
+    array = asarray(array)
+    nd = _ndim(array)
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.intp), (nd, 2))
+    if mode == "constant":
+        frame = np.pad(np.zeros(_shape(array), dtype=_dtype(array)), widths, mode="constant",
+                       constant_values=kwargs.get("constant_values", 0))
+        inner = tuple(slice(int(b), int(b) + s) for (b, _), s in zip(widths, _shape(array)))
+        return wrap(index_set_p(frame, array, template=inner))
+    if mode not in ("edge", "reflect", "symmetric", "wrap"):
+        raise NotImplementedError(f"funcgrad.numpy.pad: mode {mode!r} is not supported; use "
+                                  "constant, edge, reflect, symmetric or wrap")
+    for ax, (before, after) in enumerate(widths):
+        if before or after:
+            source = np.pad(np.arange(_shape(array)[ax]), (int(before), int(after)), mode=mode, **kwargs)
+            array = take(array, source, ax)
+    return wrap(array)
+
+
+def _split_points(n, sections, equal):
+    if np.ndim(sections) == 0:
+        sections = int(sections)
+        if equal and n % sections:
+            raise ValueError("array split does not result in an equal division")
+        size, extra = divmod(n, sections)
+        sizes = [size + 1] * extra + [size] * (sections - extra)
+        return list(np.cumsum([0] + sizes))
+    return [0] + [int(i) for i in sections] + [n]
+
+
+def _split(ary, indices_or_sections, axis, equal):
+    ary = asarray(ary)
+    points = _split_points(_shape(ary)[axis], indices_or_sections, equal)
+    return [wrap(_slice_axis(ary, axis, start, stop)) for start, stop in zip(points[:-1], points[1:])]
+
+
+@export(numpy=np.split)
+def split(ary, indices_or_sections, axis=0):
+    """Differentiable ``numpy.split``: a list of arrays."""
+    return _split(ary, indices_or_sections, axis, True)
+
+
+@export(numpy=np.array_split)
+def array_split(ary, indices_or_sections, axis=0):
+    """Differentiable ``numpy.array_split``."""
+    return _split(ary, indices_or_sections, axis, False)
+
+
+@export(numpy=np.hsplit)
+def hsplit(ary, indices_or_sections):
+    """Differentiable ``numpy.hsplit``."""
+    return _split(ary, indices_or_sections, 1 if _ndim(ary) > 1 else 0, True)
+
+
+@export(numpy=np.vsplit)
+def vsplit(ary, indices_or_sections):
+    """Differentiable ``numpy.vsplit``."""
+    if _ndim(ary) < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return _split(ary, indices_or_sections, 0, True)
+
+
+@export(numpy=np.dsplit)
+def dsplit(ary, indices_or_sections):
+    """Differentiable ``numpy.dsplit``."""
+    if _ndim(ary) < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return _split(ary, indices_or_sections, 2, True)
+
+
+@export(numpy=np.atleast_3d)
+def atleast_3d(a):
+    """Differentiable ``numpy.atleast_3d``."""
+    shape = _shape(a)
+    new = {0: (1, 1, 1), 1: (1,) + tuple(shape) + (1,), 2: tuple(shape) + (1,)}.get(len(shape))
+    return wrap(a) if new is None else wrap(reshape(a, new))
+
+
+@export(numpy=np.dstack)
+def dstack(tup):
+    """Differentiable ``numpy.dstack``."""
+    return concatenate([atleast_3d(a) for a in tup], axis=2)
+
+
+@export(numpy=np.column_stack)
+def column_stack(tup):
+    """Differentiable ``numpy.column_stack``."""
+    return concatenate([reshape(a, (-1, 1)) if _ndim(a) < 2 else a for a in tup], axis=1)
+
+
+@export(numpy=np.meshgrid)
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """Differentiable ``numpy.meshgrid``: a tuple of arrays."""
+    n = len(xi)
+    outs = []
+    for i, x in enumerate(xi):
+        shape = [1] * n
+        shape[i] = -1
+        if indexing == "xy" and n > 1 and i < 2:
+            shape[0], shape[1] = shape[1], shape[0]
+        outs.append(reshape(x, tuple(_resolve_shape(shape, _shape(x)))))
+    if not sparse:
+        full = np.broadcast_shapes(*[_shape(o) for o in outs])
+        outs = [broadcast_to(o, full) for o in outs]
+    return tuple(wrap(o) for o in outs)
+
+
+@export(numpy=np.broadcast_arrays)
+def broadcast_arrays(*args):
+    """Differentiable ``numpy.broadcast_arrays``: a tuple of arrays."""
+    full = np.broadcast_shapes(*[_shape(a) for a in args])
+    return tuple(wrap(broadcast_to(a, full)) for a in args)
+
+
+@export(numpy=np.copy)
+def copy(a, order="K", subok=False):
+    """``numpy.copy``; arrays are immutable, so this is the identity (slope 1)."""
+    return asarray(a)
+
+
+@export(numpy=np.matrix_transpose)
+def matrix_transpose(x):
+    """Differentiable ``numpy.matrix_transpose``: swaps the last two axes."""
+    return wrap(swapaxes_p(x, -1, -2))
+
+
+@export(numpy=np.permute_dims)
+def permute_dims(a, axes=None):
+    """Differentiable ``numpy.permute_dims`` (``transpose``)."""
+    return wrap(transpose(a, None if axes is None else tuple(axes)))
+
+
+@export(numpy=np.concat)
+def concat(arrays, axis=0):
+    """Differentiable ``numpy.concat`` (``concatenate``)."""
+    return concatenate(arrays, axis=axis)
+
+
+@export(numpy=np.unstack)
+def unstack(x, axis=0):
+    """Differentiable ``numpy.unstack``: a tuple of the slices along `axis`."""
+    x = asarray(x)
+    axis %= _ndim(x)
+    return tuple(wrap(getitem(x, (slice(None),) * axis + (i,))) for i in range(_shape(x)[axis]))
+
+
+# --- products ------------------------------------------------------------------------------
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _einsum_spec(subscripts, shapes):
+    """Explicit subscripts (ellipses spelled out with fresh letters, the output written)."""
+    subscripts = subscripts.replace(" ", "")
+    if "->" in subscripts:
+        ins, out = subscripts.split("->")
+    else:
+        ins, out = subscripts, None
+    ins = ins.split(",")
+    if len(ins) != len(shapes):
+        raise ValueError(f"einsum: {len(ins)} operand subscripts for {len(shapes)} operands")
+    used = set(subscripts)
+    free = [c for c in _LETTERS if c not in used]
+    ell_rank = builtins.max([len(s) - (len(t) - 3) for t, s in zip(ins, shapes) if "..." in t],
+                            default=0)
+    ell = "".join(free[:ell_rank])
+    explicit = []
+    for t, s in zip(ins, shapes):
+        if "..." in t:
+            k = len(s) - (len(t) - 3)
+            t = t.replace("...", ell[ell_rank - k:])
+        if len(t) != len(s):
+            raise ValueError(f"einsum: subscripts {t!r} do not match an operand of shape {s}")
+        explicit.append(t)
+    if out is None:
+        letters = "".join(explicit)
+        out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
+    else:
+        out = out.replace("...", ell)
+    return tuple(explicit), out
+
+
+def _einsum_impl(*operands, spec):
+    ins, out = spec
+    return np.einsum(",".join(ins) + "->" + out, *operands, optimize=len(operands) > 2)
+
+
+def _einsum_jvp(k):
+    def jvp_k(t, out, *operands, spec):
+        ops = list(operands)
+        ops[k] = t
+        return einsum_p(*ops, spec=spec)
+    return jvp_k
+
+
+def _einsum_vjp(k):
+    def vjp_k(ct, out, *operands, spec):
+        ins, out_sub = spec
+        target = ins[k]
+        others = [i for i in range(len(operands)) if i != k]
+        present = set(out_sub).union(*[set(ins[i]) for i in others])
+        unique = "".join(dict.fromkeys(target))
+        kept = "".join(c for c in unique if c in present)
+        g = einsum_p(ct, *[_conj(operands[i]) for i in others],
+                     spec=((out_sub,) + tuple(ins[i] for i in others), kept))
+        # letters summed only inside operand k: the cotangent is constant along them
+        sizes = dict(zip(target, _shape(operands[k])))
+        g = reshape(g, tuple(sizes[c] if c in kept else 1 for c in unique))
+        g = broadcast_to(g, tuple(sizes[c] for c in unique))
+        if len(unique) == len(target):
+            return transpose(g, tuple(unique.index(c) for c in target))
+        # repeated letters (a diagonal such as 'ii'): put the values on that diagonal
+        return einsum_p(g, *[np.eye(sizes[c], dtype=bool) for c in target[len(unique):]],
+                        spec=_diag_spec(unique, target))
+    return vjp_k
+
+
+def _diag_spec(unique, target):
+    fresh = [c for c in _LETTERS if c not in target]
+    seen = set()
+    out = []
+    eyes = []
+    for c in target:
+        if c in seen:
+            d = fresh.pop()
+            eyes.append(c + d)
+            out.append(d)
+        else:
+            seen.add(c)
+            out.append(c)
+    return ((unique,) + tuple(eyes), "".join(out))
+
+
+class _EinsumRules(tuple):
+    def __new__(cls, make):
+        self = super().__new__(cls, ())
+        self.make = make
+        return self
+
+    def __getitem__(self, k):
+        return self.make(k)
+
+
+def _batch_einsum(prim, vals, dims, spec):
+    ins, out = spec
+    fresh = next(c for c in _LETTERS if c not in "".join(ins) + out)
+    new_ins = tuple(t if d is None else t[:d] + fresh + t[d:] for t, d in zip(ins, dims))
+    return einsum_p(*vals, spec=(new_ins, fresh + out)), 0
+
+
+einsum_p = primitive("einsum", _einsum_impl, nargs=-1, batch=_batch_einsum)
+einsum_p.vjps = _EinsumRules(_einsum_vjp)
+einsum_p.jvps = _EinsumRules(_einsum_jvp)
+
+
+@export(numpy=np.einsum)
+def einsum(*operands, optimize=False, **kwargs):
+    """Differentiable ``numpy.einsum``: every subscript form (implicit or explicit output,
+    ellipses, repeated letters, the interleaved operand/sublist form).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.einsum("ij,j->i", fnp.ones((2, 3)), fnp.array([1.0, 2.0, 3.0])).tolist()
+    [6.0, 6.0]
+    """
+    if kwargs:
+        raise TypeError(f"funcgrad.numpy.einsum: unsupported arguments {sorted(kwargs)}")
+    if isinstance(operands[0], str):
+        subscripts, arrays = operands[0], operands[1:]
+    else:
+        subscripts, arrays = _sublist_to_subscripts(operands)
+    arrays = [asarray(a) for a in arrays]
+    spec = _einsum_spec(subscripts, [_shape(a) for a in arrays])
+    return wrap(einsum_p(*arrays, spec=spec))
+
+
+def _sublist_to_subscripts(operands):
+    items = list(operands)
+    out = items.pop() if len(items) % 2 else None
+    letter = lambda i: "..." if i is Ellipsis else _LETTERS[i]  # noqa: E731
+    ins = ["".join(letter(i) for i in sub) for sub in items[1::2]]
+    subs = ",".join(ins) + ("" if out is None else "->" + "".join(letter(i) for i in out))
+    return subs, items[0::2]
+
+
+@export(numpy=np.tensordot)
+def tensordot(a, b, axes=2):
+    """Differentiable ``numpy.tensordot``."""
+    na, nb = _ndim(a), _ndim(b)
+    if np.ndim(axes) == 0:
+        axes = (list(range(na - axes, na)), list(range(axes)))
+    ax_a, ax_b = (np.atleast_1d(axes[0]) % builtins.max(na, 1)).tolist(), (np.atleast_1d(axes[1]) % builtins.max(nb, 1)).tolist()
+    sa = list(_LETTERS[:na])
+    sb = list(_LETTERS[na:na + nb])
+    for i, j in zip(ax_a, ax_b):
+        sb[j] = sa[i]
+    out = [c for i, c in enumerate(sa) if i not in ax_a] + [c for j, c in enumerate(sb) if j not in ax_b]
+    return einsum("".join(sa) + "," + "".join(sb) + "->" + "".join(out), a, b)
+
+
+@export(numpy=np.kron)
+def kron(a, b):
+    """Differentiable ``numpy.kron``."""
+    a, b = asarray(a), asarray(b)
+    nd = builtins.max(_ndim(a), _ndim(b))
+    sa = (1,) * (nd - _ndim(a)) + tuple(_shape(a))
+    sb = (1,) * (nd - _ndim(b)) + tuple(_shape(b))
+    ra = reshape(a, tuple(x for s in sa for x in (s, 1)))
+    rb = reshape(b, tuple(x for s in sb for x in (1, s)))
+    return wrap(reshape(ra * rb, tuple(x * y for x, y in zip(sa, sb))))
+
+
+@export(numpy=np.cross)
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """Differentiable ``numpy.cross`` of 3-vectors (and 2-vectors, giving the z component)."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a = moveaxis_p(asarray(a), axisa, -1)
+    b = moveaxis_p(asarray(b), axisb, -1)
+    ca = [getitem(a, (Ellipsis, i)) for i in range(_shape(a)[-1])]
+    cb = [getitem(b, (Ellipsis, i)) for i in range(_shape(b)[-1])]
+    if len(ca) == 2 and len(cb) == 2:
+        return wrap(ca[0] * cb[1] - ca[1] * cb[0])
+    if len(ca) != 3 or len(cb) != 3:
+        raise ValueError("cross: vectors must have 3 (or both 2) components")
+    c = stack_p(ca[1] * cb[2] - ca[2] * cb[1], ca[2] * cb[0] - ca[0] * cb[2],
+                ca[0] * cb[1] - ca[1] * cb[0], axis=-1)
+    return wrap(moveaxis_p(c, -1, axisc))
+
+
+def _full_convolve(a, v):
+    """The full discrete convolution as a gather plus a product: differentiable in both."""
+    n, m = _shape(a)[0], _shape(v)[0]
+    k = np.arange(n + m - 1)[:, None] - np.arange(n)[None, :]   # index into v
+    inside = (k >= 0) & (k < m)
+    band = where_p(inside, getitem(v, (np.clip(k, 0, m - 1),)), 0)
+    return matmul(band, a)
+
+
+def _conv_mode(full, n, m, mode):
+    if mode == "full":
+        return full
+    if mode == "same":
+        start = (builtins.min(n, m) - 1) // 2
+        return getitem(full, (slice(start, start + builtins.max(n, m)),))
+    if mode == "valid":
+        return getitem(full, (slice(builtins.min(n, m) - 1, builtins.max(n, m)),))
+    raise ValueError(f"mode must be 'full', 'same' or 'valid', got {mode!r}")
+
+
+@export(numpy=np.convolve)
+def convolve(a, v, mode="full"):
+    """Differentiable ``numpy.convolve`` (1-d)."""
+    a, v = asarray(a), asarray(v)
+    return wrap(_conv_mode(_full_convolve(a, v), _shape(a)[0], _shape(v)[0], mode))
+
+
+@export(numpy=np.correlate)
+def correlate(a, v, mode="valid"):
+    """Differentiable ``numpy.correlate`` (1-d)."""
+    a, v = asarray(a), asarray(v)
+    full = _full_convolve(a, flip(_conj(v)))
+    return wrap(_conv_mode(full, _shape(a)[0], _shape(v)[0], mode))
+
+
+@export(numpy=np.polyval)
+def polyval(p, x):
+    """Differentiable ``numpy.polyval`` (in the coefficients and in `x`), by Horner's rule."""
+    p = asarray(p)
+    out = zeros_like_p(x) if _ndim(x) else 0.0
+    for i in range(_shape(p)[0]):
+        out = out * x + getitem(p, i)
+    return wrap(out)
+
+
+@export(numpy=np.interp)
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """Differentiable ``numpy.interp`` in `x` and `fp` (the sample points `xp` are constants)."""
+    if period is not None:
+        raise NotImplementedError("funcgrad.numpy.interp: period= is not supported")
+    xp_values = np.asarray(_bottom(xp))
+    fp = asarray(fp)
+    n = xp_values.shape[0]
+    x_values = np.asarray(_bottom(x))
+    j = np.clip(np.searchsorted(xp_values, x_values, side="right") - 1, 0, n - 2)
+    x0, x1 = xp_values[j], xp_values[j + 1]
+    f0, f1 = getitem(fp, (j,)), getitem(fp, (j + 1,))
+    slope = (f1 - f0) / (x1 - x0)
+    out = f0 + slope * (x - x0)
+    lo = getitem(fp, 0) if left is None else left
+    hi = getitem(fp, n - 1) if right is None else right
+    out = where_p(x_values < xp_values[0], lo, out)
+    return wrap(where_p(x_values > xp_values[-1], hi, out))
+
+
+@export(numpy=np.vecdot)
+def vecdot(x1, x2, axis=-1):
+    """Differentiable ``numpy.vecdot``: ``sum(conj(x1) * x2, axis)``."""
+    return wrap(sum_p(_conj(x1) * x2, axis=axis))
+
+
+# Kinds of names renamed after export ("reshape_public" -> "reshape") follow their names.
+for _stale in [k for k in ns.kinds if k not in ns.exports]:
+    ns.kinds[_stale.removesuffix("_public")] = ns.kinds.pop(_stale)
 
 
 # --- engine registration -------------------------------------------------------------------

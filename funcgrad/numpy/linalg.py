@@ -1,0 +1,712 @@
+"""funcgrad.numpy.linalg: differentiable ``numpy.linalg``, each function declared once here.
+
+Rules act on stacks of matrices (leading axes broadcast, as in NumPy). Cotangents of complex
+arguments follow funcgrad's convention (adjoints under Re<a, b>, docs/complex.md).
+Decompositions whose outputs are only defined up to a choice (eigenvector signs, repeated
+eigen- or singular values) have gradients only where that choice is locally unique.
+
+>>> import funcgrad as fg, funcgrad.numpy as fnp
+>>> a = fnp.array([[2.0, 1.0], [1.0, 3.0]])
+>>> fg.grad(fnp.linalg.det)(a).tolist()
+[[3.0, -1.0], [-1.0, 2.0]]
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .._src import batching as B
+from .._src.core import FuncgradError, wrap
+from .._src.declare import Namespace, nondiff, primitive
+from . import _table as T
+from ._table import _conj, _dtype, _expand, _ndim, _shape, asarray, real_p, reshape, sum_p
+from ._table import matmul as _mm
+from ._table import swapaxes_p, where_p
+
+ns = Namespace("funcgrad.numpy.linalg")
+public = ns.public
+export = ns.export
+
+
+def _T(x):
+    return swapaxes_p(x, -1, -2)
+
+
+def _H(x):
+    return _conj(swapaxes_p(x, -1, -2))
+
+
+def _diag(x):
+    """The diagonal of each matrix of a stack (last axis)."""
+    n = builtins.min(_shape(x)[-2:])
+    return T.getitem(x, (Ellipsis, np.arange(n), np.arange(n)))
+
+
+def _diag_embed(v):
+    """Stack of diagonal matrices from a stack of vectors."""
+    n = _shape(v)[-1]
+    return where_p(np.eye(n, dtype=bool), _expand(v, -1), 0)
+
+
+def _sym(x):
+    return (x + _H(x)) / 2
+
+
+def _eye_like(x):
+    return np.eye(_shape(x)[-1], dtype=_dtype(x))
+
+
+def _eye_rows(x):
+    return np.eye(_shape(x)[-2], dtype=_dtype(x))
+
+
+def _batch_stack(prim, vals, dims, **params):
+    """Functions of stacked matrices: the batch axis joins the leading (stack) axes."""
+    moved = []
+    for v, d in zip(vals, dims):
+        if d is None:
+            moved.append(v)
+        else:
+            moved.append(B.move_to_front(v, d))
+    rank = builtins.max(np.ndim(v) - (d is not None) for v, d in zip(vals, dims))
+    aligned = []
+    for v, d in zip(moved, dims):
+        if d is not None and np.ndim(v) - 1 < rank:
+            v = reshape(v, (v.shape[0],) + (1,) * (rank - np.ndim(v) + 1) + tuple(v.shape[1:]))
+        aligned.append(v)
+    return prim(*aligned, **params), 0
+
+
+# --- inverse, solve, determinants ----------------------------------------------------------
+inv_p = primitive("inv", np.linalg.inv, batch=_batch_stack,
+                  vjps=(lambda ct, out, x: -_mm(_H(out), _mm(ct, _H(out))),),
+                  jvps=(lambda t, out, x: -_mm(out, _mm(t, out)),))
+inv = public(inv_p, numpy=np.linalg.inv,
+             doc="Differentiable ``numpy.linalg.inv``: d(A^-1) = -A^-1 dA A^-1.")
+
+
+def _solve_impl(a, b):
+    return np.linalg.solve(a, b)
+
+
+def _solve_vjp_b(ct, out, a, b):
+    return solve_p(_H(a), ct)
+
+
+def _solve_vjp_a(ct, out, a, b):
+    return -_mm(solve_p(_H(a), ct), _H(out))
+
+
+solve_p = primitive("solve", _solve_impl, nargs=2, batch=_batch_stack,
+                    vjps=(_solve_vjp_a, _solve_vjp_b),
+                    jvps=(lambda t, out, a, b: -solve_p(a, _mm(t, out)),
+                          lambda t, out, a, b: solve_p(a, t)))
+
+
+@export(numpy=np.linalg.solve)
+def solve(a, b):
+    """Differentiable ``numpy.linalg.solve`` (a 1-d `b` is one right-hand side)."""
+    if _ndim(b) == 1:
+        return wrap(T.getitem(solve_p(a, _expand(b, -1)), (Ellipsis, 0)))
+    return wrap(solve_p(a, b))
+
+
+def _det_vjp(ct, out, x):
+    return _conj(_expand(_expand(out, -1), -1) * _T(inv_p(x))) * _expand(_expand(ct, -1), -1)
+
+
+def _det_jvp(t, out, x):
+    return out * sum_p(_T(inv_p(x)) * t, axis=(-2, -1))
+
+
+det_p = primitive("det", np.linalg.det, vjps=(_det_vjp,), jvps=(_det_jvp,), batch=_batch_stack)
+det = public(det_p, numpy=np.linalg.det,
+             doc="Differentiable ``numpy.linalg.det`` (needs an invertible matrix for its gradient).")
+
+
+def _slogdet_impl(x):
+    sign, logabsdet = np.linalg.slogdet(x)
+    return sign, logabsdet
+
+
+def _slogdet_vjp(ct, out, x):
+    return _expand(_expand(ct[1], -1), -1) * _H(inv_p(x))
+
+
+def _slogdet_jvp(t, out, x):
+    return (T.zeros_like_p(out[0]), real_p(sum_p(_T(inv_p(x)) * t, axis=(-2, -1))))
+
+
+slogdet_p = primitive("slogdet", _slogdet_impl, vjps=(_slogdet_vjp,), jvps=(_slogdet_jvp,),
+                      multiple_results=True, batch=_batch_stack)
+
+
+@export(numpy=np.linalg.slogdet)
+def slogdet(a):
+    """Differentiable ``numpy.linalg.slogdet``: ``(sign, logabsdet)``; the sign carries no
+    derivative (for complex input its phase is held constant)."""
+    return tuple(wrap(o) for o in slogdet_p(a))
+
+
+# --- Cholesky, eigen and singular value decompositions --------------------------------------
+def _phi(x):
+    """Lower triangle with the diagonal halved."""
+    n = _shape(x)[-1]
+    return where_p(np.tri(n, dtype=bool), x, 0) * np.where(np.eye(n, dtype=bool), 0.5, 1.0)
+
+
+def _cholesky_vjp(ct, out, x):
+    l_inv = inv_p(out)
+    s = _mm(_H(l_inv), _mm(_phi(_mm(_H(out), ct)), l_inv))
+    return _sym(s)
+
+
+def _cholesky_jvp(t, out, x):
+    l_inv = inv_p(out)
+    return _mm(out, _phi(_mm(l_inv, _mm(_sym(t), _H(l_inv)))))
+
+
+cholesky_p = primitive("cholesky", np.linalg.cholesky, vjps=(_cholesky_vjp,),
+                       jvps=(_cholesky_jvp,), batch=_batch_stack)
+cholesky = public(cholesky_p, numpy=np.linalg.cholesky,
+                  doc="Differentiable ``numpy.linalg.cholesky``; its gradient is that of the "
+                      "symmetric (Hermitian) input, and is returned symmetric.")
+
+
+def _gap_inverse(w):
+    """F[i, j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it (infinite for repeated values)."""
+    gaps = _expand(w, -2) - _expand(w, -1)
+    n = _shape(w)[-1]
+    off = ~np.eye(n, dtype=bool)
+    return where_p(off, 1 / where_p(off, gaps, 1), 0)
+
+
+def _eigh_impl(x, UPLO="L"):
+    w, v = np.linalg.eigh(x, UPLO=UPLO)
+    return w, v
+
+
+def _eigh_vjp(ct, out, x, UPLO="L"):
+    w, v = out
+    w_ct, v_ct = ct
+    inner = _diag_embed(w_ct) + _gap_inverse(w) * _mm(_H(v), v_ct)
+    return _sym(_mm(v, _mm(inner, _H(v))))
+
+
+def _eigh_jvp(t, out, x, UPLO="L"):
+    w, v = out
+    m = _mm(_H(v), _mm(_sym(t), v))
+    return real_p(_diag(m)), _mm(v, _gap_inverse(w) * m)
+
+
+eigh_p = primitive("eigh", _eigh_impl, params=("UPLO",), vjps=(_eigh_vjp,), jvps=(_eigh_jvp,),
+                   multiple_results=True, batch=_batch_stack)
+
+
+@export(numpy=np.linalg.eigh)
+def eigh(a, UPLO="L"):
+    """Differentiable ``numpy.linalg.eigh``: ``(eigenvalues, eigenvectors)``. Gradients assume
+    a symmetric (Hermitian) input and distinct eigenvalues."""
+    return tuple(wrap(o) for o in eigh_p(a, UPLO=UPLO))
+
+
+@export(numpy=np.linalg.eigvalsh)
+def eigvalsh(a, UPLO="L"):
+    """Differentiable ``numpy.linalg.eigvalsh``."""
+    return eigh(a, UPLO)[0]
+
+
+def _eig_impl(x):
+    w, v = np.linalg.eig(x)
+    kind = np.result_type(x.dtype, np.complex64)
+    return w.astype(kind), v.astype(kind)
+
+
+def _eig_vjp(ct, out, x):
+    w, v = out
+    w_ct, v_ct = ct
+    # undo the unit-norm normalisation of each eigenvector, then the eigen-equation
+    v_ct = v_ct - v * _expand(real_p(_diag(_mm(_H(v), v_ct))), -2)
+    inner = _diag_embed(w_ct) + _conj(_gap_inverse(w)) * _mm(_H(v), v_ct)
+    return _mm(solve_p(_H(v), inner), _H(v))
+
+
+def _eig_jvp(t, out, x):
+    w, v = out
+    m = solve_p(v, _mm(t, v))
+    dv = _mm(v, _gap_inverse(w) * m)
+    dv = dv - v * _expand(real_p(_diag(_mm(_H(v), dv))), -2)
+    return _diag(m), dv
+
+
+eig_p = primitive("eig", _eig_impl, vjps=(_eig_vjp,), jvps=(_eig_jvp,), multiple_results=True,
+                  batch=_batch_stack)
+
+
+@export(numpy=np.linalg.eig)
+def eig(a):
+    """Differentiable ``numpy.linalg.eig``: ``(eigenvalues, eigenvectors)``, always complex (as
+    in JAX). Gradients need distinct eigenvalues; eigenvectors are unit-norm, and their
+    arbitrary phase is not differentiated (use phase-invariant functions of them)."""
+    return tuple(wrap(o) for o in eig_p(a))
+
+
+@export(numpy=np.linalg.eigvals)
+def eigvals(a):
+    """Differentiable ``numpy.linalg.eigvals`` (complex)."""
+    return eig(a)[0]
+
+
+def _svd_impl(x, full_matrices=False):
+    u, s, vh = np.linalg.svd(x, full_matrices=full_matrices)
+    return u, s, vh
+
+
+def _check_unique(x, full_matrices):
+    m, n = _shape(x)[-2:]
+    if full_matrices and m != n:
+        raise FuncgradError(
+            "svd with full_matrices=True of a non-square matrix: the extra singular vectors "
+            "are not unique, so they have no derivative. Pass full_matrices=False")
+
+
+def _svd_vjp(ct, out, x, full_matrices=False):
+    _check_unique(x, full_matrices)
+    u, s, vh = out
+    u_ct, s_ct, vh_ct = ct
+    v, v_ct = _H(vh), _H(vh_ct)
+    f = _gap_inverse(s * s)
+    j = f * _mm(_H(u), u_ct)
+    k = f * _mm(_H(v), v_ct)
+    s_row = _expand(s, -2)
+    s_col = _expand(s, -1)
+    inner = (j + _H(j)) * s_row + s_col * (k + _H(k)) + _diag_embed(s_ct)
+    grad = _mm(u, _mm(inner, vh))
+    m, n = _shape(x)[-2:]
+    if m > n:
+        proj = _eye_rows(u) - _mm(u, _H(u))
+        grad = grad + _mm(proj, _mm(u_ct / s_row, vh))
+    if n > m:
+        proj = _eye_rows(v) - _mm(v, vh)
+        grad = grad + _mm(u, _mm(_H(v_ct) / s_col, proj))
+    return grad
+
+
+def _svd_jvp(t, out, x, full_matrices=False):
+    _check_unique(x, full_matrices)
+    u, s, vh = out
+    v = _H(vh)
+    dp = _mm(_H(u), _mm(t, v))
+    ds = real_p(_diag(dp))
+    f = _gap_inverse(s * s)
+    s_row, s_col = _expand(s, -2), _expand(s, -1)
+    du = _mm(u, f * (dp * s_row + s_col * _H(dp)))
+    dv = _mm(v, f * (s_col * dp + _H(dp) * s_row))
+    m, n = _shape(x)[-2:]
+    if m > n:
+        du = du + _mm(_eye_rows(u) - _mm(u, _H(u)), _mm(t, v) / s_row)
+    if n > m:
+        dv = dv + _mm(_eye_rows(v) - _mm(v, vh), _mm(_H(t), u) / s_row)
+    return du, ds, _H(dv)
+
+
+svd_p = primitive("svd", _svd_impl, params=("full_matrices",), vjps=(_svd_vjp,),
+                  jvps=(_svd_jvp,), multiple_results=True, batch=_batch_stack)
+
+
+def _svdvals_impl(x):
+    return np.linalg.svd(x, compute_uv=False)
+
+
+def _svdvals_vjp(ct, out, x):
+    u, s, vh = svd_p(x, full_matrices=False)
+    return _mm(u * _expand(ct, -2), vh)
+
+
+def _svdvals_jvp(t, out, x):
+    u, s, vh = svd_p(x, full_matrices=False)
+    return real_p(_diag(_mm(_H(u), _mm(t, _H(vh)))))
+
+
+svdvals_p = primitive("svdvals", _svdvals_impl, vjps=(_svdvals_vjp,), jvps=(_svdvals_jvp,),
+                      batch=_batch_stack)
+
+
+@export(numpy=np.linalg.svd)
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """Differentiable ``numpy.linalg.svd``. Singular values: any input. Singular vectors:
+    real inputs, distinct nonzero singular values, and (for non-square input)
+    ``full_matrices=False``; their arbitrary signs are not differentiated."""
+    if not compute_uv:
+        return wrap(svdvals_p(a))
+    return tuple(wrap(o) for o in svd_p(a, full_matrices=full_matrices))
+
+
+@export(numpy=np.linalg.svdvals)
+def svdvals(x):
+    """Differentiable ``numpy.linalg.svdvals``."""
+    return wrap(svdvals_p(x))
+
+
+def _qr_impl(x, mode="reduced"):
+    q, r = np.linalg.qr(x, mode=mode)
+    return q, r
+
+
+def _check_tall(x):
+    m, n = _shape(x)[-2:]
+    if m < n:
+        raise FuncgradError("qr of a wide matrix (more columns than rows) has no unique "
+                            "derivative here; differentiate qr of its leading square block")
+
+
+def _strictly_lower(x):
+    return where_p(np.tri(_shape(x)[-1], k=-1, dtype=bool), x, 0)
+
+
+def _qr_vjp(ct, out, x, mode="reduced"):
+    _check_tall(x)
+    q, r = out
+    q_ct, r_ct = ct
+    r_inv = inv_p(r)
+    z = _mm(r_ct, _H(r))
+    do_ct = _mm(_H(q), q_ct) - z
+    c_ct = z - _mm(_H(q), q_ct)
+    c_ct = c_ct + _strictly_lower(do_ct - _H(do_ct))
+    e_ct = q_ct + _mm(q, c_ct)
+    return _mm(e_ct, _H(r_inv))
+
+
+def _qr_jvp(t, out, x, mode="reduced"):
+    _check_tall(x)
+    q, r = out
+    e = _mm(t, inv_p(r))
+    c = _mm(_H(q), e)
+    low = _strictly_lower(c)
+    do = low - _H(low)
+    return _mm(q, do) + e - _mm(q, c), _mm(c - do, r)
+
+
+qr_p = primitive("qr", _qr_impl, params=("mode",), vjps=(_qr_vjp,), jvps=(_qr_jvp,),
+                 multiple_results=True, batch=_batch_stack)
+
+
+@export(numpy=np.linalg.qr)
+def qr(a, mode="reduced"):
+    """Differentiable ``numpy.linalg.qr`` (modes 'reduced', 'complete' for square or tall
+    input where Q is square, and 'r'); real input, at least as many rows as columns."""
+    if mode == "r":
+        return wrap(qr_p(a, mode="reduced")[1])
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    m, n = _shape(a)[-2:]
+    if mode == "complete" and m > n:
+        raise FuncgradError("qr(mode='complete') of a tall matrix: the extra columns of Q "
+                            "are not unique, so they have no derivative. Use mode='reduced'")
+    return tuple(wrap(o) for o in qr_p(a, mode=mode))
+
+
+# --- pseudo-inverse and least squares ------------------------------------------------------
+def _pinv_impl(x, rcond=None, hermitian=False):
+    if rcond is None:
+        return np.linalg.pinv(x, hermitian=hermitian)
+    return np.linalg.pinv(x, rcond=rcond, hermitian=hermitian)
+
+
+def _pinv_jvp(t, out, x, rcond=None, hermitian=False):
+    a_p, a_ph = out, _H(out)
+    left = _eye_like(out) - _mm(x, out)      # I - A A+ (rows of A)
+    right = _eye_like(x) - _mm(out, x)       # I - A+ A (columns of A)
+    return (-_mm(a_p, _mm(t, a_p)) + _mm(_mm(a_p, a_ph), _mm(_H(t), left))
+            + _mm(right, _mm(_H(t), _mm(a_ph, a_p))))
+
+
+def _pinv_vjp(ct, out, x, rcond=None, hermitian=False):
+    a_p, a_ph = out, _H(out)
+    left = _eye_like(out) - _mm(x, out)
+    right = _eye_like(x) - _mm(out, x)
+    return (-_mm(a_ph, _mm(ct, a_ph)) + _mm(left, _mm(_H(ct), _mm(a_p, a_ph)))
+            + _mm(_mm(a_ph, a_p), _mm(_H(ct), right)))
+
+
+pinv_p = primitive("pinv", _pinv_impl, params=("rcond", "hermitian"), vjps=(_pinv_vjp,),
+                   jvps=(_pinv_jvp,), batch=_batch_stack)
+
+
+@export(numpy=np.linalg.pinv)
+def pinv(a, rcond=None, hermitian=False):
+    """Differentiable ``numpy.linalg.pinv``; the gradient holds where the rank is constant."""
+    return wrap(pinv_p(a, rcond=rcond, hermitian=hermitian))
+
+
+@export(numpy=np.linalg.lstsq)
+def lstsq(a, b, rcond=None):
+    """Differentiable ``numpy.linalg.lstsq``: ``(x, residuals, rank, s)`` with ``x`` from the
+    pseudo-inverse (derivatives in `a` and `b` where the rank is constant)."""
+    a, b = asarray(a), asarray(b)
+    m, n = _shape(a)
+    if rcond is None:
+        rcond = np.finfo(_dtype(a)).eps * builtins.max(m, n)
+    x = _mm(pinv_p(a, rcond=rcond), b)
+    rank = np.linalg.matrix_rank(np.asarray(T._bottom(a)), rtol=rcond)
+    if m > n and rank == n:
+        r = _mm(a, x) - b
+        residuals = sum_p(real_p(r * _conj(r)), axis=0)
+        residuals = reshape(residuals, (1,)) if _ndim(b) == 1 else residuals
+    else:
+        residuals = np.zeros((0,), dtype=np.real(np.zeros((), _dtype(a))).dtype)
+    return wrap(x), wrap(residuals), rank, wrap(svdvals_p(a))
+
+
+# --- norms -----------------------------------------------------------------------------------
+def _pnorm_impl(x, p=2.0, axis=None, keepdims=False):
+    mag = np.abs(x)
+    if p == 2:
+        return np.sqrt(np.sum(mag * mag, axis=axis, keepdims=keepdims))
+    if p == 1:
+        return np.sum(mag, axis=axis, keepdims=keepdims)
+    return np.sum(mag ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+
+
+def _pnorm_slope(out, x, p, axis, keepdims):
+    """d norm / d x, and 0 where the norm is 0 (the zero subgradient, as PyTorch)."""
+    out = out if keepdims else reshape(out, T._keepdims_shape(_shape(x), axis))
+    zero = T.equal(out, 0)
+    safe = where_p(zero, 1, out)
+    if p == 2:
+        slope = x / safe
+    elif p == 1:
+        slope = T.sign(x) * T._ones_like(safe)
+    else:
+        slope = T.sign(x) * T.absolute(x) ** (p - 1) / safe ** (p - 1)
+    return where_p(zero, 0, slope)
+
+
+def _pnorm_vjp(ct, out, x, p=2.0, axis=None, keepdims=False):
+    return T._expand_reduced(ct, x, axis, keepdims) * _pnorm_slope(out, x, p, axis, keepdims)
+
+
+def _pnorm_jvp(t, out, x, p=2.0, axis=None, keepdims=False):
+    return real_p(sum_p(_conj(_pnorm_slope(out, x, p, axis, keepdims)) * t, axis=axis,
+                        keepdims=keepdims))
+
+
+pnorm_p = primitive("vector_norm", _pnorm_impl, params=("p", "axis", "keepdims"),
+                    vjps=(_pnorm_vjp,), jvps=(_pnorm_jvp,), batch=B.batch_axis_param)
+
+
+def _vector_norm(x, ord, axis, keepdims):
+    mag = T.absolute(x)
+    if ord in (np.inf, float("inf")):
+        return T.max_p(mag, axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return T.min_p(mag, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        count = sum_p(T.astype(T.not_equal(x, 0), np.real(np.zeros((), _dtype(x))).dtype),
+                      axis=axis, keepdims=keepdims)
+        return T._stop(count)
+    p = 2.0 if ord is None else float(ord)
+    if p < 1:
+        return sum_p(mag ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+    return pnorm_p(x, p=p, axis=axis, keepdims=keepdims)
+
+
+def _matrix_norm(x, ord, axes, keepdims):
+    row, col = (a % _ndim(x) for a in axes)
+    if ord in (None, "fro"):
+        return pnorm_p(x, p=2.0, axis=(row, col), keepdims=keepdims)
+    moved = T.moveaxis_p(x, (row, col), (-2, -1))
+    if ord in ("nuc", 2, -2):
+        s = svdvals_p(moved)
+        out = (sum_p(s, axis=-1) if ord == "nuc" else
+               T.max_p(s, axis=-1) if ord == 2 else T.min_p(s, axis=-1))
+    elif ord in (1, -1, np.inf, -np.inf):
+        sums = sum_p(T.absolute(moved), axis=-2 if ord in (1, -1) else -1)
+        out = T.max_p(sums, axis=-1) if ord in (1, np.inf) else T.min_p(sums, axis=-1)
+    else:
+        raise ValueError(f"Invalid norm order {ord!r} for matrices")
+    if keepdims:
+        out = reshape(out, T._keepdims_shape(_shape(x), (row, col)))
+    return out
+
+
+@export(numpy=np.linalg.norm)
+def norm(x, ord=None, axis=None, keepdims=False):
+    """Differentiable ``numpy.linalg.norm``, every ``ord`` and ``axis`` form. At a zero
+    vector the slope is 0 (the zero subgradient), not NaN.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(fnp.linalg.norm)(fnp.array([3.0, 4.0])).tolist()
+    [0.6, 0.8]
+    >>> fg.grad(fnp.linalg.norm)(fnp.zeros(2)).tolist()
+    [0.0, 0.0]
+    """
+    x = asarray(x)
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    if axis is None:
+        if ord is None:
+            return wrap(pnorm_p(x, p=2.0, axis=None, keepdims=keepdims))
+        axis = (0, 1) if _ndim(x) == 2 else 0 if _ndim(x) == 1 else None
+        if axis is None:
+            raise ValueError("Improper number of dimensions to norm")
+    if isinstance(axis, tuple) and len(axis) == 2:
+        return wrap(_matrix_norm(x, ord, axis, keepdims))
+    if isinstance(axis, tuple):
+        if len(axis) != 1:
+            raise ValueError("Improper number of dimensions to norm")
+        axis = axis[0]
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order {ord!r} for vectors")
+    return wrap(_vector_norm(x, ord, axis, keepdims))
+
+
+@export(numpy=np.linalg.vector_norm)
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """Differentiable ``numpy.linalg.vector_norm`` (any axis or tuple of axes)."""
+    x = asarray(x)
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    if ord in (np.inf, -np.inf, 0) or (ord is not None and ord < 1):
+        if axis is None or isinstance(axis, tuple):
+            shape = _shape(x)
+            axes = T._axes(axis, len(shape))
+            rest = tuple(i for i in range(len(shape)) if i not in axes)
+            flat = reshape(T.transpose(x, rest + axes), tuple(shape[i] for i in rest) + (-1,))
+            out = _vector_norm(flat, ord, -1, False)
+            return wrap(reshape(out, T._keepdims_shape(shape, axis)) if keepdims else out)
+    return wrap(_vector_norm(x, ord, axis, keepdims))
+
+
+@export(numpy=np.linalg.matrix_norm)
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """Differentiable ``numpy.linalg.matrix_norm`` over the last two axes."""
+    return wrap(_matrix_norm(asarray(x), ord, (-2, -1), keepdims))
+
+
+@export(numpy=np.linalg.cond)
+def cond(x, p=None):
+    """Differentiable ``numpy.linalg.cond``."""
+    if p in (None, 2, -2):
+        s = svdvals_p(x)
+        hi, lo = T.max_p(s, axis=-1), T.min_p(s, axis=-1)
+        return wrap(lo / hi if p == -2 else hi / lo)
+    return wrap(norm(x, p, axis=(-2, -1)) * norm(inv_p(x), p, axis=(-2, -1)))
+
+
+# --- products and powers ---------------------------------------------------------------------
+@export(numpy=np.linalg.matrix_power)
+def matrix_power(a, n):
+    """Differentiable ``numpy.linalg.matrix_power`` (by repeated squaring)."""
+    a = asarray(a)
+    if n == 0:
+        return wrap(np.broadcast_to(_eye_like(a), _shape(a)).copy())
+    if n < 0:
+        a, n = inv_p(a), -n
+    result = None
+    power = a
+    while n:
+        if n & 1:
+            result = power if result is None else _mm(result, power)
+        n >>= 1
+        if n:
+            power = _mm(power, power)
+    return wrap(result)
+
+
+@export(numpy=np.linalg.multi_dot)
+def multi_dot(arrays, *, out=None):
+    """Differentiable ``numpy.linalg.multi_dot`` (left to right)."""
+    arrays = list(arrays)
+    result = arrays[0]
+    for a in arrays[1:]:
+        result = _mm(result, a)
+    return wrap(result)
+
+
+@export(numpy=np.linalg.tensorsolve)
+def tensorsolve(a, b, axes=None):
+    """Differentiable ``numpy.linalg.tensorsolve``."""
+    a = asarray(a)
+    if axes is not None:
+        rest = [k for k in range(_ndim(a)) if k not in axes]
+        a = T.transpose(a, tuple(rest) + tuple(axes))
+    out_shape = _shape(a)[_ndim(b):]
+    n = int(np.prod(out_shape))
+    x = solve_p(reshape(a, (-1, n)), reshape(b, (-1, 1)))
+    return wrap(reshape(x, out_shape))
+
+
+@export(numpy=np.linalg.tensorinv)
+def tensorinv(a, ind=2):
+    """Differentiable ``numpy.linalg.tensorinv``."""
+    shape = _shape(a)
+    rows = int(np.prod(shape[:ind]))
+    return wrap(reshape(inv_p(reshape(a, (rows, -1))), shape[ind:] + shape[:ind]))
+
+
+@export(numpy=np.linalg.matrix_transpose)
+def matrix_transpose(x):
+    """Differentiable ``numpy.linalg.matrix_transpose``."""
+    return wrap(_T(x))
+
+
+@export(numpy=np.linalg.trace)
+def trace(x, /, *, offset=0, dtype=None):
+    """Differentiable ``numpy.linalg.trace`` (over the last two axes)."""
+    return T.trace(x, offset, -2, -1, dtype)
+
+
+@export(numpy=np.linalg.diagonal)
+def diagonal(x, /, *, offset=0):
+    """Differentiable ``numpy.linalg.diagonal`` (of the last two axes)."""
+    return T.diagonal(x, offset, -2, -1)
+
+
+@export(numpy=np.linalg.outer)
+def outer(x1, x2, /):
+    """Differentiable ``numpy.linalg.outer`` (1-d inputs)."""
+    if _ndim(x1) != 1 or _ndim(x2) != 1:
+        raise ValueError("linalg.outer: inputs must be 1-d")
+    return T.outer(x1, x2)
+
+
+@export(numpy=np.linalg.cross)
+def cross(x1, x2, /, *, axis=-1):
+    """Differentiable ``numpy.linalg.cross`` (3-vectors)."""
+    return T.cross(x1, x2, axis=axis)
+
+
+@export(numpy=np.linalg.matmul)
+def matmul_public(x1, x2, /):
+    """Differentiable ``numpy.linalg.matmul``."""
+    return wrap(_mm(x1, x2))
+
+
+@export(numpy=np.linalg.vecdot)
+def vecdot(x1, x2, /, *, axis=-1):
+    """Differentiable ``numpy.linalg.vecdot``."""
+    return T.vecdot(x1, x2, axis=axis)
+
+
+@export(numpy=np.linalg.tensordot)
+def tensordot(x1, x2, /, *, axes=2):
+    """Differentiable ``numpy.linalg.tensordot``."""
+    return T.tensordot(x1, x2, axes)
+
+
+ns.exports["matmul"] = ns.exports.pop("matmul_public")
+ns.kinds["matmul"] = ns.kinds.pop("matmul_public")
+public(nondiff("matrix_rank", np.linalg.matrix_rank, batch=None), numpy=np.linalg.matrix_rank)
+
+globals().update(ns.exports)
+__all__ = sorted(ns.exports)
+
+
+def __getattr__(name: str):
+    if hasattr(np.linalg, name):
+        raise AttributeError(
+            f"funcgrad.numpy.linalg has no {name!r}: numpy.linalg.{name} has not been declared "
+            "differentiable yet. Declare it in funcgrad/numpy/linalg.py with its rule")
+    raise AttributeError(f"module 'funcgrad.numpy.linalg' has no attribute {name!r}")
