@@ -1247,6 +1247,20 @@ class _At:
         return _IndexUpdate(self.array, index)
 
 
+# --- activations (used by funcgrad.mutable; their rules read only the output) --------------
+def _sigmoid_impl(x):
+    return np.reciprocal(1 + np.exp(-x))
+
+
+def _relu_impl(x):
+    return np.maximum(x, 0)
+
+
+sigmoid_p = elementwise("sigmoid", _sigmoid_impl, lambda out, x: out * (1 - out))
+# slope 0 at 0, as PyTorch's relu
+relu_p = elementwise("relu", _relu_impl, lambda out, x: astype(greater(out, 0), _dtype(out)))
+
+
 # --- complex parts ------------------------------------------------------------------------
 # Cotangents are adjoints under the real inner product Re<a, b> (PyTorch's convention, see
 # docs/complex.md): a complex slope is conjugated in a VJP, never in a JVP.

@@ -1,0 +1,152 @@
+"""funcgrad.mutable: PyTorch's mutable, in-place autograd model on funcgrad's primitives.
+
+``import funcgrad.mutable as torch`` behaves, prints and fails as PyTorch 2.x does for the
+covered API (tensors, views, in-place ops, hooks, custom Functions, autograd.grad).
+
+Design.
+* A `Tensor` holds a NumPy array. Views (basic indexing, view/reshape of contiguous data,
+  t, transpose, permute, (un)squeeze, expand, narrow, diagonal, select, split/chunk/unbind)
+  are NumPy views of the same buffer and share one version counter with their base; each
+  remembers the chain of view ops that made it, so an in-place write into a view can
+  rewrite the base's history (``CopySlices``) and the view's grad_fn can be regenerated
+  (``AsStridedBackward0``), as PyTorch does.
+* Every differentiable op is one declaration in `_ops` (torch name, primitive from
+  funcgrad/numpy/_table.py, grad_fn class name, which values the rules read). Forward is
+  the primitive's ``impl``, backward its ``vjps``: nothing is derived twice. What a rule
+  reads is what gets saved (and version-checked); arguments read only for their shape are
+  kept as shape/dtype stand-ins, so a node that saved nothing can run again after its
+  graph was freed, exactly as in PyTorch.
+* Higher order (``create_graph=True``): the backward engine evaluates the same rules on
+  `GraphTracer` values of a `GraphTrace` (a `funcgrad._src.core.Trace` subclass); each
+  primitive a rule applies is recorded as a grad_fn node of the mutable graph.
+* The engine is iterative (a ready queue ordered latest-created first, as PyTorch's) and
+  frees saved values as it goes unless ``retain_graph=True``.
+* Beyond PyTorch: version errors name the op that saved the tensor and the op that
+  modified it, with file:line; `mutation_policy` chooses "torch", "strict" or
+  "copy-on-write" per block.
+
+>>> import funcgrad.mutable as torch
+>>> a = torch.tensor(2.0, requires_grad=True)
+>>> b = a.exp()
+>>> b
+tensor(7.3891, grad_fn=<ExpBackward0>)
+>>> b.backward(); a.grad
+tensor(7.3891)
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+from typing import Any, Callable
+
+from . import _dtypes
+from . import _methods  # noqa: F401  (attaches Tensor's methods)
+from . import autograd, nn
+from ._autograd import STATE
+from ._dtypes import (bool_ as bool, complex64, complex128, dtype, float16, float32, float64,  # noqa: A004
+                      int8, int16, int32, int64, uint8)
+from ._functions import (abs, add, allclose, arange, argmax, argmin, as_tensor, cat, chunk,
+                         clamp, clip, clone, concat, contiguous, cos, detach, diagonal, div, empty,
+                         empty_like, eq, equal, exp, expand, expm1, eye, flatten, from_numpy, full,
+                         full_like, ge, gt, is_tensor, isclose, le, linspace, log, log1p, lt,
+                         manual_seed, matmul, max, maximum, mean, min, minimum, mm, mul, narrow,
+                         ne, neg, numel, ones, ones_like, permute, pow, prod, rand, rand_like,
+                         randn, randn_like, reciprocal, relu, reshape, select, sigmoid, sin, split,
+                         sqrt, square, squeeze, stack, sub, sum, t, tan, tanh, tensor, transpose,
+                         unbind, unsqueeze, where, zeros, zeros_like)
+from ._policy import MutationPolicyWarning, mutation_policy
+from ._tensor import Size, Tensor
+
+float = float32  # noqa: A001
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001
+short = int16
+cfloat = complex64
+cdouble = complex128
+FloatTensor = DoubleTensor = LongTensor = Tensor
+__version__ = "2.13.0+funcgrad"
+
+
+def get_default_dtype() -> dtype:
+    return _dtypes.DEFAULT_FLOAT
+
+
+def is_grad_enabled() -> builtins_bool:
+    """Whether operations are being recorded for backward."""
+    return STATE.grad_enabled
+
+
+builtins_bool = type(True)
+
+
+class _GradMode:
+    """Base of no_grad / enable_grad / set_grad_enabled: context manager and decorator."""
+
+    mode = True
+
+    def __enter__(self):
+        self.prev = STATE.grad_enabled
+        STATE.grad_enabled = self.mode
+        return self
+
+    def __exit__(self, *exc) -> None:
+        STATE.grad_enabled = self.prev
+
+    def __call__(self, fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with type(self)() if not isinstance(self, set_grad_enabled) else set_grad_enabled(self.mode):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class no_grad(_GradMode):
+    """Inside, results of operations do not require grad (context manager or decorator).
+
+    >>> import funcgrad.mutable as torch
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> with torch.no_grad():
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
+    """
+
+    mode = False
+
+
+class enable_grad(_GradMode):
+    """Re-enable recording inside a no_grad block."""
+
+    mode = True
+
+
+class set_grad_enabled(_GradMode):
+    """Set grad mode on or off, immediately and (as a context manager) for a block."""
+
+    def __init__(self, mode: builtins_bool) -> None:
+        self.prev = STATE.grad_enabled
+        self.mode = mode
+        STATE.grad_enabled = mode
+
+    def __enter__(self):
+        return self
+
+
+class inference_mode(no_grad):
+    """Like no_grad here."""
+
+    def __init__(self, mode: builtins_bool = True) -> None:
+        self.mode = not mode
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    return _dtypes.promote(a, b)
+
+
+def result_type(a, b) -> dtype:
+    return _dtypes.result_type_of((a, b))
+
+
+__all__ = [name for name in dir() if not name.startswith("_")]

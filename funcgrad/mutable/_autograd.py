@@ -1,0 +1,624 @@
+"""The mutable layer's graph: nodes named like PyTorch's, saved tensors with version checks,
+grad mode, mutation policies, anomaly mode, and the iterative backward engine."""
+from __future__ import annotations
+
+import heapq
+import itertools
+import os
+import re
+import sys
+import traceback
+import warnings
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from .._src.core import Array, Primitive, Trace, Tracer
+
+__all__ = ["STATE", "Node", "OpNode", "AccumulateGrad", "Saved", "Version", "run_backward",
+           "node_class", "freed_error"]
+
+
+class _State:
+    """Process-wide switches: grad mode, anomaly mode, mutation policy."""
+
+    __slots__ = ("grad_enabled", "anomaly", "check_nan", "policy")
+
+    def __init__(self) -> None:
+        self.grad_enabled = True
+        self.anomaly = False
+        self.check_nan = True
+        self.policy = "torch"
+
+
+STATE = _State()
+_seq = itertools.count()
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_frame(depth: int = 2):
+    """(file, line) of the nearest caller outside funcgrad's own files."""
+    f = sys._getframe(depth)
+    while f is not None and f.f_code.co_filename.startswith(_HERE):
+        f = f.f_back
+    if f is None:
+        return ("<unknown>", 0)
+    return (f.f_code.co_filename, f.f_lineno)
+
+
+class Version:
+    """One version counter, shared by a tensor and all its views (and detach())."""
+
+    __slots__ = ("value", "modified_by", "watchers")
+
+    def __init__(self) -> None:
+        self.value = 0
+        self.modified_by = None  # (op name, file, line) of the last in-place write
+        self.watchers = None     # saved tensors to protect under "strict"/"copy-on-write"
+
+
+# --- saved tensors ---------------------------------------------------------------------
+class Saved:
+    """A tensor a node needs at backward, with the version it had when saved."""
+
+    __slots__ = ("data", "version", "counter", "tensor", "output_node", "owner", "__weakref__")
+
+    def __init__(self, data, counter: Version, tensor=None, output_node=None) -> None:
+        self.data = data
+        self.counter = counter
+        self.version = counter.value
+        self.tensor = tensor            # the input tensor itself (None for an output)
+        self.output_node = output_node  # weakref to the node this is output 0 of
+        self.owner = output_node        # weakref to the node that saved it (policies only)
+        if STATE.policy != "torch":
+            watchers = counter.watchers
+            if watchers is None:
+                watchers = counter.watchers = []
+            watchers.append(weakref.ref(self))
+
+    def current_grad_fn(self):
+        if self.output_node is not None:
+            return self.output_node()
+        return self.tensor.grad_fn if self.tensor is not None else None
+
+
+def _short_name(node) -> str:
+    return re.sub(r"Backward\d*$", "", node.name())
+
+
+def version_error(saved: Saved, node: "Node") -> RuntimeError:
+    data = saved.data
+    from ._dtypes import from_numpy_dtype
+    kind = from_numpy_dtype(data.dtype).tensor_type
+    shape = ", ".join(str(s) for s in data.shape)
+    grad_fn = saved.current_grad_fn()
+    which = f", which is output 0 of {_short_name(grad_fn)}," if grad_fn is not None else ""
+    hint = ("Hint: the backtrace further above shows the operation that failed to compute its "
+            "gradient. The variable in question was changed in there or anywhere later. Good luck!"
+            if STATE.anomaly else
+            "Hint: enable anomaly detection to find the operation that failed to compute its "
+            "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+    first = (f"one of the variables needed for gradient computation has been modified by an "
+             f"inplace operation: [torch.{kind} [{shape}]]{which} is at version "
+             f"{saved.counter.value}; expected version {saved.version} instead. {hint}")
+    saver = f"{node.name()}"
+    where = getattr(node, "_where", None)
+    if where:
+        saver += f" at {where[0]}:{where[1]}"
+    lines = [first, f"  saved by: {saver} (as version {saved.version})"]
+    mod = saved.counter.modified_by
+    if mod is not None:
+        lines.append(f"  modified by: {mod[0]} at {mod[1]}:{mod[2]} "
+                     f"(now version {saved.counter.value})")
+    lines.append("  fix: clone() the tensor before modifying it, use the out-of-place op, "
+                 "or run under torch.mutation_policy('copy-on-write')")
+    return RuntimeError("\n".join(lines))
+
+
+def freed_error() -> RuntimeError:
+    return RuntimeError(
+        "Trying to backward through the graph a second time (or directly access saved tensors "
+        "after they have already been freed). Saved intermediate values of the graph are freed "
+        "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+        "backward through the graph a second time or if you need to access saved tensors after "
+        "calling backward.")
+
+
+# --- nodes -------------------------------------------------------------------------------
+class Node:
+    """A backward function in the graph (``y.grad_fn``); named like PyTorch's classes."""
+
+    __slots__ = ("_next", "_seq", "_pre_hooks", "_retain", "_hooks", "_prehooks_fn",
+                 "_where", "_stack", "__weakref__")
+    _nout = 1
+    _display = None
+
+    def _init(self, next_edges) -> None:
+        self._next = next_edges
+        self._seq = next(_seq)
+        self._pre_hooks = None
+        self._retain = None
+        self._hooks = None
+        self._prehooks_fn = None
+        self._where = None
+        self._stack = traceback.format_stack()[:-3] if STATE.anomaly else None
+
+    def name(self) -> str:
+        return self._display or type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {id(self):#x}>"
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple(e if e is not None else (None, 0) for e in self._next)
+
+    @property
+    def metadata(self) -> dict:
+        return {}
+
+    def register_hook(self, fn: Callable):
+        """``fn(grad_inputs, grad_outputs)`` after this node runs; may return new grad_inputs."""
+        if self._hooks is None:
+            self._hooks = {}
+        return _Handle(self._hooks, fn)
+
+    def register_prehook(self, fn: Callable):
+        """``fn(grad_outputs)`` before this node runs; may return new grad_outputs."""
+        if self._prehooks_fn is None:
+            self._prehooks_fn = {}
+        return _Handle(self._prehooks_fn, fn)
+
+    def _apply(self, cts: list, graph) -> list:
+        raise NotImplementedError
+
+    def _release(self) -> None:
+        pass
+
+    def _check_alive(self) -> None:
+        pass
+
+
+class _Handle:
+    """What register_hook returns: ``handle.remove()`` unregisters the hook."""
+
+    __slots__ = ("table", "key")
+    _ids = itertools.count()
+
+    def __init__(self, table: dict, fn: Callable) -> None:
+        self.table = table
+        self.key = next(self._ids)
+        table[self.key] = fn
+
+    def remove(self) -> None:
+        self.table.pop(self.key, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class RemovableHandle(_Handle):
+    pass
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf tensor: accumulates into ``leaf.grad``."""
+
+    __slots__ = ("variable",)
+    _display = "torch::autograd::AccumulateGrad"
+
+    def __init__(self, variable) -> None:
+        self._init(())
+        self.variable = variable
+
+    def _apply(self, cts, graph):
+        t = self.variable
+        g = cts[0]
+        if t._hooks:
+            g = _run_tensor_hooks(t._hooks, g, graph)
+        if graph.accumulate:
+            from ._tensor import Tensor
+            if graph.create_graph:
+                new = g if isinstance(g, Tensor) else Tensor._wrap(np.array(g, copy=True))
+            else:
+                new = g._data if isinstance(g, Tensor) else g
+            old = t._grad
+            if old is None:
+                if isinstance(new, Tensor):
+                    t._grad = new
+                else:
+                    new = np.array(new, dtype=t._data.dtype, copy=True)
+                    if new.shape != t._data.shape:
+                        new = np.broadcast_to(new, t._data.shape).copy()
+                    t._grad = Tensor._wrap(new)
+            elif graph.create_graph:
+                t._grad = old + new
+            else:
+                np.add(old._data, new, out=old._data, casting="unsafe")
+                old._vc.value += 1
+        return []
+
+
+def _run_tensor_hooks(hooks: dict, g, graph):
+    from ._tensor import Tensor
+    for fn in list(hooks.values()):
+        arg = g if isinstance(g, Tensor) else Tensor._wrap(g)
+        out = fn(arg)
+        if out is not None:
+            g = out if graph.create_graph else out._data
+    return g
+
+
+class OpNode(Node):
+    """A primitive from funcgrad's tables applied to tensors; its rules run at backward.
+
+    ``_vals`` holds, per array argument, a `Saved` tensor (checked against its version), a
+    `_Spec` (shape and dtype only: the rule does not read it, PyTorch does not save it) or a
+    constant; ``_out`` the saved output, or None (recomputed from saved inputs if a rule
+    needs it). ``_meta`` lists (shape, dtype) of each argument with an edge.
+    """
+
+    __slots__ = ("_prim", "_params", "_vals", "_out", "_meta", "_has_saved", "_freed")
+
+    def _release(self) -> None:
+        if self._has_saved:
+            self._freed = True
+            self._vals = None
+            self._out = None
+
+    def _check_alive(self) -> None:
+        if self._freed:
+            raise freed_error()
+
+    def _args(self, graph):
+        args = []
+        for v in self._vals:
+            t = type(v)
+            if t is Saved:
+                if v.counter.value != v.version:
+                    raise version_error(v, self)
+                if graph.create_graph:
+                    args.append(graph.wrap_saved(v, self))
+                else:
+                    args.append(v.data)
+            elif t is _Spec:
+                args.append(v.make())
+            else:
+                args.append(v)
+        out = self._out
+        if type(out) is Saved:
+            if out.counter.value != out.version:
+                raise version_error(out, self)
+            out = graph.wrap_saved(out, self) if graph.create_graph else out.data
+        return args, out
+
+    def _apply(self, cts, graph):
+        if self._freed:
+            raise freed_error()
+        args, out = self._args(graph)
+        prim = self._prim
+        params = self._params
+        ct = cts[0] if self._nout == 1 else tuple(cts)
+        if graph.create_graph:
+            ct = graph.lift(ct)
+        if out is None and prim.vjps is not None:
+            out = prim(*args, **params) if params else prim(*args)
+        rules = prim.vjps
+        grads = []
+        lower = graph.lower
+        for argnum, shape, dtype in self._meta:
+            if argnum is None:
+                grads.append(None)
+                continue
+            rule = rules[argnum]
+            g = rule(ct, out, *args, **params) if params else rule(ct, out, *args)
+            grads.append(None if g is None else _fix(lower(g), shape, dtype, graph))
+        return grads
+
+
+class _Spec:
+    """A stand-in for an argument the rule reads only for its shape and dtype."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype) -> None:
+        self.shape = shape
+        self.dtype = dtype
+
+    def make(self):
+        return np.broadcast_to(np.zeros((), self.dtype), self.shape)
+
+
+_CLASSES: dict = {}
+
+
+def node_class(name: str, base: type = OpNode, nout: int | None = None) -> type:
+    """The node class named `name` (``MulBackward0``...), made once."""
+    key = (name, base, nout)
+    cls = _CLASSES.get(key)
+    if cls is None:
+        ns: dict = {"__slots__": ()}
+        if nout is not None:
+            ns["__slots__"] = ("_nout",)
+        cls = type(name, (base,), ns)
+        cls.__module__ = "torch.autograd.graph"
+        _CLASSES[key] = cls
+    return cls
+
+
+# --- graph-recording values for create_graph=True -----------------------------------------
+class GraphTracer(Tracer):
+    """A tensor seen by a derivative rule during ``create_graph=True``: every primitive the
+    rule applies to it is recorded into the mutable graph, so the gradient is differentiable."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, trace: "GraphTrace", tensor) -> None:
+        self._trace = trace
+        self._value = tensor._data
+        self.tensor = tensor
+
+
+class GraphTrace(Trace):
+    """Evaluates rules on graph-recording tensors (see `GraphTracer`)."""
+
+    __slots__ = ()
+    name = "mutable graph"
+
+    def process(self, prim: Primitive, args, params: dict):
+        from ._ops import apply_primitive
+        tensors = [a.tensor if type(a) is GraphTracer else (a._value if type(a) is Array else a)
+                   for a in args]
+        out = apply_primitive(prim, tensors, params)
+        if isinstance(out, tuple):
+            return tuple(GraphTracer(self, o) for o in out)
+        return GraphTracer(self, out)
+
+
+class _Graph:
+    """One backward call: its options and (for create_graph) its trace."""
+
+    __slots__ = ("create_graph", "accumulate", "trace")
+
+    def __init__(self, create_graph: bool, accumulate: bool) -> None:
+        self.create_graph = create_graph
+        self.accumulate = accumulate
+        self.trace = GraphTrace() if create_graph else None
+
+    def lift(self, ct):
+        from ._tensor import Tensor
+        if type(ct) is tuple:
+            return tuple(self.lift(c) for c in ct)
+        if isinstance(ct, GraphTracer):
+            return ct
+        if not isinstance(ct, Tensor):
+            ct = Tensor._wrap(np.asarray(ct))
+        return GraphTracer(self.trace, ct)
+
+    def wrap_saved(self, saved: Saved, node: Node):
+        from ._tensor import Tensor
+        if saved.tensor is not None:
+            return GraphTracer(self.trace, saved.tensor)
+        out = Tensor._wrap(saved.data)
+        out._vc = saved.counter
+        out._grad_fn = node
+        out._rg = True
+        return GraphTracer(self.trace, out)
+
+    def lower(self, g):
+        """A rule's result as what the engine carries: raw array, or Tensor with create_graph."""
+        if type(g) is GraphTracer:
+            return g.tensor
+        if type(g) is Array:
+            g = g._value
+        if self.create_graph:
+            from ._tensor import Tensor
+            return g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g))
+        return g
+
+
+# --- the engine ----------------------------------------------------------------------------
+def _fix(g, shape, np_dtype, graph):
+    """Sum away broadcast dimensions and cast to the input's dtype (done once, here)."""
+    from ..numpy import _table as T
+    from ._tensor import Tensor
+    if isinstance(g, Tensor):
+        if tuple(g._data.shape) != tuple(shape):
+            from ._ops import apply_primitive
+            g = apply_primitive(T.sum_to_shape, [g], {"shape": tuple(shape)})
+        if g._data.dtype != np_dtype:
+            g = g.to(np_dtype)
+        return g
+    if type(g) is not np.ndarray:
+        g = np.asarray(g)
+    if g.shape != shape:
+        g = T._sum_to_shape_impl(g, shape) if g.ndim >= len(shape) else np.broadcast_to(g, shape)
+    if g.dtype != np_dtype:
+        g = g.astype(np_dtype)
+    return g
+
+
+def _add(a, b):
+    if a is None:
+        return b
+    return a + b
+
+
+def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: bool,
+                 inputs: list | None = None, accumulate: bool = True,
+                 allow_unused: bool = False) -> list | None:
+    """Run the graph backward from `roots` (edges) seeded with `grads`.
+
+    Iterative: a priority queue of ready nodes, latest-created first (PyTorch's order).
+    With `inputs` (edges), returns the gradient reaching each of them instead of (or, for
+    ``backward(inputs=...)``, besides) accumulating into leaves.
+    """
+    graph = _Graph(create_graph, accumulate)
+    # 1. discover the reachable graph, counting how many edges enter each node
+    deps: dict = {}
+    stack = []
+    for e in roots:
+        if e is not None and e[0] not in deps:
+            deps[e[0]] = 0
+            stack.append(e[0])
+    order = []
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for e in node._next:
+            if e is None:
+                continue
+            nxt = e[0]
+            if nxt in deps:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
+                stack.append(nxt)
+    captures = None
+    needed = None
+    if inputs is not None:
+        captures = {}
+        for k, e in enumerate(inputs):
+            if e is not None:
+                captures.setdefault(e, []).append(k)
+        # only nodes from which some input is reachable need to run
+        targets = {e[0] for e in captures}
+        needed = set()
+        for node in _postorder(order, deps):
+            if node in targets or any(e is not None and e[0] in needed for e in node._next):
+                needed.add(node)
+    results = [None] * (len(inputs) if inputs is not None else 0)
+    # 2. seed the buffers
+    buffers: dict = {}
+    for e, g in zip(roots, grads):
+        if e is None:
+            continue
+        buf = buffers.get(e[0])
+        if buf is None:
+            buf = buffers[e[0]] = [None] * e[0]._nout
+        buf[e[1]] = _add(buf[e[1]], g)
+    ready = []
+    pushed = set()
+    for e in roots:
+        if e is not None and deps[e[0]] == 0 and e[0] not in pushed:
+            pushed.add(e[0])
+            heapq.heappush(ready, (-e[0]._seq, id(e[0]), e[0]))
+    # 3. walk
+    while ready:
+        _, _, node = heapq.heappop(ready)
+        buf = buffers.pop(node, None) or [None] * node._nout
+        if node._pre_hooks:
+            for nr, hooks in node._pre_hooks.items():
+                if buf[nr] is not None and hooks:
+                    buf[nr] = _run_tensor_hooks(hooks, buf[nr], graph)
+        if node._prehooks_fn:
+            for fn in list(node._prehooks_fn.values()):
+                out = fn(tuple(_as_tensor(b) for b in buf))
+                if out is not None:
+                    buf = [None if o is None else (o if create_graph else o._data) for o in out]
+        if node._retain:
+            for nr, ref in node._retain.items():
+                t = ref()
+                if t is not None and buf[nr] is not None:
+                    _retain_grad_into(t, buf[nr], create_graph)
+        if captures is not None:
+            for nr in range(node._nout):
+                ks = captures.get((node, nr))
+                if ks:
+                    for k in ks:
+                        results[k] = _add(results[k], buf[nr])
+        if needed is not None and node not in needed:
+            run = False
+        elif type(node) is AccumulateGrad and not accumulate:
+            run = False
+        else:
+            run = True
+        grads_out = []
+        if run:
+            if all(b is None for b in buf):
+                grads_out = [None] * len(node._next)
+            else:
+                try:
+                    grads_out = node._apply(buf, graph)
+                except Exception as exc:
+                    if STATE.anomaly and node._stack:
+                        warnings.warn(f"Error detected in {node.name()}. Traceback of forward "
+                                      "call that caused the error:\n" + "".join(node._stack),
+                                      stacklevel=2)
+                    raise exc
+                if node._hooks:
+                    outs = tuple(_as_tensor(g) for g in grads_out)
+                    for fn in list(node._hooks.values()):
+                        new = fn(outs, tuple(_as_tensor(b) for b in buf))
+                        if new is not None:
+                            outs = tuple(new)
+                    grads_out = [None if o is None else (o if create_graph else o._data) for o in outs]
+            if not retain_graph:
+                node._release()
+        del buf
+        for e, g in zip(node._next, grads_out or [None] * len(node._next)):
+            if e is None:
+                continue
+            nxt, nr = e
+            if g is not None:
+                if STATE.anomaly and STATE.check_nan and not create_graph and np.isnan(g).any():
+                    raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
+                                       f"{_ordinal(node._next.index(e))} output.")
+                b = buffers.get(nxt)
+                if b is None:
+                    b = buffers[nxt] = [None] * nxt._nout
+                b[nr] = g if b[nr] is None else b[nr] + g
+            deps[nxt] -= 1
+            if deps[nxt] == 0:
+                heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+    if inputs is None:
+        return None
+    return results
+
+
+def _ordinal(k: int) -> str:
+    return f"{k}th"
+
+
+def _postorder(order, deps):
+    """Nodes ordered so that every node comes after all nodes it points to."""
+    seen = set()
+    out = []
+    for root in order:
+        if root in seen:
+            continue
+        stack = [(root, iter(root._next))]
+        seen.add(root)
+        while stack:
+            node, it = stack[-1]
+            advanced = False
+            for e in it:
+                if e is not None and e[0] not in seen:
+                    seen.add(e[0])
+                    stack.append((e[0], iter(e[0]._next)))
+                    advanced = True
+                    break
+            if not advanced:
+                stack.pop()
+                out.append(node)
+    return out
+
+
+def _as_tensor(g):
+    from ._tensor import Tensor
+    if g is None or isinstance(g, Tensor):
+        return g
+    return Tensor._wrap(np.asarray(g))
+
+
+def _retain_grad_into(t, g, create_graph):
+    from ._tensor import Tensor
+    if t._grad is None:
+        t._grad = g if isinstance(g, Tensor) and create_graph else Tensor._wrap(
+            np.array(g._data if isinstance(g, Tensor) else g, copy=True))
+    else:
+        t._grad = t._grad + (g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g)))

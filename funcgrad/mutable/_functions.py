@@ -1,0 +1,751 @@
+"""torch functions and Tensor methods, each a thin call into the op table (`_ops`)."""
+from __future__ import annotations
+
+import builtins
+import numbers
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..numpy import _table as T
+from . import _dtypes as D
+from . import _ops as O
+from . import _random
+from ._autograd import STATE, Node, node_class
+from ._ops import apply, inplace, view_op
+from ._tensor import Size, Tensor
+
+__all__ = ["tensor"]
+
+
+# --- creation -------------------------------------------------------------------------------
+def _infer(data):
+    """NumPy array with PyTorch's default dtypes (Python floats -> float32)."""
+    if isinstance(data, Tensor):
+        return data._data.copy()
+    if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
+        data = _tolist(data)
+    arr = np.array(data)
+    if arr.dtype == np.float64 and not isinstance(data, np.ndarray):
+        arr = arr.astype(D.DEFAULT_FLOAT.np)
+    elif arr.dtype.kind in "iu" and not isinstance(data, np.ndarray):
+        arr = arr.astype(np.int64)
+    elif arr.dtype == np.complex128 and not isinstance(data, np.ndarray):
+        arr = arr.astype(np.complex64)
+    elif arr.dtype == object:
+        raise TypeError(f"could not infer a dtype from {type(data).__name__}")
+    return arr
+
+
+def _flat(data):
+    stack = [data]
+    while stack:
+        d = stack.pop()
+        if isinstance(d, (list, tuple)):
+            stack.extend(d)
+        else:
+            yield d
+
+
+def _tolist(data):
+    if isinstance(data, Tensor):
+        return data.item() if data._data.ndim == 0 else data._data.tolist()
+    if isinstance(data, (list, tuple)):
+        return [_tolist(d) for d in data]
+    return data
+
+
+def tensor(data: Any, dtype=None, device=None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
+    """A new leaf tensor holding a copy of `data` (floats default to float32).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.tensor([[1, 2]]), torch.tensor(2.0, requires_grad=True)
+    (tensor([[1, 2]]), tensor(2., requires_grad=True))
+    """
+    arr = _infer(data)
+    if dtype is not None:
+        arr = arr.astype(D.to_dtype(dtype).np)
+    t = Tensor._wrap(np.array(arr, copy=True))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    if isinstance(data, Tensor) and (dtype is None or D.to_dtype(dtype) is data._dtype):
+        return data
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing `array`'s memory."""
+    return Tensor._wrap(array)
+
+
+def _shape_arg(size) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        return tuple(size[0])
+    return tuple(int(s) for s in size)
+
+
+def _filled(fill, size, dtype, requires_grad, default=None) -> Tensor:
+    dt = D.to_dtype(dtype) if dtype is not None else (default or D.DEFAULT_FLOAT)
+    t = Tensor._wrap(np.full(_shape_arg(size), fill, dtype=dt.np))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros (float32 unless `dtype`).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.zeros(2)
+    tensor([0., 0.])
+    """
+    return _filled(0, size, dtype, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones (float32 unless `dtype`)."""
+    return _filled(1, size, dtype, requires_grad)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    default = D.bool_ if isinstance(fill_value, bool) else (
+        D.int64 if isinstance(fill_value, int) else D.DEFAULT_FLOAT)
+    return _filled(fill_value, (tuple(size),), dtype, requires_grad, default)
+
+
+def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _filled(0, size, dtype, requires_grad)
+
+
+def _like(fill, x, dtype, requires_grad):
+    dt = D.to_dtype(dtype) if dtype is not None else x._dtype
+    t = Tensor._wrap(np.full(x._data.shape, fill, dtype=dt.np))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _like(0, input, dtype, requires_grad)
+
+
+def ones_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _like(1, input, dtype, requires_grad)
+
+
+def empty_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _like(0, input, dtype, requires_grad)
+
+
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _like(fill_value, input, dtype, requires_grad)
+
+
+def rand_like(input, dtype=None) -> Tensor:
+    return rand(*input.shape, dtype=dtype or input.dtype)
+
+
+def randn_like(input, dtype=None) -> Tensor:
+    return randn(*input.shape, dtype=dtype or input.dtype)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``torch.arange``: int64 for integer arguments, float32 otherwise."""
+    if end is None:
+        start, end = 0, start
+    ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+    dt = D.to_dtype(dtype) if dtype is not None else (D.int64 if ints else D.DEFAULT_FLOAT)
+    if ints:
+        data = np.arange(start, end, step).astype(dt.np)
+    else:
+        n = int(np.ceil((end - start) / step))
+        data = (start + step * np.arange(n, dtype=np.float64)).astype(dt.np)
+    t = Tensor._wrap(data)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def linspace(start, end, steps, dtype=None, requires_grad=False) -> Tensor:
+    dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
+    t = Tensor._wrap(np.linspace(start, end, steps).astype(dt.np))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def eye(n, m=None, dtype=None, requires_grad=False) -> Tensor:
+    dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
+    t = Tensor._wrap(np.eye(n, m, dtype=dt.np))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def manual_seed(seed: int):
+    """Seed the random generator; `rand`/`randn` then give PyTorch's CPU values.
+
+    >>> import funcgrad.mutable as torch
+    >>> _ = torch.manual_seed(0)
+    >>> torch.rand(2)
+    tensor([0.4963, 0.7682])
+    """
+    return _random.manual_seed(seed)
+
+
+def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
+    """Uniform on [0, 1), the same stream as PyTorch's CPU generator."""
+    dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
+    t = Tensor._wrap(_random.uniform(_shape_arg(size), dt.np))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
+    """Standard normal, the same stream as PyTorch's CPU generator."""
+    dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
+    t = Tensor._wrap(_random.normal(_shape_arg(size), dt.np))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+# --- arithmetic --------------------------------------------------------------------------------
+def _t(x) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    return tensor(x)
+
+
+def add(input, other, *, alpha=1) -> Tensor:
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    if not isinstance(input, Tensor):
+        input, other = other, input
+    return apply(O.ADD, (input, other))
+
+
+def sub(input, other, *, alpha=1) -> Tensor:
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    if not isinstance(input, Tensor):
+        return apply(O.RSUB, (input, other))
+    return apply(O.SUB, (input, other))
+
+
+def mul(input, other) -> Tensor:
+    if not isinstance(input, Tensor):
+        input, other = other, input
+    return apply(O.MUL, (input, other))
+
+
+def div(input, other, *, rounding_mode=None) -> Tensor:
+    if rounding_mode is not None:
+        out = _t(input)._data / (other._data if isinstance(other, Tensor) else other)
+        out = np.floor(out) if rounding_mode == "floor" else np.trunc(out)
+        dt = D.result_type_of((_t(input), other))
+        return Tensor._wrap(np.asarray(out).astype(dt.np))
+    if not isinstance(input, Tensor):
+        return apply(O.RDIV, (input, other))
+    return apply(O.DIV, (input, other))
+
+
+def pow(input, exponent) -> Tensor:
+    if not isinstance(input, Tensor):
+        return apply(O.RPOW, (input, exponent))
+    if isinstance(exponent, Tensor):
+        return apply(O.POW_T, (input, exponent))
+    return apply(O.POW, (input, exponent))
+
+
+def neg(input) -> Tensor:
+    return apply(O.NEG, (input,))
+
+
+def _unary(op):
+    def fn(input: Tensor) -> Tensor:
+        return apply(op, (input,))
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = f"``torch.{op.name}``: grad_fn {op.node_cls.__name__}."
+    return fn
+
+
+exp = _unary(O.EXP)
+log = _unary(O.LOG)
+sqrt = _unary(O.SQRT)
+sin = _unary(O.SIN)
+cos = _unary(O.COS)
+tan = _unary(O.TAN)
+tanh = _unary(O.TANH)
+sigmoid = _unary(O.SIGMOID)
+relu = _unary(O.RELU)
+abs = _unary(O.ABS)
+log1p = _unary(O.LOG1P)
+expm1 = _unary(O.EXPM1)
+reciprocal = _unary(O.RECIPROCAL)
+square = lambda input: pow(input, 2)  # noqa: E731
+
+
+def clamp(input, min=None, max=None) -> Tensor:
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return apply(O.CLAMP, (input, min, max))
+
+
+clip = clamp
+
+
+def maximum(input, other) -> Tensor:
+    return apply(O.MAXIMUM, (input, other))
+
+
+def minimum(input, other) -> Tensor:
+    return apply(O.MINIMUM, (input, other))
+
+
+def matmul(input, other) -> Tensor:
+    """``torch.matmul``, with the grad_fn PyTorch shows for each case (Mm, Mv, Dot...)."""
+    a, b = input._data.ndim, other._data.ndim
+    if a == 0 or b == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{a}D and {b}D")
+    ka = input._data.shape[-1]
+    kb = other._data.shape[0] if b == 1 else other._data.shape[-2]
+    if ka != kb:
+        if a == 2 and b == 2:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                               f"({input._data.shape[0]}x{ka} and {kb}x{other._data.shape[1]})")
+        if a == 1 and b == 1:
+            raise RuntimeError(f"inconsistent tensor size, expected tensor [{ka}] and src "
+                               f"[{kb}] to have the same number of elements, but got {ka} and "
+                               f"{kb} elements respectively")
+        raise RuntimeError(f"size mismatch, got input ({ka}), mat ({kb}), vec ({kb})"
+                           if b == 1 else "shapes cannot be multiplied")
+    op = _MATMUL_OPS.get((builtins.min(a, 3), builtins.min(b, 3)), _MATMUL_OPS["nd"])
+    return apply(op, (input, other))
+
+
+_MATMUL_OPS = {(2, 2): O.MATMUL,
+               (2, 1): O._decl("mv", T.matmul, "MvBackward0", ((1,), (0,))),
+               (1, 1): O._decl("dot", T.matmul, "DotBackward0", ((1,), (0,))),
+               (1, 2): O._decl("vm", T.matmul, "SqueezeBackward4", ((1,), (0,))),
+               "nd": O._decl("bmm", T.matmul, "UnsafeViewBackward0", ((1,), (0,)))}
+mm = matmul
+
+
+def _dims(dim, ndim):
+    if dim is None:
+        return None
+    if isinstance(dim, (list, tuple)):
+        return tuple(d % ndim for d in dim) if ndim else ()
+    return dim % ndim if ndim else None
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+    """``torch.sum``; integers and bools sum to int64 as in PyTorch."""
+    x = input if dtype is None else input.to(dtype)
+    if x._dtype.category < 2 and dtype is None:
+        x = x.to(D.int64)
+    if dim is None:
+        return apply(O.SUM, (x,), {"axis": None, "keepdims": False})
+    return apply(O.SUM_DIM, (x,), {"axis": _dims(dim, x._data.ndim), "keepdims": keepdim})
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+    x = input if dtype is None else input.to(dtype)
+    if not (x._dtype.is_floating_point or x._dtype.is_complex):
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
+                           f"floating point or complex dtype. Got: {O._scalar_name(x._dtype)}")
+    if dim is None:
+        return apply(O.MEAN, (x,), {"axis": None, "keepdims": False})
+    return apply(O.MEAN_DIM, (x,), {"axis": _dims(dim, x._data.ndim), "keepdims": keepdim})
+
+
+def prod(input, dim=None, keepdim=False) -> Tensor:
+    return apply(O.PROD, (input,), {"axis": _dims(dim, input._data.ndim), "keepdims": keepdim})
+
+
+def max(input, dim=None, keepdim=False):
+    if isinstance(dim, Tensor):
+        return maximum(input, dim)
+    if dim is None:
+        return apply(O.MAX, (input,), {"axis": None, "keepdims": False})
+    values = apply(O.MAX, (input,), {"axis": dim, "keepdims": keepdim})
+    indices = Tensor._wrap(np.argmax(input._data, axis=dim).astype(np.int64))
+    if keepdim:
+        indices = Tensor._wrap(np.expand_dims(indices._data, dim))
+    return _MinMax(values, indices)
+
+
+def min(input, dim=None, keepdim=False):
+    if isinstance(dim, Tensor):
+        return minimum(input, dim)
+    if dim is None:
+        return apply(O.MIN, (input,), {"axis": None, "keepdims": False})
+    values = apply(O.MIN, (input,), {"axis": dim, "keepdims": keepdim})
+    indices = Tensor._wrap(np.argmin(input._data, axis=dim).astype(np.int64))
+    if keepdim:
+        indices = Tensor._wrap(np.expand_dims(indices._data, dim))
+    return _MinMax(values, indices)
+
+
+class _MinMax(tuple):
+    def __new__(cls, values, indices):
+        return super().__new__(cls, (values, indices))
+
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
+
+
+def argmax(input, dim=None, keepdim=False) -> Tensor:
+    return Tensor._wrap(np.asarray(np.argmax(input._data, axis=dim, keepdims=keepdim), np.int64))
+
+
+def argmin(input, dim=None, keepdim=False) -> Tensor:
+    return Tensor._wrap(np.asarray(np.argmin(input._data, axis=dim, keepdims=keepdim), np.int64))
+
+
+def where(condition, input, other) -> Tensor:
+    cond = condition._data if isinstance(condition, Tensor) else condition
+    dt = D.result_type_of((input, other))
+    out = apply(O.WHERE, (cond, input, other))
+    return out if out._dtype is dt else out.to(dt)
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    tensors = list(tensors)
+    dt = D.result_type_of(tensors)
+    tensors = [t if t._dtype is dt else t.to(dt) for t in tensors]
+    return apply(O.CAT, tuple(tensors), {"axis": dim})
+
+
+concat = cat
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    return cat([unsqueeze(t, dim) for t in tensors], dim)
+
+
+def clone(input, *, memory_format=None) -> Tensor:
+    out = apply(O.CLONE, (input,))
+    if out._data is input._data or np.shares_memory(out._data, input._data):
+        out._data = out._data.copy()
+    return out
+
+
+def detach(input) -> Tensor:
+    """A tensor sharing storage and version counter, without history."""
+    out = Tensor._wrap(input._data)
+    out._vc = input._vc
+    return out
+
+
+# --- comparisons (no gradient) --------------------------------------------------------------------
+def _compare(np_fn):
+    def fn(input, other):
+        a = input._data if isinstance(input, Tensor) else input
+        b = other._data if isinstance(other, Tensor) else other
+        return Tensor._wrap(np.asarray(np_fn(a, b)))
+    return fn
+
+
+eq, ne, lt, le, gt, ge = (_compare(f) for f in (np.equal, np.not_equal, np.less, np.less_equal,
+                                                  np.greater, np.greater_equal))
+
+
+def equal(input, other) -> bool:
+    return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    return Tensor._wrap(np.isclose(input._data, other._data, rtol=rtol, atol=atol,
+                                   equal_nan=equal_nan))
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(input) -> int:
+    return input._data.size
+
+
+# --- shape ops and views ----------------------------------------------------------------------------
+def _resolve(shape, old_size: int) -> tuple:
+    shape = tuple(int(s) for s in shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    if -1 in shape:
+        known = 1
+        for s in shape:
+            if s != -1:
+                known *= s
+        if known == 0 or old_size % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {old_size}")
+        shape = tuple(old_size // known if s == -1 else s for s in shape)
+    n = 1
+    for s in shape:
+        n *= s
+    if n != old_size:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {old_size}")
+    return shape
+
+
+def _view_data(data: np.ndarray, shape: tuple):
+    """A view with `shape`, or None when the strides do not allow one."""
+    v = data.view()
+    try:
+        v.shape = shape
+    except AttributeError:
+        return None
+    return v
+
+
+def view(input, *shape) -> Tensor:
+    if len(shape) == 1 and isinstance(shape[0], D.dtype):
+        raise NotImplementedError("view(dtype) is not supported")
+    shape = _resolve(_shape_arg(shape), input._data.size)
+    data = _view_data(input._data, shape)
+    if data is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.")
+    return view_op(O.VIEW, input, {"shape": shape}, data)
+
+
+def reshape(input, *shape) -> Tensor:
+    shape = _resolve(_shape_arg(shape), input._data.size)
+    data = _view_data(input._data, shape)
+    if data is not None:
+        return view_op(O.VIEW, input, {"shape": shape}, data)
+    copied = clone(input)
+    return apply(O.UNSAFE_VIEW, (copied,), {"shape": shape})
+
+
+def flatten(input, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    shape = input._data.shape
+    if not shape:
+        return reshape(input, 1)
+    s, e = start_dim % len(shape), end_dim % len(shape)
+    if s == e:
+        return input
+    n = 1
+    for d in shape[s:e + 1]:
+        n *= d
+    return reshape(input, shape[:s] + (n,) + shape[e + 1:])
+
+
+def contiguous(input, memory_format=None) -> Tensor:
+    if input._data.flags.c_contiguous:
+        return input
+    out = clone(input)
+    out._data = np.ascontiguousarray(out._data)
+    return out
+
+
+def t(input) -> Tensor:
+    nd = input._data.ndim
+    if nd > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
+    return view_op(O.T_OP, input, {"axes": None})
+
+
+def transpose(input, dim0: int, dim1: int) -> Tensor:
+    nd = builtins.max(input._data.ndim, 1)
+    return view_op(O.TRANSPOSE, input, {"axis1": dim0 % nd, "axis2": dim1 % nd})
+
+
+swapaxes = transpose
+
+
+def permute(input, *dims) -> Tensor:
+    dims = _shape_arg(dims)
+    nd = input._data.ndim
+    return view_op(O.PERMUTE, input, {"axes": tuple(d % nd for d in dims)})
+
+
+def unsqueeze(input, dim: int) -> Tensor:
+    shape = list(input._data.shape)
+    dim = dim % (len(shape) + 1)
+    shape.insert(dim, 1)
+    return view_op(O.UNSQUEEZE, input, {"shape": tuple(shape)}, input._data.reshape(shape))
+
+
+def squeeze(input, dim=None) -> Tensor:
+    shape = input._data.shape
+    if dim is None:
+        new = tuple(s for s in shape if s != 1)
+        op = O.SQUEEZE
+    else:
+        dims = {d % builtins.max(len(shape), 1) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+        new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
+        op = O.SQUEEZE_DIM
+    return view_op(op, input, {"shape": new}, input._data.reshape(new))
+
+
+def expand(input, *sizes) -> Tensor:
+    sizes = _shape_arg(sizes)
+    old = input._data.shape
+    lead = len(sizes) - len(old)
+    if lead < 0:
+        raise RuntimeError(f"expand(torch.{input._dtype.tensor_type}{{{list(old)}}}, "
+                           f"size={list(sizes)}): the number of sizes provided ({len(sizes)}) "
+                           f"must be greater or equal to the number of dimensions in the "
+                           f"tensor ({len(old)})")
+    shape = tuple(old[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+    return view_op(O.EXPAND, input, {"shape": shape})
+
+
+def expand_as(input, other) -> Tensor:
+    return expand(input, *other.shape)
+
+
+def narrow(input, dim: int, start: int, length: int) -> Tensor:
+    dim = dim % input._data.ndim
+    template = (slice(None),) * dim + (slice(start, start + length),)
+    return view_op(O.NARROW, input, {"template": template})
+
+
+def select(input, dim: int, index: int) -> Tensor:
+    dim = dim % input._data.ndim
+    template = (slice(None),) * dim + (index,)
+    return view_op(O.SELECT, input, {"template": template})
+
+
+def _diagonal_impl(x, offset=0, dim1=0, dim2=1):
+    return np.lib.stride_tricks.as_strided(
+        x[_diag_start(x.shape, offset, dim1, dim2)], shape=_diag_shape(x.shape, offset, dim1, dim2),
+        strides=_diag_strides(x.strides, dim1, dim2), writeable=x.flags.writeable)
+
+
+def _diag_start(shape, offset, d1, d2):
+    idx = [slice(None)] * len(shape)
+    idx[d1] = slice(builtins.max(-offset, 0), None)
+    idx[d2] = slice(builtins.max(offset, 0), None)
+    return tuple(idx)
+
+
+def _diag_shape(shape, offset, d1, d2):
+    n = builtins.max(builtins.min(shape[d1] - builtins.max(-offset, 0),
+                                  shape[d2] - builtins.max(offset, 0)), 0)
+    return tuple(s for i, s in enumerate(shape) if i not in (d1, d2)) + (n,)
+
+
+def _diag_strides(strides, d1, d2):
+    return tuple(s for i, s in enumerate(strides) if i not in (d1, d2)) + (strides[d1] + strides[d2],)
+
+
+def _diagonal_t(ct, out, x, offset=0, dim1=0, dim2=1):
+    full = T.zeros_like_p(x)
+    full = np.array(full, copy=True) if not isinstance(full, Tensor) else full
+    _diagonal_impl(full, offset, dim1, dim2)[...] = ct
+    return full
+
+
+_diagonal_p = T.linear("diagonal", _diagonal_impl, _diagonal_t, params=("offset", "dim1", "dim2"))
+O._VIEW_BY_IMPL[_diagonal_impl] = O._decl("diagonal", _diagonal_p, "DiagonalBackward0", ((),),
+                                          result="same", is_view=True)
+
+
+def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    nd = input._data.ndim
+    return view_op(O.OPS["diagonal"], input, {"offset": offset, "dim1": dim1 % nd, "dim2": dim2 % nd})
+
+
+class _SplitBackward(Node):
+    """One node for all pieces of split/chunk/unbind (PyTorch's SplitBackward0...)."""
+
+    __slots__ = ("_nout", "_templates", "_shape", "_dtype")
+
+    def _apply(self, cts, graph):
+        if any(isinstance(c, Tensor) for c in cts):
+            g = Tensor._wrap(np.zeros(self._shape, self._dtype))
+            for ct, tpl in zip(cts, self._templates):
+                if ct is not None:
+                    g = g + _index_add_tensor(ct, tpl, self._shape, self._dtype)
+            return [g]
+        g = np.zeros(self._shape, self._dtype)
+        for ct, tpl in zip(cts, self._templates):
+            if ct is not None:
+                g[tpl] += ct
+        return [g]
+
+
+def _index_add_tensor(ct, tpl, shape, dtype):
+    zeros = Tensor._wrap(np.zeros(shape, dtype))
+    return O.apply_primitive(T.index_add_p, [zeros, ct], {"template": tpl})
+
+
+def _pieces(input, templates, name) -> tuple:
+    outs = []
+    cls = node_class(name, _SplitBackward)
+    node = None
+    if STATE.grad_enabled and input.requires_grad:
+        node = cls.__new__(cls)
+        node._init((O.edge_of(input),))
+        node._nout = len(templates)
+        node._templates = templates
+        node._shape = input._data.shape
+        node._dtype = input._data.dtype
+    prev = STATE.grad_enabled
+    for k, tpl in enumerate(templates):
+        STATE.grad_enabled = False
+        try:
+            piece = view_op(O.SLICE, input, {"template": tpl})
+        finally:
+            STATE.grad_enabled = prev
+        piece._view.no_grad = False
+        if node is not None:
+            piece._grad_fn = node
+            piece._nr = k
+            piece._rg = True
+        outs.append(piece)
+    return tuple(outs)
+
+
+def split(input, split_size_or_sections, dim: int = 0) -> tuple:
+    dim = dim % input._data.ndim
+    n = input._data.shape[dim]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        bounds = [(i, builtins.min(i + size, n)) for i in range(0, n, size)] or [(0, 0)]
+        name = "SplitBackward0"
+    else:
+        bounds, start = [], 0
+        for s in split_size_or_sections:
+            bounds.append((start, start + s))
+            start += s
+        name = "SplitWithSizesBackward0"
+    templates = [(slice(None),) * dim + (slice(a, b),) for a, b in bounds]
+    return _pieces(input, templates, name)
+
+
+def chunk(input, chunks: int, dim: int = 0) -> tuple:
+    n = input._data.shape[dim % input._data.ndim]
+    size = -(-n // chunks)
+    return split(input, size, dim)
+
+
+def unbind(input, dim: int = 0) -> tuple:
+    dim = dim % input._data.ndim
+    templates = [(slice(None),) * dim + (i,) for i in range(input._data.shape[dim])]
+    return _pieces(input, templates, "UnbindBackward0")
+
+
+def _to(input, *args, **kwargs) -> Tensor:
+    dtype = kwargs.get("dtype")
+    for a in args:
+        if isinstance(a, D.dtype) or (isinstance(a, type) and a in (float, int, bool)):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype = a.dtype
+    if dtype is None:
+        return input
+    dt = D.to_dtype(dtype)
+    if dt is input._dtype and not kwargs.get("copy"):
+        return input
+    if input.requires_grad and not (dt.is_floating_point or dt.is_complex):
+        return Tensor._wrap(input._data.astype(dt.np))
+    return apply(O.TO_COPY, (input,), {"dtype": dt.np})

@@ -1,0 +1,237 @@
+"""Tensor's operators, methods, in-place variants and indexing, attached to the class."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..numpy import _table as T
+from . import _dtypes as D
+from . import _functions as F
+from . import _ops as O
+from ._autograd import STATE
+from ._ops import inplace
+from ._tensor import Tensor
+
+
+# --- indexing --------------------------------------------------------------------------------
+def _convert_index(index):
+    """Tensors in an index become ints (0-d integer) or arrays; report if any is advanced."""
+    items = index if isinstance(index, tuple) else (index,)
+    out = []
+    advanced = False
+    for item in items:
+        if isinstance(item, Tensor):
+            if item._dtype.category == 1 and item._data.ndim == 0:
+                item = int(item._data)
+            else:
+                item = item._data
+                advanced = True
+        elif isinstance(item, (list, np.ndarray)) or isinstance(item, bool):
+            advanced = True
+        elif item is None or item is Ellipsis or isinstance(item, (slice, int, np.integer)):
+            pass
+        else:
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or "
+                             f"byte Variables are valid indices (got {type(item).__name__})")
+        out.append(item)
+    return tuple(out), advanced
+
+
+def _basic_op(items):
+    for item in reversed(items):
+        if item is Ellipsis:
+            continue
+        if item is None:
+            return O.UNSQUEEZE_IDX
+        if isinstance(item, slice):
+            return O.SLICE
+        return O.SELECT
+    return O.ALIAS
+
+
+def _check_bounds(shape, items):
+    dim = 0
+    for item in items:
+        if item is Ellipsis:
+            dim = len(shape) - sum(1 for i in items if i is not None and i is not Ellipsis) + dim
+            continue
+        if item is None:
+            continue
+        if isinstance(item, (int, np.integer)):
+            if dim >= len(shape):
+                raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+            if not -shape[dim] <= item < shape[dim]:
+                raise IndexError(f"index {item} is out of bounds for dimension {dim} with size "
+                                 f"{shape[dim]}")
+        dim += 1
+
+
+def getitem(self: Tensor, index) -> Tensor:
+    items, advanced = _convert_index(index)
+    if not advanced:
+        _check_bounds(self._data.shape, items)
+        return O.view_op(_basic_op(items), self, {"template": items})
+    template, arrays = T.split_index(items)
+    return O.apply(O.INDEX, (self,) + tuple(arrays), {"template": template})
+
+
+def setitem(self: Tensor, index, value) -> None:
+    O.check_inplace(self) if self._base is None else None
+    items, advanced = _convert_index(index)
+    if not advanced:
+        _check_bounds(self._data.shape, items)
+        region = O.view_op(_basic_op(items), self, {"template": items})
+        if isinstance(value, Tensor):
+            value = _strip_leading_ones(value, region._data.ndim)
+            copy_(region, value)
+        else:
+            fill_(region, value)
+        return
+    template, arrays = T.split_index(items)
+    if isinstance(value, Tensor):
+        value = value if value._dtype is self._dtype else value.to(self._dtype)
+    inplace(O.INDEX_PUT, self, (value,) + tuple(arrays), {"template": template})
+
+
+def _strip_leading_ones(value: Tensor, ndim: int) -> Tensor:
+    """As PyTorch's item assignment: extra leading size-1 dimensions of the value are dropped."""
+    shape = value._data.shape
+    k = 0
+    while len(shape) - k > ndim and shape[k] == 1:
+        k += 1
+    return value if k == 0 else F.reshape(value, shape[k:])
+
+
+def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
+    src_t = src if isinstance(src, Tensor) else F.tensor(src)
+    return inplace(O.COPY, self, (src_t,),
+                   compute=lambda s, v: np.broadcast_to(np.asarray(v).astype(s.dtype), s.shape))
+
+
+def fill_(self: Tensor, value) -> Tensor:
+    if isinstance(value, Tensor):
+        return inplace(O.COPY, self, (value,),
+                       compute=lambda s, v: np.broadcast_to(np.asarray(v).astype(s.dtype), s.shape))
+    return inplace(O.FILL, self, (), compute=lambda s: np.full(s.shape, value, dtype=s.dtype))
+
+
+def zero_(self: Tensor) -> Tensor:
+    return inplace(O.ZERO, self, (), compute=lambda s: np.zeros(s.shape, dtype=s.dtype))
+
+
+# --- operators -----------------------------------------------------------------------------
+def _rsub(self, other):
+    return F.sub(other, self)
+
+
+def _rdiv(self, other):
+    return F.div(other, self)
+
+
+def _rpow(self, other):
+    return F.pow(other, self)
+
+
+def _rmatmul(self, other):
+    return F.matmul(other, self)
+
+
+def _iadd(self, other):
+    return inplace(O.ADD, self, (other,))
+
+
+def _isub(self, other):
+    return inplace(O.SUB, self, (other,))
+
+
+def _imul(self, other):
+    return inplace(O.MUL, self, (other,))
+
+
+def _idiv(self, other):
+    return inplace(O.DIV, self, (other,))
+
+
+def _inplace_binary(op):
+    def method(self, other, *, alpha=1):
+        if alpha != 1:
+            other = other * alpha
+        return inplace(op, self, (other,))
+    method.__name__ = op.name + "_"
+    return method
+
+
+def _inplace_unary(op):
+    def method(self):
+        return inplace(op, self, ())
+    method.__name__ = op.name + "_"
+    return method
+
+
+def _pow_(self, exponent):
+    return inplace(O.POW_T if isinstance(exponent, Tensor) else O.POW, self, (exponent,))
+
+
+def _clamp_(self, min=None, max=None):
+    return inplace(O.CLAMP, self, (min, max))
+
+
+def _detach_(self):
+    self._grad_fn = None
+    self._rg = False
+    return self
+
+
+def _new_tensor(self, data, dtype=None, requires_grad=False):
+    return F.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _cast(dt):
+    def method(self):
+        return F._to(self, dt)
+    return method
+
+
+def _dunder_eq(self, other):
+    return F.eq(self, other)
+
+
+_METHODS = {
+    "__add__": F.add, "__radd__": F.add, "__sub__": F.sub, "__rsub__": _rsub,
+    "__mul__": F.mul, "__rmul__": F.mul, "__truediv__": F.div, "__rtruediv__": _rdiv,
+    "__pow__": F.pow, "__rpow__": _rpow, "__matmul__": F.matmul, "__rmatmul__": _rmatmul,
+    "__neg__": F.neg, "__abs__": F.abs, "__iadd__": _iadd, "__isub__": _isub,
+    "__imul__": _imul, "__itruediv__": _idiv,
+    "__eq__": F.eq, "__ne__": F.ne, "__lt__": F.lt, "__le__": F.le, "__gt__": F.gt,
+    "__ge__": F.ge, "__getitem__": getitem, "__setitem__": setitem,
+    "add": F.add, "sub": F.sub, "mul": F.mul, "div": F.div, "pow": F.pow, "neg": F.neg,
+    "exp": F.exp, "log": F.log, "sqrt": F.sqrt, "sin": F.sin, "cos": F.cos, "tan": F.tan,
+    "tanh": F.tanh, "sigmoid": F.sigmoid, "relu": F.relu, "abs": F.abs, "log1p": F.log1p,
+    "expm1": F.expm1, "reciprocal": F.reciprocal, "square": F.square, "clamp": F.clamp,
+    "clip": F.clamp, "maximum": F.maximum, "minimum": F.minimum, "matmul": F.matmul,
+    "mm": F.matmul, "sum": F.sum, "mean": F.mean, "prod": F.prod, "max": F.max, "min": F.min,
+    "argmax": F.argmax, "argmin": F.argmin, "clone": F.clone, "detach": F.detach,
+    "view": F.view, "reshape": F.reshape, "flatten": F.flatten, "contiguous": F.contiguous,
+    "t": F.t, "transpose": F.transpose, "permute": F.permute, "unsqueeze": F.unsqueeze,
+    "squeeze": F.squeeze, "expand": F.expand, "expand_as": F.expand_as, "narrow": F.narrow,
+    "select": F.select, "diagonal": F.diagonal, "split": F.split, "chunk": F.chunk,
+    "unbind": F.unbind, "to": F._to, "eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le,
+    "gt": F.gt, "ge": F.ge, "copy_": copy_, "fill_": fill_, "zero_": zero_,
+    "add_": _inplace_binary(O.ADD), "sub_": _inplace_binary(O.SUB),
+    "mul_": _inplace_binary(O.MUL), "div_": _inplace_binary(O.DIV), "pow_": _pow_,
+    "neg_": _inplace_unary(O.NEG), "abs_": _inplace_unary(O.ABS), "exp_": _inplace_unary(O.EXP),
+    "sqrt_": _inplace_unary(O.SQRT), "log_": _inplace_unary(O.LOG),
+    "sigmoid_": _inplace_unary(O.SIGMOID), "tanh_": _inplace_unary(O.TANH),
+    "relu_": _inplace_unary(O.RELU), "sin_": _inplace_unary(O.SIN),
+    "cos_": _inplace_unary(O.COS), "clamp_": _clamp_, "clip_": _clamp_, "detach_": _detach_,
+    "new_tensor": _new_tensor, "float": _cast(D.float32), "double": _cast(D.float64),
+    "long": _cast(D.int64), "int": _cast(D.int32), "bool": _cast(D.bool_),
+    "half": _cast(D.float16), "equal": F.equal, "allclose": F.allclose,
+    "zeros_like": F.zeros_like, "ones_like": F.ones_like,
+}
+for _name, _fn in _METHODS.items():
+    setattr(Tensor, _name, _fn)
+Tensor.__hash__ = lambda self: id(self)
+Tensor.T = property(lambda self: F.permute(self, tuple(reversed(range(self.dim())))))
+Tensor.mT = property(lambda self: F.transpose(self, -2, -1))
+Tensor.cpu = lambda self: self
+Tensor.cuda = lambda self: self

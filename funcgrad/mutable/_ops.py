@@ -1,0 +1,515 @@
+"""The op table: one declaration per torch function, mapped onto funcgrad's primitives.
+
+A declaration names the torch function, the primitive from funcgrad/numpy/_table.py that
+computes it (forward *and* derivative rules come from there: nothing is derived twice), the
+grad_fn class PyTorch shows, and which values the rules read -- those are what PyTorch
+saves, so they are what the version check guards. Everything PyTorch-specific (views,
+in-place writes, CopySlices, type promotion) is here too.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..numpy import _table as T
+from . import _dtypes as D
+from ._autograd import (STATE, Node, OpNode, Saved, Version, _Spec, _fix, freed_error,
+                        node_class, user_frame)
+from ._tensor import Tensor, _ViewInfo
+
+__all__ = ["Op", "OPS", "apply_primitive", "edge_of"]
+
+
+class Op:
+    """One torch function: primitive, grad_fn class name, what its rules read.
+
+    ``reads[i]``: the argument positions (ints) and ``"out"`` that the rule for array
+    argument ``i`` reads. Union over the arguments that require grad = what is saved.
+    ``saves_out``: PyTorch saves the result (else a rule needing it recomputes it from the
+    saved inputs). ``result``: how the dtype is found: "promote", "float" (true division),
+    "same" (first argument), "bool".
+    """
+
+    __slots__ = ("name", "prim", "node_cls", "reads", "saves_out", "result", "_plans",
+                 "is_view")
+
+    def __init__(self, name: str, prim, grad_fn: str, reads: Sequence = (), *,
+                 saves_out: bool = False, result: str = "promote", is_view: bool = False):
+        self.name = name
+        self.prim = prim
+        self.node_cls = node_class(grad_fn)
+        self.reads = tuple(tuple(r) for r in reads)
+        self.saves_out = saves_out
+        self.result = result
+        self.is_view = is_view
+        self._plans: dict = {}
+
+    def plan(self, mask: tuple):
+        """For which arguments require grad: (saved argument positions, needs out)."""
+        found = self._plans.get(mask)
+        if found is None:
+            saved = set()
+            for i, rg in enumerate(mask):
+                if rg and i < len(self.reads):
+                    saved.update(self.reads[i])
+            needs_out = "out" in saved
+            saved.discard("out")
+            if needs_out and not self.saves_out:
+                saved.update(i for i in range(len(mask)))
+            found = self._plans[mask] = (frozenset(saved), needs_out)
+        return found
+
+
+def edge_of(t: Tensor):
+    fn = t._grad_fn if t._base is None else t.grad_fn
+    if fn is not None:
+        return (fn, t._nr)
+    if t._rg:
+        return (t._accumulator(), 0)
+    return None
+
+
+def _requires_grad(t) -> bool:
+    return t._rg if t._base is None else t.requires_grad
+
+
+# --- recording ----------------------------------------------------------------------------
+def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | None,
+            inplace_orig=None) -> Node:
+    """Attach a grad_fn for `op` to `out`. `args` are tensors or constants."""
+    mask = tuple(isinstance(a, Tensor) and _requires_grad(a) for a in args)
+    saved_idx, needs_out = op.plan(mask)
+    node = op.node_cls.__new__(op.node_cls)
+    edges = []
+    meta = []
+    vals = []
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            raw = raws[i]
+            if mask[i]:
+                edges.append(edge_of(a) if inplace_orig is None or i else inplace_orig[0])
+                meta.append((i, raw.shape, raw.dtype))
+            else:
+                edges.append(None)
+                meta.append((None, None, None))
+            if i in saved_idx:
+                if inplace_orig is not None and i == 0:
+                    vals.append(Saved(inplace_orig[1], Version()))
+                else:
+                    vals.append(Saved(raw, a._vc, a))
+            else:
+                vals.append(_Spec(raw.shape, raw.dtype))
+        else:
+            vals.append(raws[i])
+    node._init(tuple(edges))
+    node._prim = op.prim
+    node._params = params
+    node._vals = tuple(vals)
+    node._meta = tuple(meta)
+    node._freed = False
+    if needs_out and op.saves_out:
+        node._out = Saved(out._data, out._vc, None, weakref.ref(node))
+        node._has_saved = True
+    else:
+        node._out = None
+        node._has_saved = bool(saved_idx)
+    if node._has_saved:
+        node._where = user_frame(3)
+        if STATE.policy != "torch":
+            ref = weakref.ref(node)
+            for v in node._vals:
+                if type(v) is Saved:
+                    v.owner = ref
+    out._grad_fn = node
+    out._nr = 0
+    out._rg = True
+    return node
+
+
+def _result_dtype(op: Op, args) -> D.dtype:
+    kind = op.result
+    if kind == "same":
+        return args[0]._dtype
+    if kind == "bool":
+        return D.bool_
+    if kind == "keep":
+        return None
+    dt = D.result_type_of(args)
+    if kind == "float" and not (dt.is_floating_point or dt.is_complex):
+        return D.DEFAULT_FLOAT
+    return dt
+
+
+def _as_array(out, dt: D.dtype) -> np.ndarray:
+    if type(out) is not np.ndarray:
+        return np.asarray(out, dtype=dt.np)
+    if out.dtype != dt.np:
+        return out.astype(dt.np)
+    return out
+
+
+def apply(op: Op, args: Sequence, params: dict | None = None) -> Tensor:
+    """Apply `op` out of place: compute with the primitive's impl, record if needed."""
+    raws = [a._data if isinstance(a, Tensor) else a for a in args]
+    if op.result == "promote":
+        a0 = args[0]
+        a1 = args[1] if len(args) > 1 else None
+        if a1 is None:
+            dt = a0._dtype
+        elif isinstance(a1, Tensor) and isinstance(a0, Tensor) and a0._dtype is a1._dtype:
+            dt = a0._dtype
+        elif type(a1) is float and isinstance(a0, Tensor) and a0._dtype.is_floating_point:
+            dt = a0._dtype
+        else:
+            dt = _result_dtype(op, args)
+    else:
+        dt = _result_dtype(op, args)
+    if dt is not None and dt.category < 2 and op.prim.differentiable and op.result != "bool" and _int_unsafe(op):
+        raws = [r.astype(np.float64) if isinstance(r, np.ndarray) else r for r in raws]
+    out = op.prim.impl(*raws, **params) if params else op.prim.impl(*raws)
+    if dt is None:
+        out = np.asarray(out)
+        dt = D.from_numpy_dtype(out.dtype)
+    res = Tensor._wrap(_as_array(out, dt))
+    if STATE.grad_enabled and op.prim.differentiable:
+        for a in args:
+            if isinstance(a, Tensor) and _requires_grad(a):
+                _record(op, res, args, raws, params)
+                break
+    return res
+
+
+def _int_unsafe(op: Op) -> bool:
+    return op.name in ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid")
+
+
+_GENERIC: dict = {}
+
+
+def apply_primitive(prim, args: Sequence, params: dict) -> Tensor:
+    """Apply any funcgrad primitive to tensors (used while rules run under create_graph)."""
+    op = _BY_PRIM.get(prim)
+    if op is None:
+        op = _GENERIC.get(prim)
+        if op is None:
+            n = prim.nargs if prim.nargs >= 0 else len(args)
+            everything = tuple(range(max(n, len(args)))) + ("out",)
+            name = "".join(p.capitalize() for p in prim.name.split("_")) + "Backward0"
+            op = _GENERIC[prim] = Op(prim.name, prim, name, [everything] * max(n, len(args)),
+                                     saves_out=True, result="keep")
+    raws = [a._data if isinstance(a, Tensor) else a for a in args]
+    out = prim.impl(*raws, **params) if params else prim.impl(*raws)
+    if prim.multiple_results:
+        raise NotImplementedError(f"create_graph through {prim.name} is not supported")
+    res = Tensor._wrap(np.asarray(out))
+    if STATE.grad_enabled and prim.differentiable and any(
+            isinstance(a, Tensor) and _requires_grad(a) for a in args):
+        _record(op, res, args, raws, params or None)
+    return res
+
+
+# --- the table ------------------------------------------------------------------------------
+def _decl(name, prim, grad_fn, reads=(), **kw) -> Op:
+    op = Op(name, prim, grad_fn, reads, **kw)
+    OPS[name] = op
+    return op
+
+
+OPS: dict = {}
+_NOTHING = ((), ())
+ADD = _decl("add", T.add, "AddBackward0", _NOTHING)
+SUB = _decl("sub", T.subtract, "SubBackward0", _NOTHING)
+RSUB = _decl("rsub", T.subtract, "RsubBackward1", _NOTHING)
+MUL = _decl("mul", T.multiply, "MulBackward0", ((1,), (0,)))
+DIV = _decl("div", T.divide, "DivBackward0", ((1,), (0, 1, "out")), result="float")
+RDIV = _decl("rdiv", T.divide, "DivBackward0", ((1,), (0, 1, "out")), result="float")
+POW = _decl("pow", T.power, "PowBackward0", ((0, 1), (0, 1, "out")), saves_out=False)
+POW_T = _decl("pow_tensor", T.power, "PowBackward1", ((0, 1), (0, "out")), saves_out=True)
+RPOW = _decl("rpow", T.power, "PowBackward2", ((0, 1), (0, "out")), saves_out=True)
+NEG = _decl("neg", T.negative, "NegBackward0", ((),))
+EXP = _decl("exp", T.exp, "ExpBackward0", (("out",),), saves_out=True, result="float")
+LOG = _decl("log", T.log, "LogBackward0", ((0,),), result="float")
+SQRT = _decl("sqrt", T.sqrt, "SqrtBackward0", (("out",),), saves_out=True, result="float")
+SIN = _decl("sin", T.sin, "SinBackward0", ((0,),), result="float")
+COS = _decl("cos", T.cos, "CosBackward0", ((0,),), result="float")
+TAN = _decl("tan", T.tan, "TanBackward0", (("out",),), saves_out=True, result="float")
+TANH = _decl("tanh", T.tanh, "TanhBackward0", (("out",),), saves_out=True, result="float")
+SIGMOID = _decl("sigmoid", T.sigmoid_p, "SigmoidBackward0", (("out",),), saves_out=True,
+                result="float")
+RELU = _decl("relu", T.relu_p, "ReluBackward0", (("out",),), saves_out=True)
+ABS = _decl("abs", T.absolute, "AbsBackward0", ((0,),))
+LOG1P = _decl("log1p", T.log1p, "Log1PBackward0", ((0,),), result="float")
+EXPM1 = _decl("expm1", T.expm1, "Expm1Backward0", (("out",),), saves_out=True, result="float")
+RECIPROCAL = _decl("reciprocal", T.reciprocal, "ReciprocalBackward0", (("out",),),
+                   saves_out=True, result="float")
+SQUARE = _decl("square", T.square, "PowBackward0", ((0,),))
+CLAMP = _decl("clamp", T.clip_p, "ClampBackward1", ((0,), (0,), (0,)))
+MAXIMUM = _decl("maximum", T.maximum, "MaximumBackward0", ((0, 1), (0, 1)))
+MINIMUM = _decl("minimum", T.minimum, "MinimumBackward0", ((0, 1), (0, 1)))
+MATMUL = _decl("matmul", T.matmul, "MmBackward0", ((1,), (0,)))
+SUM = _decl("sum", T.sum_p, "SumBackward0", ((),))
+SUM_DIM = _decl("sum_dim", T.sum_p, "SumBackward1", ((),))
+MEAN = _decl("mean", T.mean_p, "MeanBackward0", ((),), result="float")
+MEAN_DIM = _decl("mean_dim", T.mean_p, "MeanBackward1", ((),), result="float")
+PROD = _decl("prod", T.prod_p, "ProdBackward0", ((0, "out"),), saves_out=True)
+MAX = _decl("max", T.max_p, "MaxBackward1", ((0, "out"),), saves_out=True)
+MIN = _decl("min", T.min_p, "MinBackward1", ((0, "out"),), saves_out=True)
+CLONE = _decl("clone", T.positive, "CloneBackward0", ((),), result="same")
+TO_COPY = _decl("to", T.astype, "ToCopyBackward0", ((),), result="keep")
+INDEX = _decl("index", T.getitem_p, "IndexBackward0", ((),), result="same")
+WHERE = _decl("where", T.where_p, "WhereBackward0", ((), (0,), (0,)))
+CAT = _decl("cat", T.concatenate_p, "CatBackward0", ())
+# views: their forward returns NumPy views of the input's storage
+SELECT = _decl("select", T.getitem_p, "SelectBackward0", ((),), result="same", is_view=True)
+SLICE = _decl("slice", T.getitem_p, "SliceBackward0", ((),), result="same", is_view=True)
+ALIAS = _decl("alias", T.getitem_p, "AliasBackward0", ((),), result="same", is_view=True)
+UNSQUEEZE_IDX = _decl("unsqueeze_index", T.getitem_p, "UnsqueezeBackward0", ((),),
+                      result="same", is_view=True)
+VIEW = _decl("view", T.reshape, "ViewBackward0", ((),), result="same", is_view=True)
+UNSAFE_VIEW = _decl("unsafe_view", T.reshape, "UnsafeViewBackward0", ((),), result="same")
+UNSQUEEZE = _decl("unsqueeze", T.reshape, "UnsqueezeBackward0", ((),), result="same", is_view=True)
+SQUEEZE = _decl("squeeze", T.reshape, "SqueezeBackward0", ((),), result="same", is_view=True)
+SQUEEZE_DIM = _decl("squeeze_dim", T.reshape, "SqueezeBackward1", ((),), result="same",
+                    is_view=True)
+T_OP = _decl("t", T.transpose, "TBackward0", ((),), result="same", is_view=True)
+TRANSPOSE = _decl("transpose", T.swapaxes_p, "TransposeBackward0", ((),), result="same",
+                  is_view=True)
+PERMUTE = _decl("permute", T.transpose, "PermuteBackward0", ((),), result="same", is_view=True)
+EXPAND = _decl("expand", T.broadcast_to, "ExpandBackward0", ((),), result="same", is_view=True)
+NARROW = _decl("narrow", T.getitem_p, "SliceBackward0", ((),), result="same", is_view=True)
+DETACH_OP = None
+# in-place only
+FILL = _decl("fill_", None, "FillBackward2")
+ZERO = _decl("zero_", None, "ZeroBackward0")
+COPY = _decl("copy_", None, "CopyBackwards")
+INDEX_PUT = _decl("index_put_", T.index_set_p, "IndexPutBackward0", ((), ()), result="same")
+
+_BY_PRIM = {}
+for _op in (ADD, SUB, MUL, DIV, NEG, EXP, LOG, SQRT, SIN, COS, TAN, TANH, SIGMOID, RELU, ABS,
+            LOG1P, EXPM1, RECIPROCAL, CLAMP, MAXIMUM, MINIMUM, MATMUL, PROD, MAX, MIN, WHERE):
+    _BY_PRIM[_op.prim] = _op
+_BY_PRIM[T.power] = POW_T
+
+
+# --- views ----------------------------------------------------------------------------------
+def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None) -> Tensor:
+    """A view of `x`: same storage, same version counter, grad_fn `op`'s node."""
+    if data is None:
+        data = op.prim.impl(x._data, **params)
+    out = Tensor._wrap(data)
+    out._vc = x._vc
+    base = x._base if x._base is not None else x
+    chain = (x._view.chain if x._base is not None else ()) + ((op.prim.impl, params),)
+    out._base = base
+    out._view = _ViewInfo(chain, x._vc.value, not STATE.grad_enabled)
+    if STATE.grad_enabled and _requires_grad(x):
+        _record(op, out, (x,), (x._data,), params)
+    return out
+
+
+def replay(array: np.ndarray, chain) -> np.ndarray:
+    for fn, params in chain:
+        array = fn(array, **params)
+    return array
+
+
+class AsStridedBackward0(Node):
+    """A view's grad_fn after its storage was written: reads its slice of the base's gradient."""
+
+    __slots__ = ("_chain", "_base_shape", "_base_dtype")
+
+    def _apply(self, cts, graph):
+        ct = cts[0]
+        if isinstance(ct, Tensor):
+            g = _zeros_tensor(self._base_shape, self._base_dtype)
+            _replay_tensor(g, self._chain).add_(ct)
+            return [g]
+        g = np.zeros(self._base_shape, self._base_dtype)
+        region = replay(g, self._chain)
+        region += ct
+        return [g]
+
+
+class CopySlices(Node):
+    """The base's grad_fn after an in-place op on one of its views."""
+
+    __slots__ = ("_chain", "_base_shape", "_base_dtype", "_fn")
+    _display = "torch::autograd::CopySlices"
+
+    def _release(self) -> None:
+        self._fn._release()
+
+    def _apply(self, cts, graph):
+        ct = cts[0]
+        if isinstance(ct, Tensor):
+            res = ct.clone()
+            region = _replay_tensor(res, self._chain)
+            grads = self._fn._apply([region.clone()], graph)
+            if grads and grads[0] is not None:
+                region.copy_(grads[0])
+            else:
+                region.zero_()
+            return [res] + list(grads[1:])
+        res = np.array(ct, dtype=self._base_dtype, copy=True)
+        if res.shape != self._base_shape:
+            res = np.broadcast_to(res, self._base_shape).copy()
+        region = replay(res, self._chain)
+        grads = self._fn._apply([region.copy()], graph)
+        if grads and grads[0] is not None:
+            region[...] = grads[0]
+        else:
+            region[...] = 0
+        return [res] + list(grads[1:])
+
+
+def _zeros_tensor(shape, dtype) -> Tensor:
+    return Tensor._wrap(np.zeros(shape, dtype))
+
+
+def _replay_tensor(t: Tensor, chain) -> Tensor:
+    for fn, params in chain:
+        t = view_op(_VIEW_BY_IMPL.get(fn, ALIAS), t, params, fn(t._data, **params))
+    return t
+
+
+_VIEW_BY_IMPL = {T.getitem_p.impl: SLICE, T.reshape.impl: VIEW, T.transpose.impl: PERMUTE,
+                 T.swapaxes_p.impl: TRANSPOSE, T.broadcast_to.impl: EXPAND}
+
+
+# --- in-place -----------------------------------------------------------------------------------
+LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an "
+                        "in-place operation.")
+NO_GRAD_VIEW_INPLACE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+    "your code by moving both the view and the inplace either both inside the no_grad block "
+    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace to "
+    "be tracked).")
+
+
+def check_inplace(self: Tensor) -> None:
+    if not STATE.grad_enabled:
+        return
+    base = self._base
+    if base is None:
+        if self._grad_fn is None and self._rg:
+            raise RuntimeError(LEAF_INPLACE)
+        return
+    if self._view.no_grad and base.requires_grad:
+        raise RuntimeError(NO_GRAD_VIEW_INPLACE)
+    if base.grad_fn is None and base._rg:
+        raise RuntimeError(VIEW_OF_LEAF_INPLACE)
+
+
+def _before_write(self: Tensor, op_name: str) -> None:
+    """Record who writes (for error messages) and apply the mutation policy."""
+    vc = self._vc
+    vc.modified_by = (op_name,) + user_frame(3)
+    watchers = vc.watchers
+    if watchers:
+        from ._policy import on_write
+        on_write(vc, self, op_name)
+
+
+def inplace(op: Op, self: Tensor, others: Sequence, params: dict | None = None,
+            compute=None) -> Tensor:
+    """``self.<op>_(*others)``: write the result into self's storage, then record it."""
+    check_inplace(self)
+    args = (self,) + tuple(others)
+    raws = [a._data if isinstance(a, Tensor) else a for a in args]
+    dt = _result_dtype(op, args) if op.result != "keep" else self._dtype
+    if dt.category > self._dtype.category or (dt.is_floating_point and self._dtype.category < 2):
+        raise RuntimeError(f"result type {_scalar_name(dt)} can't be cast to the desired output "
+                           f"type {_scalar_name(self._dtype)}")
+    if compute is not None:
+        new = compute(*raws)
+    else:
+        new = op.prim.impl(*raws, **params) if params else op.prim.impl(*raws)
+    rg = STATE.grad_enabled and any(isinstance(a, Tensor) and _requires_grad(a) for a in args)
+    orig = None
+    if rg and op.prim is not None:
+        mask = tuple(isinstance(a, Tensor) and _requires_grad(a) for a in args)
+        saved_idx, _ = op.plan(mask)
+        if 0 in saved_idx:
+            orig = self._data.copy()
+        old_edge = edge_of(self)
+    elif rg:
+        old_edge = edge_of(self)
+    _before_write(self, op.name if op.name.endswith("_") else op.name + "_")
+    if not self._data.flags.writeable:
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
+    np.copyto(self._data, new, casting="unsafe")
+    self._vc.value += 1
+    if rg:
+        _record_inplace(op, self, args, raws, params, old_edge, orig)
+    return self
+
+
+def _scalar_name(dt: D.dtype) -> str:
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[dt.name]
+
+
+class _Plain(Node):
+    """A node whose rule is written here (fill_, zero_, copy_): no primitive involved."""
+
+    __slots__ = ("_kind", "_meta")
+
+    def _apply(self, cts, graph):
+        ct = cts[0]
+        grads = []
+        for i, (shape, dtype) in enumerate(self._meta):
+            if self._next[i] is None:
+                grads.append(None)
+            elif i == 0:  # the overwritten value gets no gradient
+                grads.append(ct * 0 if isinstance(ct, Tensor) else np.zeros(shape, dtype))
+            else:          # copy_/fill_ from a tensor: the source gets the gradient
+                grads.append(_fix(ct, shape, dtype, graph))
+        return grads
+
+
+def _record_inplace(op, self, args, raws, params, old_edge, orig) -> None:
+    if op.prim is None:
+        node = op.node_cls.__new__(node_class(op.node_cls.__name__, _Plain))
+        edges = [old_edge] + [edge_of(a) if isinstance(a, Tensor) and _requires_grad(a) else None
+                              for a in args[1:]]
+        node._init(tuple(edges))
+        node._meta = tuple((a._data.shape, a._data.dtype) if isinstance(a, Tensor) else ((), None)
+                           for a in args)
+    else:
+        saved_base = self._base
+        node = _record(op, self, args, raws, params, inplace_orig=(old_edge, orig))
+        self._grad_fn = None
+    _attach_inplace(self, node)
+
+
+def _attach_inplace(self: Tensor, node: Node) -> None:
+    """Make `node` the new history of self (or, for a view, of its base via CopySlices)."""
+    retained = self._retains
+    if self._base is None:
+        self._grad_fn = node
+        self._nr = 0
+        self._rg = True
+        if retained:
+            node._retain = {0: weakref.ref(self)}
+        return
+    base = self._base
+    cs = CopySlices.__new__(CopySlices)
+    cs._init((edge_of(base),) + tuple(node._next[1:]))
+    cs._chain = self._view.chain
+    cs._base_shape = base._data.shape
+    cs._base_dtype = base._data.dtype
+    cs._fn = node
+    base._grad_fn = cs
+    base._nr = 0
+    base._rg = True
+    if base._retains:
+        cs._retain = {0: weakref.ref(base)}
+    # the view's own grad_fn is regenerated on next access (its version moved on)
+    self._view.version = -1

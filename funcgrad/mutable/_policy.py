@@ -1,0 +1,91 @@
+"""Mutation policies beyond PyTorch: "torch" (check at backward), "strict" (fail at the write),
+"copy-on-write" (keep the saved value so the gradient stays correct, and say so)."""
+from __future__ import annotations
+
+import contextlib
+import warnings
+from typing import Iterator
+
+import numpy as np
+
+from ._autograd import STATE, Saved, Version, version_error
+
+__all__ = ["mutation_policy", "on_write", "MutationPolicyWarning"]
+
+POLICIES = ("torch", "strict", "copy-on-write")
+
+
+class MutationPolicyWarning(UserWarning):
+    """Issued when the copy-on-write policy kept a copy of a saved tensor."""
+
+
+@contextlib.contextmanager
+def mutation_policy(policy: str) -> Iterator[None]:
+    """Choose what an in-place write does to a tensor that a graph has saved, in a block.
+
+    * ``"torch"`` (default): nothing at the write; backward fails with PyTorch's error.
+    * ``"strict"``: the write itself fails, naming the op that saved the tensor.
+    * ``"copy-on-write"``: the saved value is copied before the write, so the gradient is
+      the one of the value actually used; a `MutationPolicyWarning` reports it.
+
+    The policy applies to tensors saved while it is active.
+
+    >>> import warnings, funcgrad.mutable as torch
+    >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> with torch.mutation_policy("copy-on-write"), warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     y = x * 1
+    ...     z = (y * y).sum()
+    ...     y.add_(10)
+    ...     z.backward()
+    >>> x.grad
+    tensor([2., 4.])
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"unknown mutation policy {policy!r}; choose one of {POLICIES}")
+    previous = STATE.policy
+    STATE.policy = policy
+    try:
+        yield
+    finally:
+        STATE.policy = previous
+
+
+def on_write(vc: Version, tensor, op_name: str) -> None:
+    """Called just before an in-place write into storage whose counter is watched."""
+    live = []
+    for ref in vc.watchers:
+        saved = ref()
+        if saved is None or saved.counter is not vc or saved.version != vc.value:
+            continue
+        node = saved.owner() if saved.owner is not None else None
+        if node is None or getattr(node, "_freed", False):
+            continue
+        live.append((saved, node))
+    vc.watchers = [ref for ref in vc.watchers if ref() is not None and ref().counter is vc]
+    if not live:
+        return
+    policy = STATE.policy
+    saved, node = live[0]
+    where = node._where or ("<unknown>", 0)
+    if policy == "strict":
+        mod = vc.modified_by
+        vc.value += 1  # describe the conflict as backward would see it, then undo
+        try:
+            err = version_error(saved, node)
+        finally:
+            vc.value -= 1
+        first = str(err).split("\n")[0]
+        raise RuntimeError(
+            f"{first}\n  strict mutation policy: {op_name} at {mod[1]}:{mod[2]} would overwrite "
+            f"a tensor saved by {node.name()} at {where[0]}:{where[1]} (version {saved.version}) "
+            "for backward. Clone it before writing, or write before it is used.")
+    for saved, node in live:
+        saved.data = np.array(saved.data, copy=True)
+        saved.counter = Version()
+        saved.version = 0
+        w = node._where or ("<unknown>", 0)
+        warnings.warn(
+            f"copy-on-write: {op_name} modified a tensor saved by {node.name()} at "
+            f"{w[0]}:{w[1]}; the saved value was copied first, so the gradient uses the value "
+            "before the write", MutationPolicyWarning, stacklevel=4)

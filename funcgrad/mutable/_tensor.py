@@ -1,0 +1,390 @@
+"""The mutable `Tensor`: a NumPy array (a view of its base's storage) with autograd state."""
+from __future__ import annotations
+
+import warnings
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from . import _dtypes as D
+from ._autograd import STATE, AccumulateGrad, Version, _Handle, run_backward
+from ._format import tensor_repr
+
+__all__ = ["Tensor", "Size"]
+
+
+class Size(tuple):
+    """``tensor.shape``: a tuple that prints as ``torch.Size([2, 3])``.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.zeros(2, 3).shape
+    torch.Size([2, 3])
+    """
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class _ViewInfo:
+    """How a view was made from its base: the chain of view ops to replay, and state."""
+
+    __slots__ = ("chain", "version", "no_grad")
+
+    def __init__(self, chain: tuple, version: int, no_grad: bool) -> None:
+        self.chain = chain
+        self.version = version
+        self.no_grad = no_grad
+
+
+NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information. (Triggered "
+    "internally at /__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)")
+
+
+class Tensor:
+    """A PyTorch-style tensor: mutable, with ``requires_grad``, ``grad``, ``grad_fn``.
+
+    >>> import funcgrad.mutable as torch
+    >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = (x * x).sum()
+    >>> y.backward()
+    >>> x.grad
+    tensor([2., 4.])
+    """
+
+    __slots__ = ("_data", "_dtype", "_vc", "_grad_fn", "_nr", "_rg", "_grad", "_base",
+                 "_view", "_hooks", "_acc", "_retains", "__weakref__", "__dict__")
+    __array_priority__ = 1000
+
+    # --- construction -----------------------------------------------------------------
+    @staticmethod
+    def _wrap(data: np.ndarray, rg: bool = False) -> "Tensor":
+        t = object.__new__(Tensor)
+        if type(data) is not np.ndarray:
+            data = np.asarray(data)
+        t._data = data
+        t._dtype = D._BY_NP[data.dtype]
+        t._vc = Version()
+        t._grad_fn = None
+        t._nr = 0
+        t._rg = rg
+        t._grad = None
+        t._base = None
+        t._view = None
+        t._hooks = None
+        t._acc = None
+        t._retains = False
+        return t
+
+    def __init__(self, *args, **kwargs) -> None:
+        raise TypeError("create tensors with torch.tensor(...), torch.zeros(...), ...")
+
+    # --- autograd attributes ----------------------------------------------------------
+    @property
+    def grad_fn(self):
+        if self._base is not None and self._view.version != self._vc.value:
+            _regenerate_view_grad_fn(self)
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def requires_grad(self) -> bool:
+        if self._base is not None and not self._rg:
+            self.grad_fn  # a write into the base may have made the view require grad
+            return self._rg or (self._view.no_grad and self._base.requires_grad)
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to "
+                    "use a computed variable in a subgraph that doesn't require differentiation "
+                    "use var_no_grad = var.detach().")
+            return self
+        if requires_grad and not (self._dtype.is_floating_point or self._dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._rg = bool(requires_grad)
+        return self
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains:
+            warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
+            if tuple(value.shape) != tuple(self.shape):
+                raise RuntimeError("assigned grad has data of a different size")
+            if value._dtype is not self._dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def _version(self) -> int:
+        return self._vc.value
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains
+
+    @property
+    def output_nr(self) -> int:
+        return self._nr
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf's gradient in ``.grad`` at the next backward."""
+        if self.grad_fn is None:
+            if not self.requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retains:
+            return
+        self._retains = True
+        fn = self.grad_fn
+        if fn._retain is None:
+            fn._retain = {}
+        fn._retain[self._nr] = weakref.ref(self)
+
+    def register_hook(self, hook: Callable) -> _Handle:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
+        replaces the gradient. Returns a handle whose ``remove()`` unregisters it."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        fn = self.grad_fn
+        if fn is None:
+            if self._hooks is None:
+                self._hooks = {}
+            return _Handle(self._hooks, hook)
+        if fn._pre_hooks is None:
+            fn._pre_hooks = {}
+        table = fn._pre_hooks.get(self._nr)
+        if table is None:
+            table = fn._pre_hooks[self._nr] = {}
+        return _Handle(table, hook)
+
+    def _edge(self):
+        """Where this tensor's gradient goes: (node, output number), or None."""
+        fn = self._grad_fn if self._base is None else self.grad_fn
+        if fn is not None:
+            return (fn, self._nr)
+        if not self._rg:
+            if self._base is not None and self.requires_grad:
+                return None
+            return None
+        return (self._accumulator(), 0)
+
+    def _accumulator(self) -> AccumulateGrad:
+        acc = self._acc() if self._acc is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._acc = weakref.ref(acc)
+        return acc
+
+    def backward(self, gradient: "Tensor | None" = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs=None) -> None:
+        """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (see ``torch.autograd.backward``)."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph,
+                 inputs=inputs)
+
+    # --- data ---------------------------------------------------------------------------
+    @property
+    def data(self) -> "Tensor":
+        t = Tensor._wrap(self._data)
+        return t
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        self._data = value._data
+        self._dtype = value._dtype
+
+    @property
+    def dtype(self) -> D.dtype:
+        return self._dtype
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[dim]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndim = property(dim)
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def stride(self, dim: int | None = None):
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[dim]
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def is_floating_point(self) -> bool:
+        return self._dtype.is_floating_point
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return "torch." + self._dtype.tensor_type
+        return self.to(dtype)
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0]
+
+    def untyped_storage(self):
+        base = self._data
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        return _Storage(base)
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.item()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._dtype.category != 1 or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.item())
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def numpy(self, force: bool = False) -> np.ndarray:
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return np.asarray(self._data, dtype=dtype)
+
+    def __repr__(self, *, tensor_contents=None) -> str:
+        fn = self.grad_fn
+        name = None
+        if fn is not None:
+            name = type(fn).__name__
+        return tensor_repr(self._data, self._dtype, D.DEFAULT_FLOAT, name, self.requires_grad)
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0 and spec:
+            return self._data.item().__format__(spec)
+        return repr(self)
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (self._data.copy(), self._rg))
+
+
+def _rebuild(data, rg):
+    return Tensor._wrap(data, rg)
+
+
+class _Storage:
+    __slots__ = ("array",)
+
+    def __init__(self, array) -> None:
+        self.array = array
+
+    def data_ptr(self) -> int:
+        return self.array.__array_interface__["data"][0]
+
+    def nbytes(self) -> int:
+        return self.array.nbytes
+
+
+def _regenerate_view_grad_fn(view: Tensor) -> None:
+    """After a write into a view's storage, its grad_fn reads through the (rebased) base."""
+    from ._ops import AsStridedBackward0, edge_of
+    info = view._view
+    info.version = view._vc.value
+    base = view._base
+    if info.no_grad or not base.requires_grad:
+        return
+    node = AsStridedBackward0()
+    node._init((edge_of(base),))
+    node._chain = info.chain
+    node._base_shape = base._data.shape
+    node._base_dtype = base._data.dtype
+    retain = view._grad_fn._retain if view._grad_fn is not None else None
+    view._grad_fn = node
+    view._nr = 0
+    view._rg = True
+    if view._retains and retain:
+        node._retain = {0: weakref.ref(view)}

@@ -1,0 +1,48 @@
+"""torch.nn for funcgrad.mutable: Parameter, and the functional activations."""
+from __future__ import annotations
+
+import types
+
+import numpy as np
+
+from . import _functions as F
+from ._tensor import Tensor
+
+__all__ = ["Parameter", "functional"]
+
+
+class Parameter(Tensor):
+    """A leaf tensor that requires grad by default (``requires_grad=False`` allowed).
+
+    >>> import funcgrad.mutable as torch
+    >>> from funcgrad.mutable import nn
+    >>> nn.Parameter(torch.ones(2))
+    Parameter containing:
+    tensor([1., 1.], requires_grad=True)
+    """
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
+        if data is None:
+            data = F.empty(0)
+        p = object.__new__(cls)
+        src = Tensor._wrap(data._data)
+        for slot in ("_data", "_dtype", "_vc", "_grad_fn", "_nr", "_rg", "_grad", "_base",
+                     "_view", "_hooks", "_acc", "_retains"):
+            setattr(p, slot, getattr(src, slot))
+        p._rg = bool(requires_grad)
+        return p
+
+    def __init__(self, data=None, requires_grad: bool = True) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+
+functional = types.ModuleType("funcgrad.mutable.nn.functional",
+                              "Activation functions (torch.nn.functional).")
+functional.relu = lambda input, inplace=False: input.relu_() if inplace else F.relu(input)
+functional.sigmoid = F.sigmoid
+functional.tanh = F.tanh
+functional.mse_loss = lambda input, target, reduction="mean": (
+    F.mean((input - target) ** 2) if reduction == "mean" else F.sum((input - target) ** 2))
