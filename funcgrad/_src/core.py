@@ -261,6 +261,13 @@ class Trace:
     def process(self, prim: "Primitive", args: Sequence[Any], params: dict) -> Any:
         raise NotImplementedError
 
+    # One- and two-argument calls arrive here first; a trace may spell them out for speed.
+    def process1(self, prim: "Primitive", x: Any, params: dict) -> Any:
+        return self.process(prim, (x,), params)
+
+    def process2(self, prim: "Primitive", x: Any, y: Any, params: dict) -> Any:
+        return self.process(prim, (x, y), params)
+
     def dead(self) -> FuncgradError:
         return FuncgradError(
             f"a tracer of a finished {self.name} transform was used after the transform "
@@ -358,7 +365,7 @@ class _UnaryPrimitive(Primitive):
             if t is not None:
                 if not t.alive:
                     raise t.dead()
-                return t.process(self, (x,), params)
+                return t.process1(self, x, params)
             x = x._value
         return self.impl(x, **params) if params else self.impl(x)
 
@@ -382,7 +389,7 @@ class _BinaryPrimitive(Primitive):
         top = tx if ty is None or (tx is not None and tx.level >= ty.level) else ty
         if not top.alive:
             raise top.dead()
-        return top.process(self, (x, y), params)
+        return top.process2(self, x, y, params)
 
 
 _BY_ARITY = {1: _UnaryPrimitive, 2: _BinaryPrimitive}

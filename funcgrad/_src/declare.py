@@ -88,15 +88,22 @@ _REAL = np.dtype(np.float64)
 
 def _times_conj(deriv: Callable, nargs: int) -> Callable:
     """The VJP twin of `_times`: a complex slope is conjugated, since cotangents are adjoints
-    under Re<a, b> (PyTorch's convention, docs/complex.md). A real slope costs one check."""
+    under Re<a, b> (PyTorch's convention, docs/complex.md). A real slope costs one check,
+    written inline because this is the backward pass's hot path."""
     if nargs == 1:
         def rule1(g, out, x):
-            return g * _conj_if_complex(deriv(out, x))
+            d = deriv(out, x)
+            if type(d) is complex or getattr(d, "dtype", _REAL).kind == "c":
+                d = engine.conj(d)
+            return g * d
         rule1.deriv = deriv
         return rule1
     if nargs == 2:
         def rule2(g, out, x, y):
-            return g * _conj_if_complex(deriv(out, x, y))
+            d = deriv(out, x, y)
+            if type(d) is complex or getattr(d, "dtype", _REAL).kind == "c":
+                d = engine.conj(d)
+            return g * d
         rule2.deriv = deriv
         return rule2
 

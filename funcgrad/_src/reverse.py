@@ -39,59 +39,64 @@ class ReverseTrace(Trace):
         tape.append(None)
         return ReverseTracer(self, value, len(tape) - 1)
 
+    def process1(self, prim: Primitive, a: Any, params: dict):
+        """One argument, necessarily ours: the commonest case, kept short."""
+        x = a._value
+        if isinstance(x, Tracer):
+            out = prim(x, **params)
+        elif params:
+            out = prim.impl(x, **params)
+        else:
+            out = prim.impl(x)
+        if not prim.differentiable:
+            return out
+        if prim.vjps is None or prim.vjps[0] is None:
+            raise _no_rule(prim, "a derivative (VJP) rule", 0)
+        keep = prim._keep or residuals.keep_mask(prim)
+        if keep[1] is not None and not keep[1][0] and type(x) is np.ndarray \
+                and x.size >= residuals.PRUNE_MIN_SIZE:
+            x = residuals.ShapeOnly(x)
+        tape = self.tape
+        tape.append((prim, params or None, out if keep[0] else None, a._id, x))
+        if prim.multiple_results:
+            return self._outputs(out)
+        return ReverseTracer(self, out, len(tape) - 1)
+
+    def process2(self, prim: Primitive, a: Any, b: Any, params: dict):
+        """Two arguments: the next commonest, also spelled out."""
+        if type(a) is ReverseTracer and a._trace is self:
+            ia, xa = a._id, a._value
+        else:
+            ia, xa = None, (a._value if type(a) is Array else a)
+        if type(b) is ReverseTracer and b._trace is self:
+            ib, xb = b._id, b._value
+        else:
+            ib, xb = None, (b._value if type(b) is Array else b)
+        if isinstance(xa, Tracer) or isinstance(xb, Tracer):
+            out = prim(xa, xb, **params)
+        elif params:
+            out = prim.impl(xa, xb, **params)
+        else:
+            out = prim.impl(xa, xb)
+        if not prim.differentiable or (ia is None and ib is None):
+            return out
+        vjps = prim.vjps
+        if vjps is None or (ia is not None and vjps[0] is None) or (ib is not None and vjps[1] is None):
+            raise _no_rule(prim, "a derivative (VJP) rule", 0 if ia is not None else 1)
+        keep = prim._keep or residuals.keep_mask(prim)
+        kept = keep[1]
+        if kept is not None:
+            if not kept[0]:
+                xa = residuals.pruned(xa, False)
+            if not kept[1]:
+                xb = residuals.pruned(xb, False)
+        tape = self.tape
+        tape.append((prim, params or None, out if keep[0] else None, ia, xa, ib, xb))
+        if prim.multiple_results:
+            return self._outputs(out)
+        return ReverseTracer(self, out, len(tape) - 1)
+
     def process(self, prim: Primitive, args: Sequence[Any], params: dict):
-        if len(args) == 1:  # the commonest case, kept short: the argument is ours
-            a = args[0]
-            x = a._value
-            if isinstance(x, Tracer):
-                out = prim(x, **params)
-            elif params:
-                out = prim.impl(x, **params)
-            else:
-                out = prim.impl(x)
-            if not prim.differentiable:
-                return out
-            if prim.vjps is None or prim.vjps[0] is None:
-                raise _no_rule(prim, "a derivative (VJP) rule", 0)
-            keep = prim._keep or residuals.keep_mask(prim)
-            if keep[1] is not None and not keep[1][0] and type(x) is np.ndarray \
-                    and x.size >= residuals.PRUNE_MIN_SIZE:
-                x = residuals.ShapeOnly(x)
-            tape = self.tape
-            tape.append((prim, params or None, out if keep[0] else None, a._id, x))
-            if prim.multiple_results:
-                return self._outputs(out)
-            return ReverseTracer(self, out, len(tape) - 1)
-        if len(args) == 2:  # the next commonest, also spelled out
-            a, b = args
-            if type(a) is ReverseTracer and a._trace is self:
-                ia, xa = a._id, a._value
-            else:
-                ia, xa = None, (a._value if type(a) is Array else a)
-            if type(b) is ReverseTracer and b._trace is self:
-                ib, xb = b._id, b._value
-            else:
-                ib, xb = None, (b._value if type(b) is Array else b)
-            if isinstance(xa, Tracer) or isinstance(xb, Tracer):
-                out = prim(xa, xb, **params)
-            elif params:
-                out = prim.impl(xa, xb, **params)
-            else:
-                out = prim.impl(xa, xb)
-            if not prim.differentiable or (ia is None and ib is None):
-                return out
-            vjps = prim.vjps
-            if vjps is None or (ia is not None and vjps[0] is None) or (ib is not None and vjps[1] is None):
-                raise _no_rule(prim, "a derivative (VJP) rule", 0 if ia is not None else 1)
-            keep = prim._keep or residuals.keep_mask(prim)
-            if keep[1] is not None:
-                xa = residuals.pruned(xa, keep[1][0])
-                xb = residuals.pruned(xb, keep[1][1])
-            tape = self.tape
-            tape.append((prim, params or None, out if keep[0] else None, ia, xa, ib, xb))
-            if prim.multiple_results:
-                return self._outputs(out)
-            return ReverseTracer(self, out, len(tape) - 1)
         entry = [prim, params or None, None]
         lower = False
         traced = False
@@ -189,6 +194,29 @@ def backward(tape: list, out_ids: Sequence[int], out_cts: Sequence[Any], n_leave
                 node = entry[3]
                 prev = get(node)
                 cts[node] = g if prev is None else prev + g
+            continue
+        if len(entry) == 7:  # two arguments, spelled out likewise
+            out, xa, xb = entry[2], entry[4], entry[6]
+            node = entry[3]
+            if node is not None:
+                g = rules[0](ct, out, xa, xb) if params is None else rules[0](ct, out, xa, xb, **params)
+                if g is not None:
+                    if type(g) is Array:
+                        g = g._value
+                    if g.shape != xa.shape:
+                        g = unbroadcast(g, xa.shape)
+                    prev = get(node)
+                    cts[node] = g if prev is None else prev + g
+            node = entry[5]
+            if node is not None:
+                g = rules[1](ct, out, xa, xb) if params is None else rules[1](ct, out, xa, xb, **params)
+                if g is not None:
+                    if type(g) is Array:
+                        g = g._value
+                    if g.shape != xb.shape:
+                        g = unbroadcast(g, xb.shape)
+                    prev = get(node)
+                    cts[node] = g if prev is None else prev + g
             continue
         args = entry[4::2]
         for k in range(3, len(entry), 2):
