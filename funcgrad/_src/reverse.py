@@ -26,6 +26,18 @@ class ReverseTracer(Tracer):
         self._id = node_id
 
 
+_new_object = object.__new__
+
+
+def _tracer(trace, value, node_id):
+    """A ReverseTracer without an __init__ frame: this runs once per recorded operation."""
+    t = _new_object(ReverseTracer)
+    t._trace = trace
+    t._value = value
+    t._id = node_id
+    return t
+
+
 class ReverseTrace(Trace):
     __slots__ = ("tape",)
     name = "grad"
@@ -60,7 +72,7 @@ class ReverseTrace(Trace):
         tape.append((prim, params or None, out if keep[0] else None, a._id, x))
         if prim.multiple_results:
             return self._outputs(out)
-        return ReverseTracer(self, out, len(tape) - 1)
+        return _tracer(self, out, len(tape) - 1)
 
     def process2(self, prim: Primitive, a: Any, b: Any, params: dict):
         """Two arguments: the next commonest, also spelled out."""
@@ -94,7 +106,7 @@ class ReverseTrace(Trace):
         tape.append((prim, params or None, out if keep[0] else None, ia, xa, ib, xb))
         if prim.multiple_results:
             return self._outputs(out)
-        return ReverseTracer(self, out, len(tape) - 1)
+        return _tracer(self, out, len(tape) - 1)
 
     def process(self, prim: Primitive, args: Sequence[Any], params: dict):
         entry = [prim, params or None, None]
