@@ -147,8 +147,8 @@ def batch_flat_axis(prim: Primitive, vals, dims, **params):
     x = move_to_front(x, d)
     params = dict(params)
     axis = params.get("axis", _DEFAULT)
-    if axis is _DEFAULT:
-        axis = params["axis"] = -1 if prim.name == "argsort" else None
+    if axis is _DEFAULT:  # the function's own default
+        axis = params["axis"] = -1 if prim.name in ("argsort", "argpartition", "sort") else None
     if axis is None:
         x = engine.reshape(x, (x.shape[0], -1))
         params["axis"] = 1
@@ -173,16 +173,70 @@ def batch_query(prim: Primitive, vals, dims, **params):
     return prim(*probes, **params), None
 
 
+def _aligned(vals, dims):
+    """Batch axes to the front and ranks aligned (as for elementwise functions); unbatched
+    values stay as they are and broadcast."""
+    rank = max(_ndim(v) - (d is not None) for v, d in zip(vals, dims))
+    out = []
+    for v, d in zip(vals, dims):
+        if d is not None:
+            v = move_to_front(v, d)
+            shape = tuple(v.shape)
+            v = engine.reshape(v, shape[:1] + (1,) * (rank - len(shape) + 1) + shape[1:])
+        out.append(v)
+    return out
+
+
 def batch_all_axes(prim: Primitive, vals, dims, **params):
-    """Whole-array predicates of two arrays (allclose, array_equal): the elementwise
-    comparison is batched, then reduced over every axis but the batch axis."""
+    """Whole-array predicates of two arrays (allclose, array_equal, array_equiv): the
+    elementwise comparison is batched, then reduced over every axis but the batch axis."""
     n = _size(vals, dims)
-    moved = [front_or_broadcast(v, d, n) for v, d in zip(vals, dims)]
     if prim.name == "array_equal":
-        shapes = {tuple(m.shape) for m in moved}
+        shapes = {_example_shape(v, d) for v, d in zip(vals, dims)}
         if len(shapes) > 1:
             return np.zeros(n, dtype=bool), 0
-        same = moved[0] == moved[1]
-    else:
-        same = np.isclose(*moved, **params)
-    return np.all(same.reshape(n, -1), axis=1), 0
+    a, b = _aligned(vals, dims)
+    # a batched argument leads with the batch axis and the others have lower rank, so the
+    # comparison leads with it too
+    same = np.isclose(a, b, **params) if prim.name == "allclose" else (a == b)
+    return np.all(engine.reshape(same, (n, -1)), axis=1), 0
+
+
+def _example_shape(v, d):
+    shape = tuple(v.shape) if hasattr(v, "shape") else np.shape(v)
+    return shape if d is None else shape[:d] + shape[d + 1:]
+
+
+def batch_first_only(prim: Primitive, vals, dims, **params):
+    """Functions elementwise in their first argument whose second is a whole table (isin's
+    test elements, searchsorted's sorted array, digitize's bins): vectorised while the table
+    is shared; a batch of tables needs one call each."""
+    first, *rest = vals
+    if any(d is not None for d in dims[1:]):
+        return batch_by_loop(prim, vals, dims, **params)
+    return prim(first, *rest, **params), dims[0]
+
+
+def batch_values_second(prim: Primitive, vals, dims, **params):
+    """searchsorted(a, v): elementwise in the values `v` while the sorted array is shared."""
+    (a, v), (da, dv) = vals, dims
+    if da is not None:
+        return batch_by_loop(prim, vals, dims, **params)
+    return prim(a, v, **params), dv
+
+
+def batch_keys_first(prim: Primitive, vals, dims, **params):
+    """Functions whose first axis lists keys or coordinates (lexsort, ravel_multi_index):
+    the batch axis goes second, after the keys."""
+    (x,), (d,) = vals, dims
+    x = engine.moveaxis(x, d, 1) if d != 1 else x
+    return prim(x, **params), 0
+
+
+def batch_unsupported(prim: Primitive, vals, dims, **params):
+    """For functions returning several arrays of data-dependent shapes (nonzero,
+    unravel_index's tuple, histogram's pair): there is nothing to stack them into."""
+    raise ValueError(
+        f"vmap: {prim.name} returns a tuple of arrays whose shapes can differ between batch "
+        f"elements, so it cannot be vmapped. Call it in a Python loop over the batch, or use "
+        "a fixed-shape alternative (e.g. a mask with where instead of nonzero)")

@@ -43,6 +43,12 @@ class ProgramTrace(ReverseTrace):
             return tuple(ReverseTracer(self, o, first + k) for k, o in enumerate(out))
         return ReverseTracer(self, out, len(tape) - 1)
 
+    def process1(self, prim: Primitive, x: Any, params: dict):
+        return self.process(prim, (x,), params)
+
+    def process2(self, prim: Primitive, x: Any, y: Any, params: dict):
+        return self.process(prim, (x, y), params)
+
 
 def replay(tape: list, n_leaves: int, leaf_values: Sequence[Any],
            out_ids: Sequence[int | None]) -> list:

@@ -222,8 +222,9 @@ for _name in ("all", "any", "count_nonzero", "argsort", "nonzero", "argwhere", "
     _p.params = ()
     public(_p, numpy=_f)
 nonzero = ns.exports["nonzero"]
-# vmap rules of the functions above. nonzero, argwhere, flatnonzero, unique, histogram and
-# bincount keep the loop: their output shape depends on the data.
+# vmap rules of the functions above. argwhere, flatnonzero, unique and bincount keep the
+# loop (their output shape depends on the data); nonzero and histogram return tuples of such
+# arrays and refuse vmap with an error that says so.
 for _name, _rule in (("all", B.batch_axis_param), ("any", B.batch_axis_param),
                      ("count_nonzero", B.batch_axis_param), ("argsort", B.batch_flat_axis),
                      ("isclose", B.batch_elementwise), ("allclose", B.batch_all_axes),
@@ -231,10 +232,10 @@ for _name, _rule in (("all", B.batch_axis_param), ("any", B.batch_axis_param),
                      ("ndim", B.batch_query), ("size", B.batch_query),
                      ("iscomplexobj", B.batch_query), ("isrealobj", B.batch_query),
                      ("isscalar", B.batch_query), ("result_type", B.batch_query),
-                     ("digitize", B.batch_elementwise)):
+                     ("digitize", B.batch_first_only), ("searchsorted", B.batch_values_second),
+                     ("nonzero", B.batch_unsupported), ("histogram", B.batch_unsupported)):
     ns.exports[_name].primitive.batch = _rule
-for _name in ("nonzero", "argwhere", "flatnonzero", "unique", "histogram", "bincount",
-              "searchsorted"):
+for _name in ("argwhere", "flatnonzero", "unique", "bincount"):
     ns.exports[_name].primitive.batch = B.batch_by_loop
 
 

@@ -38,8 +38,11 @@ def _table_primitives() -> dict:
 PRIMS = _table_primitives()
 
 # Output shape depends on the values, so no single vectorised call exists: vmap loops.
-DATA_DEPENDENT = {"nonzero", "argwhere", "flatnonzero", "unique", "histogram", "bincount",
-                  "searchsorted", "unravel_index", "ravel_multi_index", "lexsort"}
+DATA_DEPENDENT = {"argwhere", "flatnonzero", "unique", "bincount"}
+# Several arrays of data-dependent shapes in a plain tuple: vmap refuses, with a clear error.
+NOT_BATCHABLE = {"nonzero", "histogram", "unravel_index"}
+# Functions of dtypes, not arrays: nothing to map over.
+NO_ARRAYS = {"can_cast", "promote_types"}
 
 rng = np.random.default_rng(0)
 
@@ -86,7 +89,7 @@ def _samples() -> dict:
                       _update_case(_u(4, 5), (slice(None), idx), _u(4, 3)),
                       _update_case(_u(4, 5), (1,), _u(5))],
         "index_set": [_update_case(_u(4, 5), (np.array([2, 0]),), _u(2, 5)),
-                      _update_case(_u(4, 5, 3), (1, slice(None), np.array([0, 2])), _u(5, 2)),
+                      _update_case(_u(4, 5, 3), (1, slice(None), np.array([0, 2])), _u(2, 5)),
                       _update_case(_u(4, 5), (slice(1, 3),), _u(2, 5))],
         "where": [((rng.random((2, 3)) > 0.5, x23, _u(3)), {})],
         "clip": [((x23, np.full((), 0.45), np.full((), 0.75)), {})],
@@ -117,8 +120,15 @@ def _samples() -> dict:
     s["isin"] = [((np.array([1, 2, 3, 4]), np.array([2, 4])), {})]
     s["lexsort"] = [((np.array([[1, 0, 1], [2, 2, 1]]),), {})]
     s["einsum"] = [((x23, _u(3, 4)), {"spec": (("ij", "jk"), "ik")}), ((x234,), {"spec": (("ijk",), "ki")})]
-    s["unravel_index"] = [((np.array([1, 5]), (2, 3)), {})]
-    s["ravel_multi_index"] = [((np.array([[0, 1], [2, 1]]), (2, 3)), {})]
+    s["unravel_index"] = [((np.array([1, 5]),), {"shape": (2, 3)})]
+    s["ravel_multi_index"] = [((np.array([[0, 1], [2, 1]]),), {"dims": (2, 3)})]
+    s["einsum"] += [((_u(2, 3, 4), _u(2, 4, 5)), {"spec": (("bij", "bjk"), "bik")}),
+                    ((_u(3), _u(3), _u(3, 3)), {"spec": (("i", "j", "ij"), "")})]
+    s["ldexp"] = [((x23, np.array([1, -2, 3])), {})]
+    for name in ("gcd", "lcm"):
+        s[name] = [((np.array([4, 6, 9]), np.array([6, 4, 3])), {})]
+    for name in ("iterable", "isfortran", "min_scalar_type", "result_type"):
+        s[name] = [((x23,), {})]
     return s
 
 
@@ -141,7 +151,11 @@ def cases(name: str) -> list:
             out = prim(*args)
         except Exception:
             continue
-        if all(np.all(np.isfinite(np.asarray(o, dtype=float))) for o in _leaves(out)):
+        try:
+            finite = all(np.all(np.isfinite(np.asarray(o, dtype=float))) for o in _leaves(out))
+        except (TypeError, ValueError):  # not numbers (a dtype, a tuple of shapes...)
+            finite = True
+        if finite:
             return [(args, {})]
     return []
 
@@ -187,7 +201,9 @@ def test_jvp_and_vjp_rules_agree_and_match_finite_differences(name):
         out, t_out = fg.jvp(f, primals, tangents)
         numeric = numerical_jvp(f, primals, tangents)
         for t, n in zip(_leaves(t_out), numeric):
-            np.testing.assert_allclose(np.asarray(t), n, rtol=1e-5, atol=1e-6,
+            # a float32 output rounds the difference quotient to about 1e-7 / 1e-6
+            tol = 1e-5 if np.asarray(t).dtype != np.float32 else 3e-2
+            np.testing.assert_allclose(np.asarray(t), n, rtol=tol, atol=tol,
                                        err_msg=f"{name}: JVP disagrees with finite differences")
         out2, vjp_fn = fg.vjp(f, *primals)
         cotangent = (tuple(Array(rng.standard_normal(o.shape).astype(o.dtype)) for o in out2)
@@ -197,7 +213,9 @@ def test_jvp_and_vjp_rules_agree_and_match_finite_differences(name):
         lhs = sum(np.vdot(np.asarray(v), np.asarray(t))
                   for v, t in zip(_leaves(cotangent), _leaves(t_out)))
         rhs = sum(np.vdot(np.asarray(c), np.asarray(u)) for c, u in zip(cts, tangents))
-        np.testing.assert_allclose(lhs, rhs, rtol=1e-9, atol=1e-9,
+        single = any(np.asarray(t).dtype == np.float32 for t in _leaves(t_out))
+        np.testing.assert_allclose(lhs, rhs, rtol=1e-5 if single else 1e-9,
+                                   atol=1e-5 if single else 1e-9,
                                    err_msg=f"{name}: <v, J u> != <J^T v, u>")
 
 
@@ -221,7 +239,7 @@ def _loop(prim, batched, axes, params, n):
     return outs
 
 
-@pytest.mark.parametrize("name", list(PRIMS))
+@pytest.mark.parametrize("name", [n for n in PRIMS if n not in NO_ARRAYS])
 def test_vmap_matches_a_python_loop(name):
     prim = PRIMS[name]
     examples = cases(name)
@@ -242,6 +260,11 @@ def test_vmap_matches_a_python_loop(name):
             batched = [np.moveaxis(s, 0, -1) if ax == -1 else (s if ax is not None else a)
                        for s, a, ax in zip(stacked, args, axes)]
             expected = _loop(prim, batched, axes, params, n)
+            if name in NOT_BATCHABLE:
+                with pytest.raises(ValueError, match="cannot be vmapped"):
+                    fg.vmap(lambda *a: prim(*a, **params), in_axes=tuple(axes))(
+                        *[Array(b) for b in batched])
+                continue
             if prim.batch is B.batch_query:  # the answer is per example, and the same
                 seen = []
 
@@ -270,6 +293,12 @@ def test_vmap_rule_is_vectorised(name):
     prim = PRIMS[name]
     if name in DATA_DEPENDENT:
         assert prim.batch is B.batch_by_loop, f"{name}: expected the loop (data-dependent shape)"
+        return
+    if name in NOT_BATCHABLE:
+        assert prim.batch is B.batch_unsupported, f"{name}: expected a clear vmap error"
+        return
+    if name in NO_ARRAYS:
+        assert prim.batch is B.batch_query, f"{name} takes dtypes: expected batch_query"
         return
     assert prim.batch is not None and prim.batch is not B.batch_by_loop, (
         f"{name} has no vectorised vmap rule: give its declaration a batch= rule "
