@@ -152,7 +152,7 @@ def _leaf_cts(cts, leaves_per_arg):
 
 
 def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0,
-                   has_aux: bool = False) -> Callable:
+                   has_aux: bool = False, holomorphic: bool = False) -> Callable:
     """A function returning ``(f(*args), gradient)``; see `grad` for the arguments.
 
     >>> import funcgrad as fg, funcgrad.numpy as fnp
@@ -184,7 +184,9 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0,
                 )
             out_value = _strip(out, trace)
             dtype = np.result_type(out_value) if not isinstance(out_value, Array) else out_value.dtype
-            if not np.issubdtype(dtype, np.floating):
+            if holomorphic:
+                _check_holomorphic(leaves_per_arg, dtype, transform)
+            elif not np.issubdtype(dtype, np.floating):
                 raise TypeError(
                     f"{transform} needs a real float output, got dtype {dtype}. "
                     + ("Use grad(..., holomorphic=True) or take the real part (.real) "
@@ -196,6 +198,8 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0,
                 seed = np.ones((), dtype=dtype)
                 cts = backward(trace.tape, [out._id], [seed], _count_leaves(leaves_per_arg),
                                consume=True)
+                if holomorphic:  # the VJP of 1 is conj(f'(z)) (docs/complex.md)
+                    cts = [None if c is None else engine.conj(c) for c in cts]
             else:
                 cts = [None] * _count_leaves(leaves_per_arg)
             grads = _leaf_cts(cts, leaves_per_arg)
@@ -212,12 +216,25 @@ def _count_leaves(leaves_per_arg) -> int:
     return sum(len(tracers) for _, tracers in leaves_per_arg)
 
 
-def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def _check_holomorphic(leaves_per_arg, out_dtype, transform):
+    for _, tracers in leaves_per_arg:
+        for t in tracers:
+            if t.dtype.kind != "c":
+                raise TypeError(f"{transform}(..., holomorphic=True) needs complex inputs, got "
+                                f"dtype {t.dtype}: cast with x.astype(complex)")
+    if np.dtype(out_dtype).kind != "c":
+        raise TypeError(f"{transform}(..., holomorphic=True) needs a complex output, got dtype "
+                        f"{out_dtype}; for a real output leave holomorphic=False")
+
+
+def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         holomorphic: bool = False) -> Callable:
     """The gradient of scalar-valued `f` with respect to argument(s) `argnums`.
 
     The gradient has the structure, shape and dtype of the differentiated argument(s); a
     tuple of them when `argnums` is a tuple. With ``has_aux=True``, `f` returns
-    ``(output, aux)`` and the result is ``(gradient, aux)``.
+    ``(output, aux)`` and the result is ``(gradient, aux)``. With ``holomorphic=True``, a
+    complex function of complex inputs gets its complex derivative f'(z).
 
     >>> import funcgrad as fg, funcgrad.numpy as fnp
     >>> fg.grad(fnp.sin)(0.0).item()
@@ -225,7 +242,7 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -
     >>> fg.grad(fg.grad(fnp.tanh))(0.0).item()  # higher order by nesting
     -0.0
     """
-    value_and_grad_f = value_and_grad(f, argnums, has_aux)
+    value_and_grad_f = value_and_grad(f, argnums, has_aux, holomorphic)
 
     @functools.wraps(f)
     def grad_f(*args, **kwargs):
