@@ -92,3 +92,18 @@ Array.flatten = lambda self, order="C": E["ravel"](self)
 Array.copy = lambda self: self
 Array.T = property(lambda self: E["transpose"](self))
 Array.mT = property(lambda self: E["swapaxes"](self, -1, -2))
+
+# Methods NumPy arrays have for the functions of issue 5 (complex parts, cumulative ops...).
+for _name in ("cumsum", "cumprod", "conj", "conjugate", "trace", "diagonal", "repeat", "take",
+              "argpartition", "searchsorted", "nonzero"):
+    setattr(Array, _name, _method(E[_name]))
+
+
+def _sort(self, axis=-1, kind=None, order=None):
+    """A sorted copy (arrays are immutable, so unlike NumPy's in-place sort it returns)."""
+    return E["sort"](self, axis=axis, kind=kind, order=order)
+
+
+Array.sort = _sort
+Array.real = property(lambda self: E["real"](self))
+Array.imag = property(lambda self: E["imag"](self))
