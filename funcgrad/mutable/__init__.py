@@ -69,6 +69,20 @@ FloatTensor = DoubleTensor = LongTensor = Tensor
 __version__ = "2.13.0+funcgrad"
 
 
+def is_anomaly_enabled() -> builtins_bool:
+    return STATE.anomaly
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None) -> None:
+    """Like ``torch.set_printoptions`` (precision, threshold, edgeitems, linewidth)."""
+    from . import _format
+    for name, value in (("PRECISION", precision), ("THRESHOLD", threshold),
+                        ("EDGEITEMS", edgeitems), ("LINEWIDTH", linewidth)):
+        if value is not None:
+            setattr(_format, name, value)
+
+
 def get_default_dtype() -> dtype:
     return _dtypes.DEFAULT_FLOAT
 

@@ -113,7 +113,11 @@ def version_error(saved: Saved, node: "Node") -> RuntimeError:
                      f"(now version {saved.counter.value})")
     lines.append("  fix: clone() the tensor before modifying it, use the out-of-place op, "
                  "or run under torch.mutation_policy('copy-on-write')")
-    return RuntimeError("\n".join(lines))
+    # str(error) stays PyTorch's exact message; the details show in the traceback as notes
+    err = RuntimeError(first)
+    for line in lines[1:]:
+        err.add_note(line)
+    return err
 
 
 def freed_error() -> RuntimeError:
@@ -162,13 +166,13 @@ class Node:
         """``fn(grad_inputs, grad_outputs)`` after this node runs; may return new grad_inputs."""
         if self._hooks is None:
             self._hooks = {}
-        return _Handle(self._hooks, fn)
+        return RemovableHandle(self._hooks, fn)
 
     def register_prehook(self, fn: Callable):
         """``fn(grad_outputs)`` before this node runs; may return new grad_outputs."""
         if self._prehooks_fn is None:
             self._prehooks_fn = {}
-        return _Handle(self._prehooks_fn, fn)
+        return RemovableHandle(self._prehooks_fn, fn)
 
     def _apply(self, cts: list, graph) -> list:
         raise NotImplementedError
@@ -180,7 +184,7 @@ class Node:
         pass
 
 
-class _Handle:
+class RemovableHandle:
     """What register_hook returns: ``handle.remove()`` unregisters the hook."""
 
     __slots__ = ("table", "key")
@@ -201,10 +205,6 @@ class _Handle:
         self.remove()
 
 
-class RemovableHandle(_Handle):
-    pass
-
-
 class AccumulateGrad(Node):
     """The sink of a leaf tensor: accumulates into ``leaf.grad``."""
 
@@ -218,12 +218,14 @@ class AccumulateGrad(Node):
     def _apply(self, cts, graph):
         t = self.variable
         g = cts[0]
-        if t._hooks:
-            g = _run_tensor_hooks(t._hooks, g, graph)
         if graph.accumulate:
             from ._tensor import Tensor
             if graph.create_graph:
                 new = g if isinstance(g, Tensor) else Tensor._wrap(np.array(g, copy=True))
+                if t._grad is None:  # PyTorch copies the first gradient: CopyBackwards
+                    from ._functions import zeros_like
+                    t._grad = zeros_like(new).copy_(new)
+                    return []
             else:
                 new = g._data if isinstance(g, Tensor) else g
             old = t._grad
@@ -249,6 +251,12 @@ def _run_tensor_hooks(hooks: dict, g, graph):
         arg = g if isinstance(g, Tensor) else Tensor._wrap(g)
         out = fn(arg)
         if out is not None:
+            if not isinstance(out, Tensor):
+                raise TypeError(f"hook '{getattr(fn, '__name__', fn)}' returned a "
+                                f"{type(out).__name__}, expected a Tensor or None")
+            if tuple(out.shape) != tuple(arg.shape):
+                raise RuntimeError(f"hook '{getattr(fn, '__name__', fn)}' has changed the size "
+                                   "of value")
             g = out if graph.create_graph else out._data
     return g
 
@@ -511,6 +519,8 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
     while ready:
         _, _, node = heapq.heappop(ready)
         buf = buffers.pop(node, None) or [None] * node._nout
+        if type(node) is AccumulateGrad and node.variable._hooks and buf[0] is not None:
+            buf[0] = _run_tensor_hooks(node.variable._hooks, buf[0], graph)
         if node._pre_hooks:
             for nr, hooks in node._pre_hooks.items():
                 if buf[nr] is not None and hooks:

@@ -122,6 +122,8 @@ def result_type_of(operands) -> dtype:
     """
     dim = zero = wrapped = None
     for op in operands:
+        if op is None:
+            continue
         d = getattr(op, "_dtype", None)
         if d is not None:
             if op._data.ndim:

@@ -132,6 +132,7 @@ def tensor_repr(values: np.ndarray, dtype, default_dtype, grad_fn_name: str | No
     if values.size == 0:
         if values.ndim != 1:
             suffixes.append("size=" + str(tuple(values.shape)))
+        shows_dtype = dtype.name != default_dtype.name
         body = "[]"
     else:
         body = data_str(values, indent)

@@ -25,6 +25,8 @@ def _infer(data):
         return data._data.copy()
     if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
         data = _tolist(data)
+    if isinstance(data, (list, tuple)):
+        _check_ragged(data)
     arr = np.array(data)
     if arr.dtype == np.float64 and not isinstance(data, np.ndarray):
         arr = arr.astype(D.DEFAULT_FLOAT.np)
@@ -35,6 +37,29 @@ def _infer(data):
     elif arr.dtype == object:
         raise TypeError(f"could not infer a dtype from {type(data).__name__}")
     return arr
+
+
+def _check_ragged(data) -> None:
+    """PyTorch's error for nested lists of uneven lengths."""
+    level = [data]
+    dim = 0
+    while level:
+        lengths = {len(x) if isinstance(x, (list, tuple)) else None for x in level}
+        if len(lengths) > 1:
+            first = level[0]
+            expected = len(first) if isinstance(first, (list, tuple)) else None
+            for x in level:
+                got = len(x) if isinstance(x, (list, tuple)) else None
+                if got != expected:
+                    if expected is None or got is None:
+                        raise ValueError(f"expected sequence of length {expected} at dim {dim} "
+                                         f"(got {got})")
+                    raise ValueError(f"expected sequence of length {expected} at dim {dim} "
+                                     f"(got {got})")
+        if lengths == {None}:
+            return
+        level = [y for x in level if isinstance(x, (list, tuple)) for y in x]
+        dim += 1
 
 
 def _flat(data):
@@ -68,7 +93,14 @@ def tensor(data: Any, dtype=None, device=None, requires_grad: bool = False,
         arr = arr.astype(D.to_dtype(dtype).np)
     t = Tensor._wrap(np.array(arr, copy=True))
     if requires_grad:
-        t.requires_grad_(True)
+        _require_grad(t)
+    return t
+
+
+def _require_grad(t: Tensor) -> Tensor:
+    if not (t._dtype.is_floating_point or t._dtype.is_complex):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    t._rg = True
     return t
 
 
@@ -92,9 +124,7 @@ def _shape_arg(size) -> tuple:
 def _filled(fill, size, dtype, requires_grad, default=None) -> Tensor:
     dt = D.to_dtype(dtype) if dtype is not None else (default or D.DEFAULT_FLOAT)
     t = Tensor._wrap(np.full(_shape_arg(size), fill, dtype=dt.np))
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return _require_grad(t) if requires_grad else t
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -552,8 +582,17 @@ def t(input) -> Tensor:
     return view_op(O.T_OP, input, {"axes": None})
 
 
+def _dim(dim: int, ndim: int) -> int:
+    n = builtins.max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
 def transpose(input, dim0: int, dim1: int) -> Tensor:
     nd = builtins.max(input._data.ndim, 1)
+    dim0, dim1 = _dim(dim0, nd), _dim(dim1, nd)
     return view_op(O.TRANSPOSE, input, {"axis1": dim0 % nd, "axis2": dim1 % nd})
 
 
@@ -563,12 +602,19 @@ swapaxes = transpose
 def permute(input, *dims) -> Tensor:
     dims = _shape_arg(dims)
     nd = input._data.ndim
+    if len(dims) != nd:
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does "
+                           "not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {nd} is not equal to len(dims) = {len(dims)}")
+    dims = tuple(_dim(d, nd) for d in dims)
+    if len(set(dims)) != nd:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
     return view_op(O.PERMUTE, input, {"axes": tuple(d % nd for d in dims)})
 
 
 def unsqueeze(input, dim: int) -> Tensor:
     shape = list(input._data.shape)
-    dim = dim % (len(shape) + 1)
+    dim = _dim(dim, len(shape) + 1)
     shape.insert(dim, 1)
     return view_op(O.UNSQUEEZE, input, {"shape": tuple(shape)}, input._data.reshape(shape))
 
@@ -595,7 +641,16 @@ def expand(input, *sizes) -> Tensor:
                            f"must be greater or equal to the number of dimensions in the "
                            f"tensor ({len(old)})")
     shape = tuple(old[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+    for i in range(len(old) - 1, -1, -1):
+        if old[i] != 1 and old[i] != shape[i + lead]:
+            raise RuntimeError(expand_message(shape, old, i + lead, old[i]))
     return view_op(O.EXPAND, input, {"shape": shape})
+
+
+def expand_message(target, sizes, dim, existing) -> str:
+    return (f"The expanded size of the tensor ({target[dim]}) must match the existing size "
+            f"({existing}) at non-singleton dimension {dim}.  Target sizes: {list(target)}.  "
+            f"Tensor sizes: {list(sizes)}")
 
 
 def expand_as(input, other) -> Tensor:

@@ -13,7 +13,20 @@ from ._tensor import Tensor
 
 
 # --- indexing --------------------------------------------------------------------------------
-def _convert_index(index):
+def _check_array_bounds(shape, before, arr) -> None:
+    arr = np.asarray(arr)
+    if arr.dtype.kind not in "iu" or arr.size == 0:
+        return
+    dim = sum(1 for i in before if i is not None and i is not Ellipsis and not isinstance(i, bool))
+    if dim >= len(shape):
+        return
+    bad = arr[(arr >= shape[dim]) | (arr < -shape[dim])]
+    if bad.size:
+        raise IndexError(f"index {bad.flat[0]} is out of bounds for dimension {dim} with size "
+                         f"{shape[dim]}")
+
+
+def _convert_index(index, shape=()):
     """Tensors in an index become ints (0-d integer) or arrays; report if any is advanced."""
     items = index if isinstance(index, tuple) else (index,)
     out = []
@@ -22,11 +35,20 @@ def _convert_index(index):
         if isinstance(item, Tensor):
             if item._dtype.category == 1 and item._data.ndim == 0:
                 item = int(item._data)
+            elif item._dtype.category >= 2:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             else:
                 item = item._data
                 advanced = True
+            if advanced:
+                _check_array_bounds(shape, out, item)
         elif isinstance(item, (list, np.ndarray)) or isinstance(item, bool):
             advanced = True
+            if isinstance(item, list):
+                arr = np.asarray(item)
+                if arr.dtype.kind == "f":
+                    raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+                _check_array_bounds(shape, out, arr)
         elif item is None or item is Ellipsis or isinstance(item, (slice, int, np.integer)):
             pass
         else:
@@ -66,7 +88,7 @@ def _check_bounds(shape, items):
 
 
 def getitem(self: Tensor, index) -> Tensor:
-    items, advanced = _convert_index(index)
+    items, advanced = _convert_index(index, self._data.shape)
     if not advanced:
         _check_bounds(self._data.shape, items)
         return O.view_op(_basic_op(items), self, {"template": items})
@@ -75,8 +97,19 @@ def getitem(self: Tensor, index) -> Tensor:
 
 
 def setitem(self: Tensor, index, value) -> None:
-    O.check_inplace(self) if self._base is None else None
-    items, advanced = _convert_index(index)
+    items = index if isinstance(index, tuple) else (index,)
+    if any(item is False for item in items):
+        return  # selects nothing: PyTorch writes nothing and keeps the version
+    # Python True in an assignment is a new axis of size 1 (a view), as in PyTorch
+    items = tuple(None if item is True else item for item in items)
+    items, advanced = _convert_index(items, self._data.shape)
+    if not advanced and all(i == slice(None) or i is Ellipsis for i in items):
+        region = self  # a full slice writes into the tensor itself
+        if isinstance(value, Tensor):
+            copy_(region, _strip_leading_ones(value, region._data.ndim))
+        else:
+            fill_(region, value)
+        return
     if not advanced:
         _check_bounds(self._data.shape, items)
         region = O.view_op(_basic_op(items), self, {"template": items})
@@ -92,6 +125,15 @@ def setitem(self: Tensor, index, value) -> None:
     inplace(O.INDEX_PUT, self, (value,) + tuple(arrays), {"template": template})
 
 
+def _check_expand(shape, target) -> None:
+    lead = len(target) - len(shape)
+    for i in range(len(shape) - 1, -1, -1):
+        if lead < 0 or (shape[i] != 1 and shape[i] != target[i + lead]):
+            if lead < 0:
+                break
+            raise RuntimeError(F.expand_message(target, shape, i + lead, shape[i]))
+
+
 def _strip_leading_ones(value: Tensor, ndim: int) -> Tensor:
     """As PyTorch's item assignment: extra leading size-1 dimensions of the value are dropped."""
     shape = value._data.shape
@@ -103,6 +145,7 @@ def _strip_leading_ones(value: Tensor, ndim: int) -> Tensor:
 
 def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     src_t = src if isinstance(src, Tensor) else F.tensor(src)
+    _check_expand(src_t._data.shape, self._data.shape)
     return inplace(O.COPY, self, (src_t,),
                    compute=lambda s, v: np.broadcast_to(np.asarray(v).astype(s.dtype), s.shape))
 
@@ -176,6 +219,13 @@ def _clamp_(self, min=None, max=None):
 
 
 def _detach_(self):
+    if self._base is not None:
+        raise RuntimeError(
+            "Can't detach views in-place. Use detach() instead. If you are using "
+            "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+            "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+            "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+            "function in torch/optim/optimizer.py as the solution.")
     self._grad_fn = None
     self._rg = False
     return self
@@ -229,6 +279,46 @@ _METHODS = {
     "zeros_like": F.zeros_like, "ones_like": F.ones_like,
 }
 for _name, _fn in _METHODS.items():
+    setattr(Tensor, _name, _fn)
+def _logical(np_fn):
+    def method(self, other):
+        b = other._data if isinstance(other, Tensor) else other
+        dt = D.result_type_of((self, other))
+        return Tensor._wrap(np.asarray(np_fn(self._data, b)).astype(dt.np))
+    return method
+
+
+def _floordiv(self, other):
+    b = other._data if isinstance(other, Tensor) else other
+    dt = D.result_type_of((self, other))
+    return Tensor._wrap(np.asarray(np.floor_divide(self._data, b)).astype(dt.np))
+
+
+def _mod(self, other):
+    b = other._data if isinstance(other, Tensor) else other
+    dt = D.result_type_of((self, other))
+    return Tensor._wrap(np.asarray(np.remainder(self._data, b)).astype(dt.np))
+
+
+def _invert(self):
+    if self._dtype is D.bool_:
+        return Tensor._wrap(np.logical_not(self._data))
+    return Tensor._wrap(np.invert(self._data))
+
+
+def _all(self, dim=None, keepdim=False):
+    return Tensor._wrap(np.asarray(np.all(self._data, axis=dim, keepdims=keepdim)))
+
+
+def _any(self, dim=None, keepdim=False):
+    return Tensor._wrap(np.asarray(np.any(self._data, axis=dim, keepdims=keepdim)))
+
+
+for _name, _fn in {"__and__": _logical(np.bitwise_and), "__or__": _logical(np.bitwise_or),
+                   "__xor__": _logical(np.bitwise_xor), "__rand__": _logical(np.bitwise_and),
+                   "__ror__": _logical(np.bitwise_or), "__floordiv__": _floordiv,
+                   "__mod__": _mod, "__invert__": _invert, "all": _all, "any": _any,
+                   "logical_not": _invert, "remainder": _mod, "floor_divide": _floordiv}.items():
     setattr(Tensor, _name, _fn)
 Tensor.__hash__ = lambda self: id(self)
 Tensor.T = property(lambda self: F.permute(self, tuple(reversed(range(self.dim())))))

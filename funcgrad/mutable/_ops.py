@@ -168,7 +168,10 @@ def apply(op: Op, args: Sequence, params: dict | None = None) -> Tensor:
         dt = _result_dtype(op, args)
     if dt is not None and dt.category < 2 and op.prim.differentiable and op.result != "bool" and _int_unsafe(op):
         raws = [r.astype(np.float64) if isinstance(r, np.ndarray) else r for r in raws]
-    out = op.prim.impl(*raws, **params) if params else op.prim.impl(*raws)
+    try:
+        out = op.prim.impl(*raws, **params) if params else op.prim.impl(*raws)
+    except ValueError as exc:
+        raise _shape_error(raws, exc) from None
     if dt is None:
         out = np.asarray(out)
         dt = D.from_numpy_dtype(out.dtype)
@@ -179,6 +182,21 @@ def apply(op: Op, args: Sequence, params: dict | None = None) -> Tensor:
                 _record(op, res, args, raws, params)
                 break
     return res
+
+
+def _shape_error(raws, exc) -> Exception:
+    """PyTorch's message when two shapes do not broadcast."""
+    shapes = [np.shape(r) for r in raws if isinstance(r, np.ndarray)]
+    if len(shapes) == 2:
+        a, b = shapes
+        for k in range(1, max(len(a), len(b)) + 1):
+            sa = a[-k] if k <= len(a) else 1
+            sb = b[-k] if k <= len(b) else 1
+            if sa != sb and sa != 1 and sb != 1:
+                dim = max(len(a), len(b)) - k
+                return RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor "
+                                    f"b ({sb}) at non-singleton dimension {dim}")
+    return RuntimeError(str(exc))
 
 
 def _int_unsafe(op: Op) -> bool:
@@ -296,6 +314,12 @@ _BY_PRIM[T.power] = POW_T
 # --- views ----------------------------------------------------------------------------------
 def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None) -> Tensor:
     """A view of `x`: same storage, same version counter, grad_fn `op`'s node."""
+    if op.prim is T.getitem_p:
+        template = params["template"]
+        if not any(item is Ellipsis for item in template):
+            # a trailing `...` makes NumPy return a 0-d view, never a scalar copy
+            params = {"template": tuple(template) + (Ellipsis,)}
+            data = None
     if data is None:
         data = op.prim.impl(x._data, **params)
     out = Tensor._wrap(data)
@@ -424,10 +448,18 @@ def inplace(op: Op, self: Tensor, others: Sequence, params: dict | None = None,
     if dt.category > self._dtype.category or (dt.is_floating_point and self._dtype.category < 2):
         raise RuntimeError(f"result type {_scalar_name(dt)} can't be cast to the desired output "
                            f"type {_scalar_name(self._dtype)}")
-    if compute is not None:
-        new = compute(*raws)
-    else:
-        new = op.prim.impl(*raws, **params) if params else op.prim.impl(*raws)
+    try:
+        if compute is not None:
+            new = compute(*raws)
+        else:
+            new = op.prim.impl(*raws, **params) if params else op.prim.impl(*raws)
+    except ValueError as exc:
+        raise _shape_error(raws, exc) from None
+    new_shape = np.shape(new)
+    if new_shape != self._data.shape:
+        if np.broadcast_shapes(new_shape, self._data.shape) != self._data.shape:
+            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
+                               f"broadcast shape {list(np.broadcast_shapes(new_shape, self._data.shape))}")
     rg = STATE.grad_enabled and any(isinstance(a, Tensor) and _requires_grad(a) for a in args)
     orig = None
     if rg and op.prim is not None:
@@ -475,6 +507,7 @@ class _Plain(Node):
 
 
 def _record_inplace(op, self, args, raws, params, old_edge, orig) -> None:
+    old_fn = self._grad_fn
     if op.prim is None:
         node = op.node_cls.__new__(node_class(op.node_cls.__name__, _Plain))
         edges = [old_edge] + [edge_of(a) if isinstance(a, Tensor) and _requires_grad(a) else None
@@ -483,15 +516,17 @@ def _record_inplace(op, self, args, raws, params, old_edge, orig) -> None:
         node._meta = tuple((a._data.shape, a._data.dtype) if isinstance(a, Tensor) else ((), None)
                            for a in args)
     else:
-        saved_base = self._base
         node = _record(op, self, args, raws, params, inplace_orig=(old_edge, orig))
-        self._grad_fn = None
+        self._grad_fn = old_fn
     _attach_inplace(self, node)
 
 
 def _attach_inplace(self: Tensor, node: Node) -> None:
     """Make `node` the new history of self (or, for a view, of its base via CopySlices)."""
     retained = self._retains
+    old = self._grad_fn
+    if retained and old is not None and old._retain:
+        old._retain.pop(self._nr, None)  # retain_grad follows the newest version
     if self._base is None:
         self._grad_fn = node
         self._nr = 0

@@ -75,7 +75,7 @@ def on_write(vc: Version, tensor, op_name: str) -> None:
             err = version_error(saved, node)
         finally:
             vc.value -= 1
-        first = str(err).split("\n")[0]
+        first = str(err)
         raise RuntimeError(
             f"{first}\n  strict mutation policy: {op_name} at {mod[1]}:{mod[2]} would overwrite "
             f"a tensor saved by {node.name()} at {where[0]}:{where[1]} (version {saved.version}) "

@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _dtypes as D
-from ._autograd import STATE, AccumulateGrad, Version, _Handle, run_backward
+from ._autograd import STATE, AccumulateGrad, RemovableHandle, Version, run_backward
 from ._format import tensor_repr
 
 __all__ = ["Tensor", "Size"]
@@ -110,6 +110,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
+        if value and self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
@@ -138,9 +140,17 @@ class Tensor:
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
                                 f"of type {type(value).__name__}")
             if tuple(value.shape) != tuple(self.shape):
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' "
+                                   f"to a tensor of size '{list(self.shape)}'. Please ensure that "
+                                   "the gradient and the tensor are the same size")
             if value._dtype is not self._dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_C_NAMES[value._dtype.name]}' "
+                    f"to a tensor with grad_dtype '{_scalar(self._dtype)}'. The gradient must "
+                    "match the tensor's grad_dtype (defaults to the tensor's dtype). You can set "
+                    "the tensor's grad_dtype attribute with a specific dtype, or None to allow "
+                    "any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and "
+                    "its gradient may break downstream systems that assume they match.")
         self._grad = value
 
     @grad.deleter
@@ -173,7 +183,7 @@ class Tensor:
             fn._retain = {}
         fn._retain[self._nr] = weakref.ref(self)
 
-    def register_hook(self, hook: Callable) -> _Handle:
+    def register_hook(self, hook: Callable) -> RemovableHandle:
         """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
         replaces the gradient. Returns a handle whose ``remove()`` unregisters it."""
         if not self.requires_grad:
@@ -182,13 +192,13 @@ class Tensor:
         if fn is None:
             if self._hooks is None:
                 self._hooks = {}
-            return _Handle(self._hooks, hook)
+            return RemovableHandle(self._hooks, hook)
         if fn._pre_hooks is None:
             fn._pre_hooks = {}
         table = fn._pre_hooks.get(self._nr)
         if table is None:
             table = fn._pre_hooks[self._nr] = {}
-        return _Handle(table, hook)
+        return RemovableHandle(table, hook)
 
     def _edge(self):
         """Where this tensor's gradient goes: (node, output number), or None."""
@@ -344,12 +354,22 @@ class Tensor:
         return tensor_repr(self._data, self._dtype, D.DEFAULT_FLOAT, name, self.requires_grad)
 
     def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0 and spec:
+        if self._data.ndim == 0:
             return self._data.item().__format__(spec)
         return repr(self)
 
     def __reduce_ex__(self, proto):
         return (_rebuild, (self._data.copy(), self._rg))
+
+
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def _scalar(dt) -> str:
+    from ._ops import _scalar_name
+    return _scalar_name(dt)
 
 
 def _rebuild(data, rg):

@@ -60,6 +60,14 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     if retain_graph is None:
         retain_graph = create_graph
     edges, seeds = _root_edges(outputs, grads, create_graph)
+    if create_graph:
+        import warnings
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the "
+            "parameter and its gradient which can cause a memory leak. We recommend using "
+            "autograd.grad when creating the graph to avoid this. If you have to use this "
+            "function, make sure to reset the .grad fields of your parameters to None after use "
+            "to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
     if inputs is None:
         run_backward(edges, seeds, retain_graph=retain_graph, create_graph=create_graph)
         return
@@ -328,9 +336,9 @@ class Function(metaclass=_FunctionMeta):
                 continue
             if id(o) in dirty:
                 if o._base is None and o._grad_fn is None and o._rg:
-                    raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                    raise RuntimeError("a leaf Variable that requires grad has been used in an "
                                        "in-place operation.")
-                o._vc.value += 0
+                o._vc.value += 1
                 o._grad_fn, o._nr, o._rg = node, k, True
                 new_outs.append(o)
                 continue
