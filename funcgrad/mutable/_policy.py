@@ -36,7 +36,7 @@ def mutation_policy(policy: str) -> Iterator[None]:
     ...     warnings.simplefilter("ignore")
     ...     y = x * 1
     ...     z = (y * y).sum()
-    ...     y.add_(10)
+    ...     _ = y.add_(10)
     ...     z.backward()
     >>> x.grad
     tensor([2., 4.])
