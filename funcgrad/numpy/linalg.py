@@ -698,7 +698,7 @@ def tensordot(x1, x2, /, *, axes=2):
 
 ns.exports["matmul"] = ns.exports.pop("matmul_public")
 ns.kinds["matmul"] = ns.kinds.pop("matmul_public")
-public(nondiff("matrix_rank", np.linalg.matrix_rank, batch=None), numpy=np.linalg.matrix_rank)
+public(nondiff("matrix_rank", np.linalg.matrix_rank, batch=_batch_stack), numpy=np.linalg.matrix_rank)
 
 globals().update(ns.exports)
 __all__ = sorted(ns.exports)

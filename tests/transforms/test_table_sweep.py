@@ -13,6 +13,8 @@ get arguments by trying a few standard shapes.
 """
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -23,15 +25,26 @@ from funcgrad.numpy import _table as T
 from funcgrad.test_util import numerical_jvp
 
 
+TABLES = ["funcgrad.numpy._table", "funcgrad.numpy.linalg", "funcgrad.numpy.fft",
+          "funcgrad.scipy.special"]
+
+
 def _table_primitives() -> dict:
+    """Every primitive of the tables, by name (a sub-namespace's under ``module.name``)."""
     found = {}
-    for value in vars(T).values():
-        if isinstance(value, Primitive):
-            found.setdefault(value.name, value)
-    for fn in T.ns.exports.values():
-        prim = getattr(fn, "primitive", None)
-        if isinstance(prim, Primitive):
-            found.setdefault(prim.name, prim)
+    for module_name in TABLES:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:  # a table that does not exist yet
+            continue
+        prefix = "" if module is T else module_name.rsplit(".", 1)[1] + "."
+        seen = set(found.values())
+        candidates = [v for v in vars(module).values() if isinstance(v, Primitive)]
+        candidates += [getattr(fn, "primitive", None) for fn in module.ns.exports.values()]
+        for prim in candidates:
+            if isinstance(prim, Primitive) and prim not in seen:
+                found.setdefault(prefix + prim.name, prim)
+                seen.add(prim)
     return dict(sorted(found.items()))
 
 
@@ -129,10 +142,38 @@ def _samples() -> dict:
         s[name] = [((np.array([4, 6, 9]), np.array([6, 4, 3])), {})]
     for name in ("iterable", "isfortran", "min_scalar_type", "result_type"):
         s[name] = [((x23,), {})]
+    spd = _u(3, 3) @ _u(3, 3).T + 3 * np.eye(3)
+    p = _u(3, 3) + np.eye(3)
+    real_spectrum = p @ np.diag([1.0, 2.0, 3.5]) @ np.linalg.inv(p)
+    s["linalg.cholesky"] = [((spd,), {})]
+    s["linalg.eigh"] = [((spd,), {})]
+    s["linalg.eig"] = [((real_spectrum,), {})]
+    s["linalg.qr"] = [((_u(4, 3),), {}), ((_u(3, 3),), {})]
+    # the primitives take resolved sizes and axes (the public functions resolve them)
+    for name in ("fft.fftn", "fft.ifftn", "fft.rfftn"):
+        s[name] = [((x23,), {"s": (2, 3), "axes": (0, 1), "norm": None}),
+                   ((x234,), {"s": (2, 4), "axes": (0, 2), "norm": "ortho"})]
+    s["fft.irfftn"] = [((x23,), {"s": (2, 4), "axes": (0, 1), "norm": None}),
+                       ((x234,), {"s": (3, 6), "axes": (1, 2), "norm": "forward"})]
     return s
 
 
 SAMPLES = _samples()
+
+
+def _symmetric(a):
+    return (a + a.T) / 2
+
+
+def _sign_free(outs):
+    """Eigenvectors are defined up to sign: compare their squares."""
+    return (outs[0], outs[1] * outs[1])
+
+
+# Some functions are differentiable only on a subset (symmetric matrices) or up to a gauge
+# (eigenvector signs): the rule check runs on post(prim(pre(x))), which is well defined.
+AROUND = {"linalg.cholesky": (_symmetric, None), "linalg.eigh": (_symmetric, _sign_free),
+          "linalg.eig": (None, _sign_free)}
 _TRY_SHAPES = {1: [[(2, 3)], [(3,)], [(3, 3)], [()]],
                2: [[(2, 3), (3,)], [(2, 3), (2, 3)], [(3, 3), (3, 3)], [(3,), (3,)], [(3,), ()]],
                3: [[(2, 3), (3,), (2, 3)], [(3,), (3,), (3,)]],
@@ -189,11 +230,14 @@ def test_jvp_and_vjp_rules_agree_and_match_finite_differences(name):
         positions = _diff_positions(prim, args)
         assert positions, f"{name}: its sample has no differentiable float argument"
 
-        def f(*diff, args=args, params=params, positions=positions):
+        pre, post = AROUND.get(name, (None, None))
+
+        def f(*diff, args=args, params=params, positions=positions, pre=pre, post=post):
             full = list(args)
             for i, d in zip(positions, diff):
-                full[i] = d
-            return prim(*full, **params)
+                full[i] = d if pre is None else pre(d)
+            out = prim(*full, **params)
+            return out if post is None else post(out)
 
         primals = tuple(Array(args[i]) for i in positions)
         tangents = tuple(Array(rng.standard_normal(args[i].shape).astype(args[i].dtype))
@@ -206,17 +250,24 @@ def test_jvp_and_vjp_rules_agree_and_match_finite_differences(name):
             np.testing.assert_allclose(np.asarray(t), n, rtol=tol, atol=tol,
                                        err_msg=f"{name}: JVP disagrees with finite differences")
         out2, vjp_fn = fg.vjp(f, *primals)
-        cotangent = (tuple(Array(rng.standard_normal(o.shape).astype(o.dtype)) for o in out2)
-                     if isinstance(out2, tuple) else
-                     Array(rng.standard_normal(out2.shape).astype(out2.dtype)))
-        cts = vjp_fn(cotangent)
-        lhs = sum(np.vdot(np.asarray(v), np.asarray(t))
-                  for v, t in zip(_leaves(cotangent), _leaves(t_out)))
-        rhs = sum(np.vdot(np.asarray(c), np.asarray(u)) for c, u in zip(cts, tangents))
+        cotangent = tuple(Array(_random_like(o)) for o in _leaves(out2))
+        cts = vjp_fn(cotangent if isinstance(out2, tuple) else cotangent[0])
+        # the real inner product: for complex values Re <v, J u> == Re <J^H v, u>
+        lhs = sum(np.vdot(np.asarray(v), np.asarray(t)).real
+                  for v, t in zip(cotangent, _leaves(t_out)))
+        rhs = sum(np.vdot(np.asarray(c), np.asarray(u)).real for c, u in zip(cts, tangents))
         single = any(np.asarray(t).dtype == np.float32 for t in _leaves(t_out))
         np.testing.assert_allclose(lhs, rhs, rtol=1e-5 if single else 1e-9,
                                    atol=1e-5 if single else 1e-9,
                                    err_msg=f"{name}: <v, J u> != <J^T v, u>")
+
+
+def _random_like(o):
+    o = np.asarray(o)
+    value = rng.standard_normal(o.shape)
+    if np.iscomplexobj(o):
+        value = value + 1j * rng.standard_normal(o.shape)
+    return value.astype(o.dtype)
 
 
 def _variants(a, n):
