@@ -46,7 +46,8 @@ class Array:
     # --- reading -------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        return np.shape(self._value)
+        value = self._value  # a nested tracer answers itself (np.shape would dispatch)
+        return value.shape if isinstance(value, Array) else np.shape(value)
 
     @property
     def dtype(self) -> np.dtype:

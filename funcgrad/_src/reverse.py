@@ -217,6 +217,8 @@ def backward(tape: list, out_ids: Sequence[int], out_cts: Sequence[Any], n_leave
                         g = g._value
                     if g.shape != xa.shape:
                         g = unbroadcast(g, xa.shape)
+                    if g.dtype is not xa.dtype:
+                        g = engine.astype(g, xa.dtype)
                     prev = get(node)
                     cts[node] = g if prev is None else prev + g
             node = entry[5]
@@ -227,6 +229,8 @@ def backward(tape: list, out_ids: Sequence[int], out_cts: Sequence[Any], n_leave
                         g = g._value
                     if g.shape != xb.shape:
                         g = unbroadcast(g, xb.shape)
+                    if g.dtype is not xb.dtype:
+                        g = engine.astype(g, xb.dtype)
                     prev = get(node)
                     cts[node] = g if prev is None else prev + g
             continue

@@ -142,7 +142,7 @@ cbrt = elementwise("cbrt", np.cbrt, lambda out, x: 1 / (3 * out * out))
 square = elementwise("square", np.square, lambda out, x: 2 * x)
 reciprocal = elementwise("reciprocal", np.reciprocal, lambda out, x: -out * out)
 absolute = primitive("absolute", np.absolute, batch=B.batch_elementwise,  # slope 0 at 0
-                     vjps=(lambda ct, out, x: ct * sign(x),), jvps=(lambda t, out, x: _abs_jvp(t, out, x),))
+                     vjps=(lambda ct, out, x: _abs_vjp(ct, out, x),), jvps=(lambda t, out, x: _abs_jvp(t, out, x),))
 sin = elementwise("sin", np.sin, lambda out, x: cos(x))
 cos = elementwise("cos", np.cos, lambda out, x: -sin(x))
 tan = elementwise("tan", np.tan, lambda out, x: 1 + out * out)
@@ -1284,9 +1284,15 @@ public(imag_p, numpy=np.imag)
 engine.register(conj=conj_p)
 
 
+def _abs_vjp(ct, out, x):
+    # For complex z the slope z / |z| varies smoothly (it is not a piecewise constant sign).
+    return ct * _safe_div(x, out) if _dtype(x).kind == "c" else ct * sign(x)
+
+
 def _abs_jvp(t, out, x):
-    s = sign(x)
-    return real_p(_conj(s) * t) if _dtype(x).kind == "c" else t * s
+    if _dtype(x).kind == "c":
+        return real_p(_conj(_safe_div(x, out)) * t)
+    return t * sign(x)
 
 
 @export(numpy=np.angle)
@@ -1419,9 +1425,16 @@ for _name in ("nanargmax", "nanargmin"):
     _f = getattr(np, _name)
     public(nondiff(_name, _f, params=("axis", "out", "keepdims"), batch=B.batch_flat_axis),
            numpy=_f)
+def _constant_tuple(np_fn, name):
+    def make(*args, **kwargs):
+        return tuple(Array(a) for a in np_fn(*[raw(a) for a in args], **kwargs))
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = f"``numpy.{name}``: a tuple of constant index `Array`s."
+    return export(make, numpy=np_fn, kind="constant")
+
+
 for _name in ("tril_indices", "triu_indices", "diag_indices"):
-    if hasattr(np, _name):
-        _constant(getattr(np, _name), _name)
+    _constant_tuple(getattr(np, _name), _name)
 
 
 # --- cumulative functions ------------------------------------------------------------------
@@ -2251,8 +2264,8 @@ def _einsum_vjp(k):
         if len(unique) == len(target):
             return transpose(g, tuple(unique.index(c) for c in target))
         # repeated letters (a diagonal such as 'ii'): put the values on that diagonal
-        return einsum_p(g, *[np.eye(sizes[c], dtype=bool) for c in target[len(unique):]],
-                        spec=_diag_spec(unique, target))
+        spec, repeated = _diag_spec(unique, target)
+        return einsum_p(g, *[np.eye(sizes[c], dtype=bool) for c in repeated], spec=spec)
     return vjp_k
 
 
@@ -2269,7 +2282,7 @@ def _diag_spec(unique, target):
         else:
             seen.add(c)
             out.append(c)
-    return ((unique,) + tuple(eyes), "".join(out))
+    return ((unique,) + tuple(eyes), "".join(out)), [e[0] for e in eyes]
 
 
 class _EinsumRules(tuple):
@@ -2442,6 +2455,10 @@ def vecdot(x1, x2, axis=-1):
 # Kinds of names renamed after export ("reshape_public" -> "reshape") follow their names.
 for _stale in [k for k in ns.kinds if k not in ns.exports]:
     ns.kinds[_stale.removesuffix("_public")] = ns.kinds.pop(_stale)
+# Aliases added straight into exports (amax is max) share their original's kind.
+for _alias, _fn in ns.exports.items():
+    if _alias not in ns.kinds:
+        ns.kinds[_alias] = next(ns.kinds[k] for k, f in ns.exports.items() if f is _fn and k in ns.kinds)
 
 
 # --- engine registration -------------------------------------------------------------------
