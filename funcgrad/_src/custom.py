@@ -11,7 +11,7 @@ operations, which are ordinary differentiable funcgrad code.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -222,6 +222,24 @@ def _not_called(*args, **params):
     raise AssertionError("a custom call's primitive only marks its tape entry")
 
 
+def _split_static(args, nums, name):
+    """(static args, the others, a function putting both back in order)."""
+    n = len(args)
+    for i in nums:
+        if not -n <= i < n:
+            raise ValueError(f"{name}: nondiff_argnums has {i}, but it was called with {n} "
+                             "arguments")
+    nums = sorted(i % n for i in nums)
+    static = tuple(args[i] for i in nums)
+    dynamic = tuple(a for i, a in enumerate(args) if i not in nums)
+
+    def merge(values):
+        it = iter(values)
+        return [args[i] if i in nums else next(it) for i in range(n)]
+
+    return static, dynamic, merge
+
+
 # --- custom_vjp ---------------------------------------------------------------------------
 _running_fwd: set = set()
 
@@ -304,6 +322,8 @@ class custom_vjp:
     (``None`` for an argument with no derivative). Under grad, vjp and jacrev the rule is
     used instead of differentiating the body; under vmap it is vmapped; higher orders
     differentiate `fwd` and `bwd` themselves. Forward mode needs `custom_jvp`.
+    Arguments listed in `nondiff_argnums` (static values: flags, functions) are passed to
+    `bwd` first, ``bwd(*nondiff_args, residuals, ct)``, and get no cotangent.
 
     >>> import funcgrad as fg, funcgrad.numpy as fnp
     >>> @fg.custom_vjp
@@ -314,9 +334,10 @@ class custom_vjp:
     [1.0, 1.0]
     """
 
-    def __init__(self, fun: Callable) -> None:
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
         self._prim = _primitive("custom_vjp", fun)
@@ -336,7 +357,13 @@ class custom_vjp:
                             f"{getattr(self.fun, '__name__', 'f')}.defvjp(fwd, bwd) first")
         if self._prim in _running_fwd:
             return self.fun(*args)
-        return _call(_VJPRule(self.fun, self.fwd, self.bwd, self._prim), args)
+        if not self.nondiff_argnums:
+            return _call(_VJPRule(self.fun, self.fwd, self.bwd, self._prim), args)
+        static, dynamic, merge = _split_static(args, self.nondiff_argnums, self._prim.name)
+        fun, fwd, bwd = self.fun, self.fwd, self.bwd
+        rule = _VJPRule(lambda *d: fun(*merge(d)), lambda *d: fwd(*merge(d)),
+                        lambda res, ct: bwd(*static, res, ct), self._prim)
+        return _call(rule, dynamic)
 
 
 # --- custom_jvp ---------------------------------------------------------------------------
@@ -411,7 +438,9 @@ class custom_jvp:
     ``f.defjvp(rule)`` with ``rule(primals, tangents) -> (primal_out, tangent_out)``; both
     arguments are tuples with one entry per argument of `f`. The rule is used by jvp,
     jacfwd and linearize, and (transposed) by grad, vjp and jacrev; under vmap it is
-    vmapped. The tangent output must be linear in the tangents.
+    vmapped. The tangent output must be linear in the tangents. Arguments listed in
+    `nondiff_argnums` are passed to the rule first, ``rule(*nondiff_args, primals,
+    tangents)``, and are left out of `primals` and `tangents`.
 
     >>> import funcgrad as fg, funcgrad.numpy as fnp
     >>> @fg.custom_jvp
@@ -425,9 +454,10 @@ class custom_jvp:
     1.0
     """
 
-    def __init__(self, fun: Callable) -> None:
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp_rule: Callable | None = None
         self._prim = _primitive("custom_jvp", fun)
 
@@ -445,7 +475,14 @@ class custom_jvp:
         if self.jvp_rule is None:
             raise TypeError(f"{self._prim.name} has no rule yet: call "
                             f"{getattr(self.fun, '__name__', 'f')}.defjvp(rule) first")
-        return _call(_JVPRule(self.fun, self.jvp_rule, self._prim), args)
+        if not self.nondiff_argnums:
+            return _call(_JVPRule(self.fun, self.jvp_rule, self._prim), args)
+        static, dynamic, merge = _split_static(args, self.nondiff_argnums, self._prim.name)
+        fun, jvp_rule = self.fun, self.jvp_rule
+        rule = _JVPRule(lambda *d: fun(*merge(d)),
+                        lambda primals, tangents: jvp_rule(*static, primals, tangents),
+                        self._prim)
+        return _call(rule, dynamic)
 
 
 # --- checkpoint ---------------------------------------------------------------------------

@@ -197,3 +197,19 @@ def test_custom_rules_pass_finite_difference_checks_when_they_are_right():
 
     sin_.defvjp(lambda x: (sin_(x), fnp.cos(x)), lambda c, ct: (ct * c,))
     check_grads(lambda x: fnp.sum(sin_(x) * x), (fnp.array([0.3, -1.0]),), order=2)
+
+
+def test_nondiff_argnums_pass_static_values_to_the_rules():
+    def apply(fn, x):
+        return fn(x)
+
+    f = fg.custom_vjp(apply, nondiff_argnums=(0,))
+    f.defvjp(lambda fn, x: (fn(x), x), lambda fn, x, ct: (ct * 100 * x,))
+    assert float(fg.grad(lambda x: f(fnp.sin, x))(2.0)) == 200.0
+    xs = fnp.array([1.0, 2.0])
+    np.testing.assert_allclose(fg.vmap(fg.grad(lambda x: f(fnp.sin, x)))(xs), [100.0, 200.0])
+
+    g = fg.custom_jvp(lambda x, power: x ** power, nondiff_argnums=(1,))
+    g.defjvp(lambda power, primals, tangents: (primals[0] ** power, 7.0 * tangents[0]))
+    assert float(fg.grad(g)(3.0, 2)) == 7.0
+    assert float(fg.jvp(lambda x: g(x, 3), (1.0,), (2.0,))[1]) == 14.0
