@@ -15,6 +15,9 @@ from typing import Any, Callable
 import numpy as np
 
 from .._src.core import Array, Primitive, Trace, Tracer
+from ..numpy import _table as T
+
+_Tensor = None  # set by _tensor.py once Tensor exists (avoids an import cycle)
 
 __all__ = ["STATE", "Node", "OpNode", "AccumulateGrad", "Saved", "Version", "run_backward",
            "node_class", "freed_error"]
@@ -302,30 +305,71 @@ class OpNode(Node):
             if out.counter.value != out.version:
                 raise version_error(out, self)
             out = graph.wrap_saved(out, self) if graph.create_graph else out.data
+        elif type(out) is _Spec:
+            out = out.make()
         return args, out
 
     def _apply(self, cts, graph):
         if self._freed:
             raise freed_error()
-        args, out = self._args(graph)
+        if graph.create_graph:
+            args, out = self._args(graph)
+        else:
+            args = []
+            for v in self._vals:
+                t = type(v)
+                if t is Saved:
+                    if v.counter.value != v.version:
+                        raise version_error(v, self)
+                    args.append(v.data)
+                elif t is _Spec:
+                    args.append(v.make())
+                else:
+                    args.append(v)
+            out = self._out
+            if out is not None:
+                if type(out) is _Spec:
+                    out = out.make()
+                else:
+                    if out.counter.value != out.version:
+                        raise version_error(out, self)
+                    out = out.data
         prim = self._prim
         params = self._params
         ct = cts[0] if self._nout == 1 else tuple(cts)
+        rules = prim.vjps
+        if out is None and rules is not None and self._needs_recompute(prim):
+            out = prim(*args, **params) if params else prim(*args)
+        grads = []
         if graph.create_graph:
             ct = graph.lift(ct)
-        if out is None and prim.vjps is not None:
-            out = prim(*args, **params) if params else prim(*args)
-        rules = prim.vjps
-        grads = []
-        lower = graph.lower
+            lower = graph.lower
+            for argnum, shape, dtype in self._meta:
+                if argnum is None:
+                    grads.append(None)
+                    continue
+                rule = rules[argnum]
+                g = rule(ct, out, *args, **params) if params else rule(ct, out, *args)
+                grads.append(None if g is None else _fix(lower(g), shape, dtype, graph))
+            return grads
         for argnum, shape, dtype in self._meta:
             if argnum is None:
                 grads.append(None)
                 continue
             rule = rules[argnum]
             g = rule(ct, out, *args, **params) if params else rule(ct, out, *args)
-            grads.append(None if g is None else _fix(lower(g), shape, dtype, graph))
+            if type(g) is not np.ndarray or g.shape != shape or g.dtype != dtype:
+                if g is not None:
+                    g = _fix(g._value if type(g) is Array else g, shape, dtype, graph)
+            grads.append(g)
         return grads
+
+    def _needs_recompute(self, prim) -> bool:
+        return prim in _READS_OUT
+
+
+# primitives whose rules read `out`; for the others a missing output is never recomputed
+_READS_OUT = set()
 
 
 class _Spec:
@@ -338,7 +382,16 @@ class _Spec:
         self.dtype = dtype
 
     def make(self):
-        return np.broadcast_to(np.zeros((), self.dtype), self.shape)
+        key = (self.shape, self.dtype)
+        found = _STAND_INS.get(key)
+        if found is None:
+            if len(_STAND_INS) > 4096:
+                _STAND_INS.clear()
+            found = _STAND_INS[key] = np.broadcast_to(np.zeros((), self.dtype), self.shape)
+        return found
+
+
+_STAND_INS: dict = {}
 
 
 _CLASSES: dict = {}
@@ -432,8 +485,9 @@ class _Graph:
 # --- the engine ----------------------------------------------------------------------------
 def _fix(g, shape, np_dtype, graph):
     """Sum away broadcast dimensions and cast to the input's dtype (done once, here)."""
-    from ..numpy import _table as T
-    from ._tensor import Tensor
+    if type(g) is np.ndarray and g.shape == shape:
+        return g if g.dtype == np_dtype else g.astype(np_dtype)
+    Tensor = _Tensor
     if isinstance(g, Tensor):
         if tuple(g._data.shape) != tuple(shape):
             from ._ops import apply_primitive
@@ -516,78 +570,95 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
             pushed.add(e[0])
             heapq.heappush(ready, (-e[0]._seq, id(e[0]), e[0]))
     # 3. walk
+    heappop, heappush = heapq.heappop, heapq.heappush
+    check_nan = STATE.anomaly and STATE.check_nan and not create_graph
     while ready:
-        _, _, node = heapq.heappop(ready)
+        node = heappop(ready)[2]
         buf = buffers.pop(node, None) or [None] * node._nout
-        if type(node) is AccumulateGrad and node.variable._hooks and buf[0] is not None:
-            buf[0] = _run_tensor_hooks(node.variable._hooks, buf[0], graph)
-        if node._pre_hooks:
-            for nr, hooks in node._pre_hooks.items():
-                if buf[nr] is not None and hooks:
-                    buf[nr] = _run_tensor_hooks(hooks, buf[nr], graph)
-        if node._prehooks_fn:
-            for fn in list(node._prehooks_fn.values()):
-                out = fn(tuple(_as_tensor(b) for b in buf))
-                if out is not None:
-                    buf = [None if o is None else (o if create_graph else o._data) for o in out]
-        if node._retain:
-            for nr, ref in node._retain.items():
-                t = ref()
-                if t is not None and buf[nr] is not None:
-                    _retain_grad_into(t, buf[nr], create_graph)
-        if captures is not None:
-            for nr in range(node._nout):
-                ks = captures.get((node, nr))
-                if ks:
-                    for k in ks:
-                        results[k] = _add(results[k], buf[nr])
-        if needed is not None and node not in needed:
-            run = False
-        elif type(node) is AccumulateGrad and not accumulate:
-            run = False
-        else:
-            run = True
-        grads_out = []
+        run = True
+        if (node._pre_hooks or node._retain or node._prehooks_fn or captures is not None
+                or type(node) is AccumulateGrad):
+            buf, run = _before_node(node, buf, graph, captures, results, needed, accumulate)
+        grads_out = None
         if run:
-            if all(b is None for b in buf):
-                grads_out = [None] * len(node._next)
-            else:
+            if buf[0] is not None or (node._nout > 1 and any(b is not None for b in buf)):
                 try:
                     grads_out = node._apply(buf, graph)
-                except Exception as exc:
+                except Exception:
                     if STATE.anomaly and node._stack:
                         warnings.warn(f"Error detected in {node.name()}. Traceback of forward "
                                       "call that caused the error:\n" + "".join(node._stack),
                                       stacklevel=2)
-                    raise exc
+                    raise
                 if node._hooks:
-                    outs = tuple(_as_tensor(g) for g in grads_out)
-                    for fn in list(node._hooks.values()):
-                        new = fn(outs, tuple(_as_tensor(b) for b in buf))
-                        if new is not None:
-                            outs = tuple(new)
-                    grads_out = [None if o is None else (o if create_graph else o._data) for o in outs]
+                    grads_out = _after_node(node, grads_out, buf, create_graph)
             if not retain_graph:
                 node._release()
         del buf
-        for e, g in zip(node._next, grads_out or [None] * len(node._next)):
-            if e is None:
-                continue
-            nxt, nr = e
-            if g is not None:
-                if STATE.anomaly and STATE.check_nan and not create_graph and np.isnan(g).any():
-                    raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
-                                       f"{_ordinal(node._next.index(e))} output.")
-                b = buffers.get(nxt)
-                if b is None:
-                    b = buffers[nxt] = [None] * nxt._nout
-                b[nr] = g if b[nr] is None else b[nr] + g
-            deps[nxt] -= 1
-            if deps[nxt] == 0:
-                heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+        k = 0
+        for e in node._next:
+            if e is not None:
+                nxt = e[0]
+                g = grads_out[k] if grads_out is not None else None
+                if g is not None:
+                    if check_nan and np.isnan(g).any():
+                        raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
+                                           f"{_ordinal(k)} output.")
+                    b = buffers.get(nxt)
+                    if b is None:
+                        b = buffers[nxt] = [None] * nxt._nout
+                    nr = e[1]
+                    b[nr] = g if b[nr] is None else b[nr] + g
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
+                    heappush(ready, (-nxt._seq, id(nxt), nxt))
+            k += 1
     if inputs is None:
         return None
     return results
+
+
+def _before_node(node, buf, graph, captures, results, needed, accumulate):
+    """Tensor hooks, retain_grad, captures for autograd.grad: what happens before a node runs."""
+    create_graph = graph.create_graph
+    if type(node) is AccumulateGrad:
+        if node.variable._hooks and buf[0] is not None:
+            buf[0] = _run_tensor_hooks(node.variable._hooks, buf[0], graph)
+    if node._pre_hooks:
+        for nr, hooks in node._pre_hooks.items():
+            if buf[nr] is not None and hooks:
+                buf[nr] = _run_tensor_hooks(hooks, buf[nr], graph)
+    if node._prehooks_fn:
+        for fn in list(node._prehooks_fn.values()):
+            out = fn(tuple(_as_tensor(b) for b in buf))
+            if out is not None:
+                buf = [None if o is None else (o if create_graph else o._data) for o in out]
+    if node._retain:
+        for nr, ref in node._retain.items():
+            t = ref()
+            if t is not None and buf[nr] is not None:
+                _retain_grad_into(t, buf[nr], create_graph)
+    if captures is not None:
+        for nr in range(node._nout):
+            ks = captures.get((node, nr))
+            if ks:
+                for k in ks:
+                    results[k] = _add(results[k], buf[nr])
+    if needed is not None and node not in needed:
+        return buf, False
+    if type(node) is AccumulateGrad and not accumulate:
+        return buf, False
+    return buf, True
+
+
+def _after_node(node, grads_out, buf, create_graph):
+    outs = tuple(_as_tensor(g) for g in grads_out)
+    for fn in list(node._hooks.values()):
+        new = fn(outs, tuple(_as_tensor(b) for b in buf))
+        if new is not None:
+            outs = tuple(new)
+    return [None if o is None else (o if create_graph else o._data) for o in outs]
 
 
 def _ordinal(k: int) -> str:

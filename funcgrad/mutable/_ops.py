@@ -55,10 +55,13 @@ class Op:
                 if rg and i < len(self.reads):
                     saved.update(self.reads[i])
             needs_out = "out" in saved
+            needs_out_spec = "out_shape" in saved
             saved.discard("out")
+            saved.discard("out_shape")
             if needs_out and not self.saves_out:
                 saved.update(i for i in range(len(mask)))
-            found = self._plans[mask] = (frozenset(saved), needs_out)
+            found = self._plans[mask] = (frozenset(saved), needs_out or
+                                         ("spec" if needs_out_spec else False))
         return found
 
 
@@ -79,37 +82,56 @@ def _requires_grad(t) -> bool:
 def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | None,
             inplace_orig=None) -> Node:
     """Attach a grad_fn for `op` to `out`. `args` are tensors or constants."""
-    mask = tuple(isinstance(a, Tensor) and _requires_grad(a) for a in args)
-    saved_idx, needs_out = op.plan(mask)
-    node = op.node_cls.__new__(op.node_cls)
+    mask = []
+    for a in args:
+        if isinstance(a, Tensor):
+            mask.append(a._rg if a._base is None else a.requires_grad)
+        else:
+            mask.append(False)
+    mask = tuple(mask)
+    plan = op._plans.get(mask)
+    saved_idx, needs_out = plan if plan is not None else op.plan(mask)
+    cls = op.node_cls
+    node = cls.__new__(cls)
     edges = []
     meta = []
     vals = []
-    for i, a in enumerate(args):
-        if isinstance(a, Tensor):
+    i = 0
+    for a in args:
+        if mask[i]:
             raw = raws[i]
-            if mask[i]:
-                edges.append(edge_of(a) if inplace_orig is None or i else inplace_orig[0])
-                meta.append((i, raw.shape, raw.dtype))
+            if inplace_orig is not None and i == 0:
+                edges.append(inplace_orig[0])
             else:
-                edges.append(None)
-                meta.append((None, None, None))
-            if i in saved_idx:
-                if inplace_orig is not None and i == 0:
-                    vals.append(Saved(inplace_orig[1], Version()))
-                else:
-                    vals.append(Saved(raw, a._vc, a))
-            else:
-                vals.append(_Spec(raw.shape, raw.dtype))
+                fn = a._grad_fn if a._base is None else a.grad_fn
+                edges.append((fn, a._nr) if fn is not None else (a._accumulator(), 0))
+            meta.append((i, raw.shape, raw.dtype))
+        elif isinstance(a, Tensor):
+            raw = raws[i]
+            edges.append(None)
+            meta.append((None, None, None))
         else:
             vals.append(raws[i])
+            i += 1
+            continue
+        if i in saved_idx:
+            if inplace_orig is not None and i == 0:
+                vals.append(Saved(inplace_orig[1], Version()))
+            else:
+                vals.append(Saved(raw, a._vc, a))
+        else:
+            vals.append(_Spec(raw.shape, raw.dtype))
+        i += 1
     node._init(tuple(edges))
     node._prim = op.prim
     node._params = params
-    node._vals = tuple(vals)
-    node._meta = tuple(meta)
+    node._vals = vals
+    node._meta = meta
     node._freed = False
-    if needs_out and op.saves_out:
+    if needs_out == "spec":
+        node._out = _Spec(out._data.shape, out._data.dtype)
+        node._has_saved = bool(saved_idx)
+    elif needs_out and op.saves_out:
         node._out = Saved(out._data, out._vc, None, weakref.ref(node))
         node._has_saved = True
     else:
@@ -153,8 +175,9 @@ def _as_array(out, dt: D.dtype) -> np.ndarray:
 def apply(op: Op, args: Sequence, params: dict | None = None) -> Tensor:
     """Apply `op` out of place: compute with the primitive's impl, record if needed."""
     raws = [a._data if isinstance(a, Tensor) else a for a in args]
-    if op.result == "promote":
-        a0 = args[0]
+    a0 = args[0]
+    if op.result == "promote" or (op.result == "float" and len(args) == 1
+                                  and a0._dtype.category >= 2):
         a1 = args[1] if len(args) > 1 else None
         if a1 is None:
             dt = a0._dtype
@@ -178,7 +201,7 @@ def apply(op: Op, args: Sequence, params: dict | None = None) -> Tensor:
     res = Tensor._wrap(_as_array(out, dt))
     if STATE.grad_enabled and op.prim.differentiable:
         for a in args:
-            if isinstance(a, Tensor) and _requires_grad(a):
+            if isinstance(a, Tensor) and (a._rg if a._base is None else a.requires_grad):
                 _record(op, res, args, raws, params)
                 break
     return res
@@ -217,6 +240,7 @@ def apply_primitive(prim, args: Sequence, params: dict) -> Tensor:
             name = "".join(p.capitalize() for p in prim.name.split("_")) + "Backward0"
             op = _GENERIC[prim] = Op(prim.name, prim, name, [everything] * max(n, len(args)),
                                      saves_out=True, result="keep")
+            _READS_OUT.add(prim)
     raws = [a._data if isinstance(a, Tensor) else a for a in args]
     out = prim.impl(*raws, **params) if params else prim.impl(*raws)
     if prim.multiple_results:
@@ -263,9 +287,10 @@ EXPM1 = _decl("expm1", T.expm1, "Expm1Backward0", (("out",),), saves_out=True, r
 RECIPROCAL = _decl("reciprocal", T.reciprocal, "ReciprocalBackward0", (("out",),),
                    saves_out=True, result="float")
 SQUARE = _decl("square", T.square, "PowBackward0", ((0,),))
-CLAMP = _decl("clamp", T.clip_p, "ClampBackward1", ((0,), (0,), (0,)))
-MAXIMUM = _decl("maximum", T.maximum, "MaximumBackward0", ((0, 1), (0, 1)))
-MINIMUM = _decl("minimum", T.minimum, "MinimumBackward0", ((0, 1), (0, 1)))
+# "out_shape": the rule reads only the output's shape and dtype (kept as a stand-in)
+CLAMP = _decl("clamp", T.clip_p, "ClampBackward1", ((0, "out_shape"),) * 3)
+MAXIMUM = _decl("maximum", T.maximum, "MaximumBackward0", ((0, 1, "out_shape"),) * 2)
+MINIMUM = _decl("minimum", T.minimum, "MinimumBackward0", ((0, 1, "out_shape"),) * 2)
 MATMUL = _decl("matmul", T.matmul, "MmBackward0", ((1,), (0,)))
 SUM = _decl("sum", T.sum_p, "SumBackward0", ((),))
 SUM_DIM = _decl("sum_dim", T.sum_p, "SumBackward1", ((),))
@@ -278,7 +303,7 @@ CLONE = _decl("clone", T.positive, "CloneBackward0", ((),), result="same")
 TO_COPY = _decl("to", T.astype, "ToCopyBackward0", ((),), result="keep")
 INDEX = _decl("index", T.getitem_p, "IndexBackward0", ((),), result="same")
 WHERE = _decl("where", T.where_p, "WhereBackward0", ((), (0,), (0,)))
-CAT = _decl("cat", T.concatenate_p, "CatBackward0", ())
+CAT = _decl("cat", T.concatenate_p, "CatBackward0", [("out_shape",)] * 64)
 # views: their forward returns NumPy views of the input's storage
 SELECT = _decl("select", T.getitem_p, "SelectBackward0", ((),), result="same", is_view=True)
 SLICE = _decl("slice", T.getitem_p, "SliceBackward0", ((),), result="same", is_view=True)
@@ -303,6 +328,11 @@ FILL = _decl("fill_", None, "FillBackward2")
 ZERO = _decl("zero_", None, "ZeroBackward0")
 COPY = _decl("copy_", None, "CopyBackwards")
 INDEX_PUT = _decl("index_put_", T.index_set_p, "IndexPutBackward0", ((), ()), result="same")
+
+from ._autograd import _READS_OUT  # noqa: E402
+for _op in OPS.values():
+    if _op.prim is not None and any("out" in r for r in _op.reads):
+        _READS_OUT.add(_op.prim)
 
 _BY_PRIM = {}
 for _op in (ADD, SUB, MUL, DIV, NEG, EXP, LOG, SQRT, SIN, COS, TAN, TANH, SIGMOID, RELU, ABS,

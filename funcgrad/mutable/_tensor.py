@@ -389,6 +389,10 @@ class _Storage:
         return self.array.nbytes
 
 
+from . import _autograd as _A  # noqa: E402
+_A._Tensor = Tensor
+
+
 def _regenerate_view_grad_fn(view: Tensor) -> None:
     """After a write into a view's storage, its grad_fn reads through the (rebased) base."""
     from ._ops import AsStridedBackward0, edge_of

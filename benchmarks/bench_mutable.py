@@ -1,0 +1,91 @@
+"""funcgrad.mutable's per-op overhead beside PyTorch CPU, in the same run.
+
+Small tensors (float32[3]), forward and backward together: 300 ops (sin, *1.01, +0.1, tanh),
+then an in-place variant (clone, mul_, add_, tanh_). Target (issue 3): no slower than
+PyTorch per op. Run: python benchmarks/bench_mutable.py
+"""
+from __future__ import annotations
+
+import gc
+import time
+
+import numpy as np
+
+import funcgrad.mutable as fm
+
+N_BLOCKS = 75  # 4 ops per block -> 300 recorded ops
+
+
+def _median_time(fn, repeat: int = 15) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def chain(torch_like):
+    def step():
+        x = torch_like.tensor([0.1, 0.2, 0.3], requires_grad=True)
+        y = x
+        for _ in range(N_BLOCKS):
+            y = (y.sin() * 1.01 + 0.1).tanh()
+        y.sum().backward()
+        return x.grad
+    return step
+
+
+def inplace_chain(torch_like):
+    def step():
+        x = torch_like.tensor([0.1, 0.2, 0.3], requires_grad=True)
+        y = x.clone()
+        for _ in range(N_BLOCKS):
+            y.mul_(1.01)
+            y.add_(0.1)
+            y.tanh_()
+            y = y * 1.0
+        y.sum().backward()
+        return x.grad
+    return step
+
+
+WORKLOADS = [("300 small ops, forward+backward, per op", chain, 4 * N_BLOCKS + 1),
+             ("300 in-place ops (mul_, add_, tanh_, *), per op", inplace_chain, 4 * N_BLOCKS + 2)]
+
+
+def _systems():
+    systems = [("funcgrad.mutable", fm)]
+    try:
+        import torch
+        torch.set_num_threads(1)
+        systems.append((f"PyTorch {torch.__version__} CPU", torch))
+    except ImportError:
+        pass
+    return systems
+
+
+def run() -> list:
+    """Rows (workload, system, result) with the per-op time and the ratio to PyTorch."""
+    rows = []
+    systems = _systems()
+    for title, make, n_ops in WORKLOADS:
+        figures = {}
+        for name, module in systems:
+            gc.collect()
+            figures[name] = _median_time(make(module)) / n_ops
+        reference = next((v for k, v in figures.items() if k.startswith("PyTorch")), None)
+        for name, per_op in figures.items():
+            ratio = f" ({per_op / reference:.2f}x PyTorch)" if reference and name == "funcgrad.mutable" else ""
+            rows.append((title, name, f"{per_op * 1e6:.2f} us/op{ratio}"))
+        if reference is None:
+            rows.append((title, "PyTorch", "(not installed: no comparison)"))
+    return rows
+
+
+if __name__ == "__main__":
+    rows = run()
+    widths = [max(len(str(r[i])) for r in rows) for i in range(3)]
+    for row in rows:
+        print(" | ".join(str(c).ljust(w) for c, w in zip(row, widths)))
