@@ -382,75 +382,75 @@ def _check_tangent(t, primal, i):
 def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
     """Map `f` over an axis of its arguments, as one vectorised call.
 
-    `in_axes` is an int, None (not mapped) or a pytree matching the arguments;
-    `out_axes` likewise for the output.
+    `in_axes` is an int (the mapped axis of every argument), None (not mapped: the same
+    value for every example) or a pytree prefix of the arguments holding ints and Nones;
+    `out_axes` likewise for the output, where None is allowed only for outputs that do not
+    depend on the mapped arguments. Every primitive has a batch rule, so `f` runs once on
+    whole batches; vmap nests with itself and with grad, jvp and the other transforms.
 
     >>> import funcgrad as fg, funcgrad.numpy as fnp
     >>> fg.vmap(lambda row: fnp.sum(row ** 2))(fnp.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
     [5.0, 25.0]
+    >>> fg.vmap(lambda x, w: x @ w, in_axes=(1, None))(fnp.eye(2), fnp.array([3.0, 4.0])).tolist()
+    [3.0, 4.0]
     """
 
     @functools.wraps(f)
     def vmapped(*args):
         axes = _broadcast_prefix(in_axes, tuple(args), "in_axes")
         leaves, treedef = tree_flatten(tuple(args))
+        values = [leaf if isinstance(leaf, Tracer) else np.asarray(raw(leaf)) for leaf in leaves]
         size = None
-        for leaf, ax in zip(leaves, axes):
+        traced = []
+        for leaf, value, ax in zip(leaves, values, axes):
             if ax is None:
+                traced.append(leaf)
                 continue
-            shape = np.shape(raw(leaf)) if not isinstance(leaf, Tracer) else leaf.shape
+            shape = tuple(value.shape)
             if not -len(shape) <= ax < len(shape):
                 raise ValueError(f"vmap: in_axes {ax} is out of range for an argument of "
                                  f"shape {shape}")
-            n = shape[ax]
-            if size is not None and n != size:
-                raise ValueError(f"vmap: mapped axes have different sizes ({size} and {n}); "
-                                 "every mapped argument needs the same length along its axis")
-            size = n
+            if size is not None and shape[ax] != size:
+                raise ValueError(f"vmap: mapped axes have different sizes ({size} and "
+                                 f"{shape[ax]}); every mapped argument needs the same length "
+                                 "along its axis")
+            size = shape[ax]
+            traced.append(ax % len(shape))  # the tracer is made once the trace exists
         if size is None:
             raise ValueError("vmap: no argument is mapped (every in_axes is None)")
         trace = BatchTrace(size)
-        traced = []
-        for leaf, ax in zip(leaves, axes):
-            if ax is None:
-                traced.append(leaf)
-            else:
-                value = leaf if isinstance(leaf, Tracer) else raw(leaf)
-                if not isinstance(value, Tracer):
-                    value = np.asarray(value)
-                traced.append(BatchTracer(trace, value, ax % np.ndim(value)
-                                          if not isinstance(value, Tracer) else ax % value.ndim))
+        traced = [BatchTracer(trace, value, t) if ax is not None else t
+                  for t, value, ax in zip(traced, values, axes)]
         try:
             out = f(*tree_unflatten(treedef, traced))
         finally:
             trace.alive = False
         out_leaves, out_def = tree_flatten(out)
         o_axes = _broadcast_prefix(out_axes, out, "out_axes")
-        results = []
-        for leaf, ax in zip(out_leaves, o_axes):
-            if isinstance(leaf, BatchTracer) and leaf._trace is trace:
-                if ax is None:
-                    raise ValueError(
-                        "vmap: out_axes is None for an output that varies along the mapped "
-                        "axis; give it an axis (e.g. out_axes=0), or return only the parts "
-                        "that do not depend on the mapped arguments there")
-                value = leaf._value
-                dest = 0 if ax is None else ax % (value.ndim if hasattr(value, "ndim") else 1)
-                results.append(wrap(engine.moveaxis(value, leaf._bdim, dest)
-                                    if leaf._bdim != dest else value))
-            else:
-                value = raw(leaf)
-                if ax is None:
-                    results.append(wrap(value))
-                    continue
-                value = engine.broadcast_to(
-                    engine.expand_dims(value, 0), (size,) + tuple(np.shape(value)
-                                                                   if not isinstance(value, Tracer)
-                                                                   else value.shape))
-                results.append(wrap(engine.moveaxis(value, 0, ax) if ax else value))
-        return tree_unflatten(out_def, results)
+        return tree_unflatten(out_def, [_unbatch(leaf, ax, trace, size)
+                                        for leaf, ax in zip(out_leaves, o_axes)])
 
     return vmapped
+
+
+def _unbatch(leaf, ax, trace, size):
+    """One output of a vmapped function, with its batch axis at `ax`."""
+    if isinstance(leaf, BatchTracer) and leaf._trace is trace:
+        if ax is None:
+            raise ValueError(
+                "vmap: out_axes is None for an output that varies along the mapped axis; "
+                "give it an axis (e.g. out_axes=0), or return only the parts that do not "
+                "depend on the mapped arguments there")
+        value = leaf._value
+        dest = ax % len(value.shape)
+        return wrap(engine.moveaxis(value, leaf._bdim, dest) if leaf._bdim != dest else value)
+    value = raw(leaf)
+    if ax is None:
+        return wrap(value)
+    # the same for every example: broadcast along a new batch axis
+    shape = tuple(value.shape) if hasattr(value, "shape") else np.shape(value)
+    value = engine.broadcast_to(engine.expand_dims(value, 0), (size,) + shape)
+    return wrap(engine.moveaxis(value, 0, ax) if ax % (len(shape) + 1) else value)
 
 
 def _broadcast_prefix(prefix, tree, what):
