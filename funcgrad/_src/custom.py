@@ -48,10 +48,10 @@ def _call(rule: "_Rule", args: tuple):
     if isinstance(top, ReverseTrace):
         return _record(top, rule, leaves, lower, in_def)
     if isinstance(top, JVPTrace):
-        tangents = [leaf._tangent if isinstance(leaf, JVPTracer) and leaf._trace is top
-                    else None for leaf in leaves]
         if isinstance(rule, _RematRule):  # forward mode keeps nothing, so nothing to recompute
             return rule.fun(*args)
+        tangents = [leaf._tangent if isinstance(leaf, JVPTracer) and leaf._trace is top
+                    else None for leaf in leaves]
         return rule.forward(top, lower, tangents, in_def)
     if isinstance(top, BatchTrace):
         return _lower_batch(top, rule, leaves, lower, in_def)
@@ -62,9 +62,12 @@ class _Pending:
     """The cotangent rule of one recorded custom call. The walker asks for one argument at a
     time; the user's rule runs once per cotangent and serves every argument."""
 
-    __slots__ = ("pull", "out_def", "shapes", "last_traced", "ct", "result", "name")
+    __slots__ = ("rule", "in_def", "pull", "out_def", "shapes", "last_traced", "ct", "result",
+                 "name")
 
-    def __init__(self, pull, out_def, shapes, last_traced, name):
+    def __init__(self, rule, in_def, pull, out_def, shapes, last_traced, name):
+        self.rule = rule
+        self.in_def = in_def
         self.pull = pull
         self.out_def = out_def
         self.shapes = shapes
@@ -75,6 +78,11 @@ class _Pending:
 
     def __repr__(self) -> str:
         return self.name
+
+    def apply(self, leaves):
+        """The call again, on new inputs (a replayed tape): flat outputs."""
+        out = _call(self.rule, tree_unflatten(self.in_def, list(leaves)))
+        return tuple(raw(o) for o in tree_flatten(out)[0])
 
     def cotangent(self, ct, k):
         if self.ct is not ct:
@@ -133,7 +141,7 @@ def _record(trace: ReverseTrace, rule: "_Rule", leaves, lower, in_def):
         return tree_unflatten(out_def, [wrap(o) for o in out_values])
     shapes = [(_shape(v), _dtype(v)) for v in lower]
     last = max(i for i, t in enumerate(traced) if t)
-    pending = _Pending(pull, out_def, shapes, last, rule.prim.name)
+    pending = _Pending(rule, in_def, pull, out_def, shapes, last, rule.prim.name)
     entry = [rule.prim, {"call": pending}, tuple(out_values)]
     for leaf, value, is_traced in zip(leaves, lower, traced):
         entry.append(leaf._id if is_traced else None)
@@ -213,13 +221,18 @@ class _Rule:
 
 def _primitive(kind: str, fun: Callable) -> Primitive:
     name = f"{kind}({getattr(fun, '__name__', 'function')})"
-    prim = Primitive(name, _not_called, nargs=-1, multiple_results=True)
+    prim = Primitive(name, _apply_recorded, nargs=-1, multiple_results=True)
     prim.vjps = _RuleTable()  # set after construction: the constructor would copy it to a tuple
     return prim
 
 
-def _not_called(*args, **params):
-    raise AssertionError("a custom call's primitive only marks its tape entry")
+def _apply_recorded(*leaves, call):
+    """A recorded custom call, run again on raw values (see `program.replay`)."""
+    return call.apply(leaves)
+
+
+def is_custom_call(prim: Primitive) -> bool:
+    return prim.impl is _apply_recorded
 
 
 def _split_static(args, nums, name):
@@ -371,7 +384,7 @@ class _JVPRule(_Rule):
     def __init__(self, fun, jvp_rule, prim):
         self.fun, self.jvp_rule, self.prim = fun, jvp_rule, prim
 
-    def _apply(self, primals_tree, tangents_tree, out_def_expected=None):
+    def _apply(self, primals_tree, tangents_tree):
         result = self.jvp_rule(primals_tree, tangents_tree)
         if not (isinstance(result, (tuple, list)) and len(result) == 2):
             raise TypeError(f"{self.prim.name}: the jvp rule must return a pair "
