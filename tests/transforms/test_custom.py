@@ -213,3 +213,23 @@ def test_nondiff_argnums_pass_static_values_to_the_rules():
     g.defjvp(lambda power, primals, tangents: (primals[0] ** power, 7.0 * tangents[0]))
     assert float(fg.grad(g)(3.0, 2)) == 7.0
     assert float(fg.jvp(lambda x: g(x, 3), (1.0,), (2.0,))[1]) == 14.0
+
+
+def test_linearize_replays_a_custom_call_with_its_rule():
+    @fg.custom_vjp
+    def clip_gradient(t):
+        return t
+
+    clip_gradient.defvjp(lambda t: (t, None), lambda _, ct: (fnp.clip(ct, -1.0, 1.0),))
+
+    @fg.custom_jvp
+    def f(x):
+        return fnp.sin(x)
+
+    f.defjvp(lambda p, t: (f(p[0]), clip_gradient(t[0]) * 2.0))
+    _, f_jvp = fg.linearize(f, fnp.array([1.0, 2.0]))
+    np.testing.assert_allclose(f_jvp(fnp.array([1.0, 3.0])), [2.0, 6.0])
+    np.testing.assert_allclose(fg.vmap(f_jvp)(fnp.eye(2)), 2 * np.eye(2))
+    # reverse mode through the replayed tangent program meets clip_gradient's rule
+    g = fg.grad(lambda t: fnp.sum(f_jvp(t) * 10.0))(fnp.array([1.0, 3.0]))
+    np.testing.assert_allclose(g, [1.0, 1.0])  # the cotangent 10 * 2 reaching it is clipped to 1
