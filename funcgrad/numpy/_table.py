@@ -2259,6 +2259,7 @@ def _einsum_vjp(k):
                      spec=((out_sub,) + tuple(ins[i] for i in others), kept))
         # letters summed only inside operand k: the cotangent is constant along them
         sizes = dict(zip(target, _shape(operands[k])))
+        sizes.update(zip(kept, _shape(g)))  # a broadcast (size-1) axis: the walker sums it
         g = reshape(g, tuple(sizes[c] if c in kept else 1 for c in unique))
         g = broadcast_to(g, tuple(sizes[c] for c in unique))
         if len(unique) == len(target):
