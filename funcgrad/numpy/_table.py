@@ -450,8 +450,14 @@ def _prod_others(x, axis):
     return transpose(others, tuple(np.argsort(rest + axes)))
 
 
+def _has_zero(x):
+    """Whether `x` holds a zero, read off its concrete values (under vmap: in any example,
+    so that one branch serves the whole batch; both branches are exact where they apply)."""
+    return bool(np.any(_bottom(x) == 0))
+
+
 def _prod_vjp(ct, out, x, axis=None, keepdims=False):
-    if bool(any_p(equal(x, 0))):
+    if _has_zero(x):
         return _expand_reduced(ct, x, axis, keepdims) * _prod_others(x, axis)
     out_kd = out if keepdims else reshape(out, _keepdims_shape(_shape(x), axis))
     return _expand_reduced(ct, x, axis, keepdims) * out_kd / x
@@ -1469,7 +1475,7 @@ def _cumprod_grid(x, axis):
 
 
 def _cumprod_vjp(ct, out, x, axis):
-    if not bool(any_p(equal(x, 0))):
+    if not _has_zero(x):
         return _rev_cumsum(ct * _conj(out), axis) / _conj(x)
     grid, later = _cumprod_grid(x, axis)
     ctm = _expand(moveaxis_p(ct, axis, -1), -2)
@@ -1478,7 +1484,7 @@ def _cumprod_vjp(ct, out, x, axis):
 
 
 def _cumprod_jvp(t, out, x, axis):
-    if not bool(any_p(equal(x, 0))):
+    if not _has_zero(x):
         return out * cumsum_p(t / x, axis=axis)
     grid, later = _cumprod_grid(x, axis)
     tm = _expand(moveaxis_p(t, axis, -1), -1)
@@ -1503,6 +1509,7 @@ def _cumulative(prim, np_fn, name, fill=None):
         return wrap(prim(a, axis=axis))
     cumulative.__name__ = cumulative.__qualname__ = name
     cumulative.__doc__ = f"Differentiable ``numpy.{name}`` (``axis=None`` flattens first)."
+    cumulative.primitive = prim
     return export(cumulative, numpy=np_fn)
 
 

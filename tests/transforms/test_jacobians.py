@@ -207,3 +207,33 @@ def test_check_grads_forward_and_reverse_on_composite_transforms():
                 modes=("rev", "fwd"))
     check_grads(lambda x: fg.vmap(lambda r: fnp.tanh(r) * r)(x), (x,), order=2,
                 modes=("rev", "fwd"))
+
+
+COMPOSITES = {
+    "where": lambda x: fnp.sum(fnp.where(x > 0, x ** 3, fnp.sin(x))),
+    "max": lambda x: fnp.max(x ** 2 * fnp.arange(5.0)) + fnp.sum(fnp.maximum(x, 0.1) ** 2),
+    "concatenate": lambda x: fnp.sum(fnp.concatenate([x, x[::-1] ** 2]) ** 3),
+    "gather": lambda x: fnp.sum(x[np.array([0, 2, 2, 4])] ** 3 * x[1]),
+    "scatter": lambda x: fnp.sum(x.at[np.array([1, 3])].set(x[0] ** 2) ** 3),
+    "matmul": lambda x: fnp.sum(fnp.tanh(x.reshape(1, 5) @ fnp.outer(x, x))),
+    "prod_cumsum": lambda x: fnp.prod(x + 2.0) + fnp.sum(fnp.cumsum(x) ** 2),
+    "var_mean": lambda x: fnp.var(x) * fnp.mean(fnp.exp(x)),
+    "clip": lambda x: fnp.sum(fnp.clip(x, -0.5, 0.5) ** 3 * x),
+    "transpose": lambda x: fnp.sum(fnp.outer(x, x).T @ x * x),
+}
+
+
+@pytest.mark.parametrize("name", list(COMPOSITES))
+def test_four_hessians_agree_with_finite_differences_and_vmap(name):
+    f = COMPOSITES[name]
+    x = np.random.default_rng(0).standard_normal(5)
+    numeric = numerical_jacobian(fg.grad(f), x)
+    for second in (fg.hessian, lambda f: fg.jacrev(fg.jacrev(f)),
+                   lambda f: fg.jacfwd(fg.jacfwd(f)), lambda f: fg.jacrev(fg.jacfwd(f))):
+        np.testing.assert_allclose(second(f)(fnp.array(x)), numeric, rtol=1e-5, atol=1e-6)
+    xs = np.random.default_rng(1).standard_normal((3, 5))
+    xs[1, 2] = 0.0 - 2.0  # a zero of x + 2 for prod: the exact branch of its rule
+    batched = fg.vmap(fg.hessian(f))(fnp.array(xs))
+    for b in range(3):
+        np.testing.assert_allclose(batched[b], fg.hessian(f)(fnp.array(xs[b])), rtol=1e-12,
+                                   atol=1e-12)
