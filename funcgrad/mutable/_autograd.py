@@ -136,20 +136,35 @@ def freed_error() -> RuntimeError:
 class Node:
     """A backward function in the graph (``y.grad_fn``); named like PyTorch's classes."""
 
-    __slots__ = ("_next", "_seq", "_pre_hooks", "_retain", "_hooks", "_prehooks_fn",
-                 "_where", "_stack", "__weakref__")
+    __slots__ = ("_next", "_seq", "_x", "_where", "__weakref__")
     _nout = 1
     _display = None
 
     def _init(self, next_edges) -> None:
         self._next = next_edges
         self._seq = next(_seq)
-        self._pre_hooks = None
-        self._retain = None
-        self._hooks = None
-        self._prehooks_fn = None
         self._where = None
-        self._stack = traceback.format_stack()[:-3] if STATE.anomaly else None
+        if STATE.anomaly:
+            self._x = _Extra()
+            self._x.stack = traceback.format_stack()[:-3]
+        else:
+            self._x = None
+
+    # hooks, retain_grad and anomaly traces live in one rarely-present `_Extra`
+    def _extra(self) -> "_Extra":
+        if self._x is None:
+            self._x = _Extra()
+        return self._x
+
+    _pre_hooks = property(lambda self: self._x.pre_hooks if self._x else None,
+                          lambda self, v: setattr(self._extra(), "pre_hooks", v))
+    _retain = property(lambda self: self._x.retain if self._x else None,
+                       lambda self, v: setattr(self._extra(), "retain", v))
+    _hooks = property(lambda self: self._x.hooks if self._x else None,
+                      lambda self, v: setattr(self._extra(), "hooks", v))
+    _prehooks_fn = property(lambda self: self._x.prehooks_fn if self._x else None,
+                            lambda self, v: setattr(self._extra(), "prehooks_fn", v))
+    _stack = property(lambda self: self._x.stack if self._x else None)
 
     def name(self) -> str:
         return self._display or type(self).__name__
@@ -185,6 +200,13 @@ class Node:
 
     def _check_alive(self) -> None:
         pass
+
+
+class _Extra:
+    __slots__ = ("pre_hooks", "retain", "hooks", "prehooks_fn", "stack")
+
+    def __init__(self) -> None:
+        self.pre_hooks = self.retain = self.hooks = self.prehooks_fn = self.stack = None
 
 
 class RemovableHandle:
@@ -576,8 +598,7 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
         node = heappop(ready)[2]
         buf = buffers.pop(node, None) or [None] * node._nout
         run = True
-        if (node._pre_hooks or node._retain or node._prehooks_fn or captures is not None
-                or type(node) is AccumulateGrad):
+        if node._x is not None or captures is not None or type(node) is AccumulateGrad:
             buf, run = _before_node(node, buf, graph, captures, results, needed, accumulate)
         grads_out = None
         if run:
@@ -590,7 +611,7 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
                                       "call that caused the error:\n" + "".join(node._stack),
                                       stacklevel=2)
                     raise
-                if node._hooks:
+                if node._x is not None and node._x.hooks:
                     grads_out = _after_node(node, grads_out, buf, create_graph)
             if not retain_graph:
                 node._release()

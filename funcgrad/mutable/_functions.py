@@ -12,7 +12,7 @@ from . import _dtypes as D
 from . import _ops as O
 from . import _random
 from ._autograd import STATE, Node, node_class
-from ._ops import apply, inplace, view_op
+from ._ops import _NO_CONST, apply, apply1, inplace, view_op
 from ._tensor import Size, Tensor
 
 __all__ = ["tensor"]
@@ -250,6 +250,8 @@ def add(input, other, *, alpha=1) -> Tensor:
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
     if not isinstance(input, Tensor):
         input, other = other, input
+    if type(other) is float:
+        return apply1(O.ADD, input, other)
     return apply(O.ADD, (input, other))
 
 
@@ -264,6 +266,8 @@ def sub(input, other, *, alpha=1) -> Tensor:
 def mul(input, other) -> Tensor:
     if not isinstance(input, Tensor):
         input, other = other, input
+    if type(other) is float:
+        return apply1(O.MUL, input, other)
     return apply(O.MUL, (input, other))
 
 
@@ -292,7 +296,7 @@ def neg(input) -> Tensor:
 
 def _unary(op):
     def fn(input: Tensor) -> Tensor:
-        return apply(op, (input,))
+        return apply1(op, input)
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"``torch.{op.name}``: grad_fn {op.node_cls.__name__}."
     return fn

@@ -33,7 +33,7 @@ class Op:
     """
 
     __slots__ = ("name", "prim", "node_cls", "reads", "saves_out", "result", "_plans",
-                 "is_view")
+                 "is_view", "inplace_name")
 
     def __init__(self, name: str, prim, grad_fn: str, reads: Sequence = (), *,
                  saves_out: bool = False, result: str = "promote", is_view: bool = False):
@@ -45,6 +45,7 @@ class Op:
         self.result = result
         self.is_view = is_view
         self._plans: dict = {}
+        self.inplace_name = name if name.endswith("_") else name + "_"
 
     def plan(self, mask: tuple):
         """For which arguments require grad: (saved argument positions, needs out)."""
@@ -150,6 +151,10 @@ def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | 
     return node
 
 
+_NO_CONST = object()
+_MASK1 = (True,)
+
+
 def _result_dtype(op: Op, args) -> D.dtype:
     kind = op.result
     if kind == "same":
@@ -170,6 +175,53 @@ def _as_array(out, dt: D.dtype) -> np.ndarray:
     if out.dtype != dt.np:
         return out.astype(dt.np)
     return out
+
+
+def apply1(op: Op, x: Tensor, const=_NO_CONST, params: dict | None = None) -> Tensor:
+    """The hot path of `apply`: one float tensor, optionally one Python float constant."""
+    if (not x._dtype.is_floating_point or op.result not in ("promote", "float")
+            or (const is not _NO_CONST and type(const) is not float)):
+        return apply(op, (x,) if const is _NO_CONST else (x, const), params)
+    data = x._data
+    impl = op.prim.impl
+    if const is _NO_CONST:
+        out = impl(data, **params) if params else impl(data)
+    else:
+        out = impl(data, const)
+    if type(out) is not np.ndarray or out.dtype != data.dtype:
+        out = np.asarray(out, dtype=data.dtype)
+    res = Tensor._wrap(out)
+    if STATE.grad_enabled and (x._rg if x._base is None else x.requires_grad):
+        saved, needs_out = op._plans.get(_MASK1) or op.plan(_MASK1)
+        cls = op.node_cls
+        node = cls.__new__(cls)
+        fn = x._grad_fn if x._base is None else x.grad_fn
+        node._init(((fn, x._nr) if fn is not None else (x._accumulator(), 0),))
+        node._prim = op.prim
+        node._params = params
+        node._vals = [Saved(data, x._vc, x) if 0 in saved else _Spec(data.shape, data.dtype)]
+        if const is not _NO_CONST:
+            node._vals.append(const)
+        node._meta = ((0, data.shape, data.dtype),)
+        node._freed = False
+        if needs_out is True and op.saves_out:
+            node._out = Saved(out, res._vc, None, weakref.ref(node))
+            node._has_saved = True
+        else:
+            node._out = _Spec(out.shape, out.dtype) if needs_out == "spec" else None
+            node._has_saved = bool(saved)
+        if node._has_saved:
+            node._where = user_frame(2)
+            if STATE.policy != "torch":
+                ref = weakref.ref(node)
+                for v in node._vals:
+                    if type(v) is Saved:
+                        v.owner = ref
+                if type(node._out) is Saved:
+                    node._out.owner = ref
+        res._grad_fn = node
+        res._rg = True
+    return res
 
 
 def apply(op: Op, args: Sequence, params: dict | None = None) -> Tensor:
@@ -461,7 +513,7 @@ def check_inplace(self: Tensor) -> None:
 def _before_write(self: Tensor, op_name: str) -> None:
     """Record who writes (for error messages) and apply the mutation policy."""
     vc = self._vc
-    vc.modified_by = (op_name,) + user_frame(3)
+    vc.modified_by = (op_name,) + user_frame(3)  # cheap: one frame walk, no formatting
     watchers = vc.watchers
     if watchers:
         from ._policy import on_write
@@ -473,11 +525,26 @@ def inplace(op: Op, self: Tensor, others: Sequence, params: dict | None = None,
     """``self.<op>_(*others)``: write the result into self's storage, then record it."""
     check_inplace(self)
     args = (self,) + tuple(others)
-    raws = [a._data if isinstance(a, Tensor) else a for a in args]
-    dt = _result_dtype(op, args) if op.result != "keep" else self._dtype
-    if dt.category > self._dtype.category or (dt.is_floating_point and self._dtype.category < 2):
+    raws = [self._data]
+    mask = [self._rg if self._base is None else self.requires_grad]
+    same = True
+    sdt = self._dtype
+    for a in others:
+        if isinstance(a, Tensor):
+            raws.append(a._data)
+            mask.append(a._rg if a._base is None else a.requires_grad)
+            same = same and a._dtype is sdt
+        else:
+            raws.append(a)
+            mask.append(False)
+            same = same and (type(a) is float and sdt.is_floating_point or a is None)
+    if op.result == "keep" or same:
+        dt = sdt
+    else:
+        dt = _result_dtype(op, args)
+    if dt.category > sdt.category or (dt.is_floating_point and sdt.category < 2):
         raise RuntimeError(f"result type {_scalar_name(dt)} can't be cast to the desired output "
-                           f"type {_scalar_name(self._dtype)}")
+                           f"type {_scalar_name(sdt)}")
     try:
         if compute is not None:
             new = compute(*raws)
@@ -490,17 +557,17 @@ def inplace(op: Op, self: Tensor, others: Sequence, params: dict | None = None,
         if np.broadcast_shapes(new_shape, self._data.shape) != self._data.shape:
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
                                f"broadcast shape {list(np.broadcast_shapes(new_shape, self._data.shape))}")
-    rg = STATE.grad_enabled and any(isinstance(a, Tensor) and _requires_grad(a) for a in args)
+    rg = STATE.grad_enabled and True in mask
     orig = None
-    if rg and op.prim is not None:
-        mask = tuple(isinstance(a, Tensor) and _requires_grad(a) for a in args)
-        saved_idx, _ = op.plan(mask)
-        if 0 in saved_idx:
-            orig = self._data.copy()
+    if rg:
+        if op.prim is not None:
+            mask = tuple(mask)
+            plan = op._plans.get(mask)
+            saved_idx = (plan if plan is not None else op.plan(mask))[0]
+            if 0 in saved_idx:
+                orig = self._data.copy()
         old_edge = edge_of(self)
-    elif rg:
-        old_edge = edge_of(self)
-    _before_write(self, op.name if op.name.endswith("_") else op.name + "_")
+    _before_write(self, op.inplace_name)
     if not self._data.flags.writeable:
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the "

@@ -63,9 +63,15 @@ class Tensor:
     tensor([2., 4.])
     """
 
+    # Hot attributes are slots; rarely set ones are class defaults (instances that set them
+    # get a __dict__), which keeps creating a tensor to eight attribute writes.
     __slots__ = ("_data", "_dtype", "_vc", "_grad_fn", "_nr", "_rg", "_grad", "_base",
-                 "_view", "_hooks", "_acc", "_retains", "__weakref__", "__dict__")
+                 "__weakref__", "__dict__")
     __array_priority__ = 1000
+    _view = None      # _ViewInfo of a view
+    _hooks = None     # leaf tensor hooks
+    _acc = None       # weakref to the leaf's AccumulateGrad
+    _retains = False  # retain_grad() was called
 
     # --- construction -----------------------------------------------------------------
     @staticmethod
@@ -81,10 +87,6 @@ class Tensor:
         t._rg = rg
         t._grad = None
         t._base = None
-        t._view = None
-        t._hooks = None
-        t._acc = None
-        t._retains = False
         return t
 
     def __init__(self, *args, **kwargs) -> None:

@@ -26,8 +26,7 @@ class Parameter(Tensor):
             data = F.empty(0)
         p = object.__new__(cls)
         src = Tensor._wrap(data._data)
-        for slot in ("_data", "_dtype", "_vc", "_grad_fn", "_nr", "_rg", "_grad", "_base",
-                     "_view", "_hooks", "_acc", "_retains"):
+        for slot in ("_data", "_dtype", "_vc", "_grad_fn", "_nr", "_rg", "_grad", "_base"):
             setattr(p, slot, getattr(src, slot))
         p._rg = bool(requires_grad)
         return p
