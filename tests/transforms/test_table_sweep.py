@@ -354,3 +354,56 @@ def test_vmap_rule_is_vectorised(name):
     assert prim.batch is not None and prim.batch is not B.batch_by_loop, (
         f"{name} has no vectorised vmap rule: give its declaration a batch= rule "
         "(batch_elementwise, batch_axis_param... in funcgrad/_src/batching.py)")
+
+
+def _rule_function(name, prim, args, params):
+    """The primitive as a function of its differentiable arguments (others held fixed)."""
+    positions = _diff_positions(prim, args)
+    pre, post = AROUND.get(name, (None, None))
+
+    def f(*diff):
+        full = list(args)
+        for i, d in zip(positions, diff):
+            full[i] = d if pre is None else pre(d)
+        out = prim(*full, **params)
+        return out if post is None else post(out)
+
+    return f, positions
+
+
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+def test_rules_under_vmap_match_a_loop(name):
+    """Per-example JVPs and VJPs (batched primals, tangents and cotangents) through vmap
+    equal a loop: every rule is itself batchable, which jacfwd, jacrev, hessian and
+    per-example gradients rely on."""
+    prim = PRIMS[name]
+    n = 3
+    for args, params in cases(name):
+        f, positions = _rule_function(name, prim, args, params)
+        primals = [_variants(args[i], n) for i in positions]
+        tangents = [_random_like(p) for p in primals]
+        push = fg.vmap(lambda *pt: fg.jvp(f, pt[:len(positions)], pt[len(positions):])[1])
+        got = _leaves(push(*[Array(a) for a in primals + tangents]))
+        for b in range(n):
+            _, expected = fg.jvp(f, tuple(Array(p[b]) for p in primals),
+                                 tuple(Array(t[b]) for t in tangents))
+            for g, e in zip(got, _leaves(expected)):
+                np.testing.assert_allclose(np.asarray(g)[b], np.asarray(e), rtol=1e-10,
+                                           atol=1e-12, err_msg=f"{name}: vmap of its JVP")
+        outs = [_leaves(f(*[Array(p[b]) for p in primals])) for b in range(n)]
+        cts = [np.stack([_random_like(o) for _ in range(n)]) for o in outs[0]]
+        multiple = isinstance(f(*[Array(p[0]) for p in primals]), tuple)
+
+        def pull(*pc):
+            _, vjp_fn = fg.vjp(f, *pc[:len(positions)])
+            ct = pc[len(positions):]
+            return vjp_fn(tuple(ct) if multiple else ct[0])
+
+        pull_batched = fg.vmap(pull)(*[Array(a) for a in primals + cts])
+        for b in range(n):
+            _, vjp_fn = fg.vjp(f, *[Array(p[b]) for p in primals])
+            ct = tuple(Array(c[b]) for c in cts)
+            expected = vjp_fn(ct if multiple else ct[0])
+            for g, e in zip(pull_batched, expected):
+                np.testing.assert_allclose(np.asarray(g)[b], np.asarray(e), rtol=1e-10,
+                                           atol=1e-12, err_msg=f"{name}: vmap of its VJP")
