@@ -23,16 +23,13 @@ def third_derivative_of_exp_sin(torch, nn):
 
 
 def backward_create_graph_then_backward_on_grad(torch, nn):
-    import warnings
     x = torch.tensor(3.0, requires_grad=True)
     y = x ** 4
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        y.backward(create_graph=True)
+    # PyTorch warns here about the parameter/gradient reference cycle, but only once per
+    # process, so whether it shows depends on what ran before: it is kept out of the result.
+    y.backward(create_graph=True)
     g = x.grad
-    # PyTorch warns about the parameter/gradient reference cycle; its source location is cut off.
-    warned = [str(w.message).split(" (Triggered internally")[0] for w in caught]
-    out = [g.item(), g.requires_grad, type(g.grad_fn).__name__, warned]
+    out = [g.item(), g.requires_grad, type(g.grad_fn).__name__]
     x.grad = None
     g.backward()
     return out + [x.grad.item()]
