@@ -544,7 +544,10 @@ def checkpoint(f: Callable) -> Callable:
     prim = _primitive("checkpoint", f)
 
     @functools.wraps(f)
-    def rematerialised(*args):
+    def rematerialised(*args, **kwargs):
+        if kwargs:
+            raise TypeError(f"{prim.name}: pass arguments positionally (keyword arguments "
+                            f"{', '.join(kwargs)} would escape the recomputation)")
         return _call(_RematRule(f, prim), args)
 
     return rematerialised

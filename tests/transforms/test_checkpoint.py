@@ -77,3 +77,24 @@ def test_peak_memory_falls_on_a_deep_chain():
     plain = _peak_bytes(lambda: grad_of(x, w, 30, False))
     remat = _peak_bytes(lambda: grad_of(x, w, 30, True))
     assert remat < 0.5 * plain, (remat, plain)
+
+
+def test_pytree_arguments_several_outputs_and_a_reused_vjp():
+    blk = fg.checkpoint(lambda p, x: (fnp.tanh(p["w"] * x), fnp.sum(x * p["b"])))
+    params = {"w": fnp.array(0.5), "b": fnp.array([1.0, 2.0])}
+    x = fnp.array([0.3, -0.2])
+
+    def loss(block, p, x):
+        a, b = block(p, x)
+        return fnp.sum(a) * b
+
+    plain = fg.grad(loss, (1, 2))(lambda p, x: (fnp.tanh(p["w"] * x), fnp.sum(x * p["b"])),
+                                  params, x)
+    remat = fg.grad(loss, (1, 2))(blk, params, x)
+    for key in ("w", "b"):
+        np.testing.assert_allclose(remat[0][key], plain[0][key], rtol=1e-13)
+    np.testing.assert_allclose(remat[1], plain[1], rtol=1e-13)
+    _, vjp_fn = fg.vjp(lambda x: blk(params, x)[0], x)
+    first = vjp_fn(fnp.ones(2))[0]
+    np.testing.assert_allclose(vjp_fn(fnp.array([2.0, 0.0]))[0], [2 * float(first[0]), 0.0])
+    np.testing.assert_allclose(vjp_fn(fnp.ones(2))[0], first)  # the same again
