@@ -88,9 +88,16 @@ def tensor(data: Any, dtype=None, device=None, requires_grad: bool = False,
     >>> torch.tensor([[1, 2]]), torch.tensor(2.0, requires_grad=True)
     (tensor([[1, 2]]), tensor(2., requires_grad=True))
     """
-    arr = _infer(data)
-    if dtype is not None:
-        arr = arr.astype(D.to_dtype(dtype).np)
+    if dtype is not None and not isinstance(data, Tensor):
+        if isinstance(data, (list, tuple)):
+            if any(isinstance(d, Tensor) for d in _flat(data)):
+                data = _tolist(data)
+            _check_ragged(data)
+        arr = np.array(data, dtype=D.to_dtype(dtype).np)  # no detour through float32
+    else:
+        arr = _infer(data)
+        if dtype is not None:
+            arr = arr.astype(D.to_dtype(dtype).np)
     t = Tensor._wrap(np.array(arr, copy=True))
     if requires_grad:
         _require_grad(t)

@@ -1,0 +1,154 @@
+"""funcgrad.mutable's API surface: grad modes, autograd.grad options, anomaly mode, the example
+and the benchmark; each program also runs on real torch when it is installed."""
+from __future__ import annotations
+
+import importlib.util
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import funcgrad.mutable as fm
+
+TORCH_REASON = "torch is not installed here: the live comparison needs torch 2.13.0 CPU"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _modules():
+    mods = [fm]
+    try:
+        import torch
+        mods.append(torch)
+    except ImportError:
+        pass
+    return mods
+
+
+def grad_modes(torch):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with torch.no_grad():
+        a = x * 2
+        with torch.enable_grad():
+            b = x * 2
+
+    @torch.no_grad()
+    def decorated(t):
+        return t * 3
+    c = decorated(x)
+    torch.set_grad_enabled(False)
+    d = x * 4
+    torch.set_grad_enabled(True)
+    with torch.set_grad_enabled(False):
+        e = x * 5
+    return [a.requires_grad, b.requires_grad, c.requires_grad, d.requires_grad,
+            e.requires_grad, torch.is_grad_enabled()]
+
+
+def grad_options(torch):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    w = torch.tensor(3.0, requires_grad=True)
+    unused = torch.tensor(1.0, requires_grad=True)
+    y = x * w
+    gx, gu = torch.autograd.grad(y, (x, unused), grad_outputs=torch.tensor([1.0, 10.0]),
+                                 retain_graph=True, allow_unused=True)
+    (gw,) = torch.autograd.grad(y.sum(), w, retain_graph=True)
+    y.sum().backward(inputs=[w])
+    return [gx.tolist(), gu, gw.item(), w.grad.item(), x.grad]
+
+
+def multi_output_and_leaf_backward(torch):
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    a, b = x.unbind(0)
+    (a * b).sum().backward()
+    leaf = torch.tensor(2.0, requires_grad=True)
+    leaf.backward()
+    return [x.grad.tolist(), leaf.grad.item(), type(a.grad_fn).__name__]
+
+
+@pytest.mark.parametrize("program", [grad_modes, grad_options, multi_output_and_leaf_backward])
+def test_program_matches_torch_and_closed_form(program):
+    expected = {
+        "grad_modes": [False, True, False, False, False, True],
+        "grad_options": [[3.0, 30.0], None, 3.0, 3.0, None],
+        "multi_output_and_leaf_backward": [[[3.0, 4.0], [1.0, 2.0]], 1.0, "UnbindBackward0"],
+    }[program.__name__]
+    for module in _modules():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert program(module) == expected, module.__name__
+
+
+def test_anomaly_mode_reports_forward_trace_and_nan():
+    x = fm.tensor([1.0, 2.0], requires_grad=True)
+    with fm.autograd.detect_anomaly():
+        y = x.exp()
+        z = (y * 1.0).sum()
+        y.add_(1)
+        with pytest.warns(UserWarning, match="Error detected in ExpBackward0. Traceback of forward call"):
+            with pytest.raises(RuntimeError, match="the backtrace further above"):
+                z.backward()
+    with fm.autograd.set_detect_anomaly(True):
+        t = fm.tensor([0.0], requires_grad=True)
+        with pytest.raises(RuntimeError, match="returned nan values in its 0th output"):
+            (t.sqrt() * 0.0).sum().backward()
+    assert not fm.is_anomaly_enabled()
+
+
+def test_second_derivative_matches_closed_form_via_backward_create_graph():
+    x = fm.tensor(0.7, dtype=fm.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (x.tanh() * x).backward(create_graph=True)
+    g = x.grad
+    x.grad = None
+    g.backward()
+    t = math.tanh(0.7)
+    # d2/dx2 [x tanh x] = 2 sech^2 x - 2 x tanh x sech^2 x
+    assert math.isclose(x.grad.item(), 2 * (1 - t * t) - 2 * 0.7 * t * (1 - t * t), rel_tol=1e-12)
+
+
+def test_custom_function_needs_input_grad_and_ctx_attributes():
+    class Scale(fm.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, factor, y):
+            ctx.factor = factor
+            ctx.flags = ctx.needs_input_grad
+            return x * factor + y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.factor, None, None
+
+    x = fm.tensor([1.0, 2.0], requires_grad=True)
+    y = fm.tensor([5.0, 5.0])
+    out = Scale.apply(x, 3.0, y)
+    out.sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+    assert out.grad_fn.ctx.flags == (True, False, False)
+    assert type(out.grad_fn).__name__ == "ScaleBackward"
+
+
+def test_example_runs_and_shows_both_models(capsys):
+    spec = importlib.util.spec_from_file_location("example", ROOT / "examples" / "inplace_vs_functional.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    example.agree()
+    example.mutation_breaks_backward()
+    example.policies()
+    out = capsys.readouterr().out
+    assert "same: True" in out and "correct: True" in out
+    assert "saved by: MulBackward0 at" in out and "modified by: fill_ at" in out
+
+
+def test_benchmark_rows_are_measured():
+    spec = importlib.util.spec_from_file_location("bench_mutable", ROOT / "benchmarks" / "bench_mutable.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.N_BLOCKS = 5
+    rows = bench.run()
+    ours = [r for r in rows if r[1] == "funcgrad.mutable"]
+    assert len(ours) == 2
+    for _, _, result in ours:
+        assert float(result.split()[0]) > 0
