@@ -147,6 +147,7 @@ def _block_codes() -> dict:
 
     codes = {
         transforms.value_and_grad(dummy).__code__: "grad",
+        transforms.grad(dummy).__code__: "grad",
         transforms.vjp.__code__: "vjp",
         transforms.jvp.__code__: "jvp",
         transforms.vmap(dummy).__code__: "vmap",
@@ -168,10 +169,17 @@ def _current_block(stop_frame) -> tuple:
     """The transforms running between the recording and the primitive call, outermost first."""
     frame = sys._getframe(2)
     found = []
+    inner = None  # the frame of the last transform found (deeper in the stack)
     while frame is not None and frame is not stop_frame:
         label = _CODES.get(frame.f_code)
         if label is not None:
-            found.append((label, id(frame)))
+            # a transform calling its own helper directly (grad -> value_and_grad) is one
+            # block, not two
+            if found and found[-1][0] == label and inner is not None and inner.f_back is frame:
+                found[-1] = (label, id(frame))
+            else:
+                found.append((label, id(frame)))
+            inner = frame
         frame = frame.f_back
     found.reverse()
     return tuple(found)
