@@ -117,7 +117,7 @@ def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | 
             continue
         if i in saved_idx:
             if inplace_orig is not None and i == 0:
-                vals.append(Saved(inplace_orig[1], Version()))
+                vals.append(Saved(inplace_orig[1], Version(), _original(inplace_orig)))
             else:
                 vals.append(Saved(raw, a._vc, a))
         else:
@@ -153,6 +153,15 @@ def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | 
 
 _NO_CONST = object()
 _MASK1 = (True,)
+
+
+def _original(inplace_orig) -> Tensor:
+    """The value an in-place op overwrote, as a tensor on the old history (for create_graph)."""
+    edge, data = inplace_orig
+    t = Tensor._wrap(data)
+    if edge is not None:
+        t._grad_fn, t._nr, t._rg = edge[0], edge[1], True
+    return t
 
 
 def _result_dtype(op: Op, args) -> D.dtype:
