@@ -330,7 +330,7 @@ def _constant(np_fn, name):
     return export(make, numpy=np_fn, kind="constant")
 
 
-for _name in ("zeros", "ones", "full", "empty", "arange", "linspace", "logspace", "eye",
+for _name in ("zeros", "ones", "empty", "arange", "linspace", "logspace", "eye",
               "identity", "tri", "indices"):
     _constant(getattr(np, _name), _name)
 
@@ -344,7 +344,7 @@ def _like(np_fn, name):
     return export(make, numpy=np_fn, kind="constant")
 
 
-for _name in ("zeros_like", "ones_like", "full_like", "empty_like"):
+for _name in ("zeros_like", "ones_like", "empty_like"):
     _like(getattr(np, _name), _name)
 
 
@@ -916,8 +916,7 @@ def dot(a, b):
     if _ndim(a) == 0 or _ndim(b) == 0:
         return wrap(multiply(a, b))
     if _ndim(b) > 2:
-        raise NotImplementedError("funcgrad.numpy.dot with a >2-d second argument is not "
-                                  "supported; use matmul, tensordot or einsum")
+        return tensordot(a, b, axes=([-1], [-2]))  # NumPy's n-d dot contracts these
     return wrap(matmul(a, b))
 
 
@@ -2458,6 +2457,21 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 def vecdot(x1, x2, axis=-1):
     """Differentiable ``numpy.vecdot``: ``sum(conj(x1) * x2, axis)``."""
     return wrap(sum_p(_conj(x1) * x2, axis=axis))
+
+
+@export(numpy=np.full)
+def full(shape, fill_value, dtype=None, order="C"):
+    """``numpy.full``, differentiable in `fill_value` (its gradient sums the cotangent)."""
+    value = asarray(fill_value) if dtype is None else astype_public(fill_value, dtype)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return wrap(broadcast_to(value, shape))
+
+
+@export(numpy=np.full_like)
+def full_like(a, fill_value, dtype=None, shape=None):
+    """``numpy.full_like``, differentiable in `fill_value` (not in `a`, whose values are unused)."""
+    dtype = _dtype(a) if dtype is None else dtype
+    return full(_shape(a) if shape is None else shape, fill_value, dtype)
 
 
 # Kinds of names renamed after export ("reshape_public" -> "reshape") follow their names.

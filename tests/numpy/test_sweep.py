@@ -253,7 +253,10 @@ add("numpy.partition", (call("numpy.partition", 1), (U(4),)), (call("numpy.parti
 # --- products ---------------------------------------------------------------------------------
 add("numpy.matmul", (call("numpy.matmul"), (U(2, 3), U(3, 2))), (call("numpy.matmul"), (U(3), U(2, 3, 2))),
     (call("numpy.matmul"), (C(2, 2), C(2))))
-add("numpy.dot", (call("numpy.dot"), (U(3), U(3))), (call("numpy.dot"), (U(2, 3), U(3))), (call("numpy.dot"), (U(), U(2))))
+add("numpy.dot", (call("numpy.dot"), (U(3), U(3))), (call("numpy.dot"), (U(2, 3), U(3))), (call("numpy.dot"), (U(), U(2))),
+    (call("numpy.dot"), (U(2, 3), U(2, 3, 2))))
+add("numpy.full", (lambda v: fnp.full((2, 3), v), (U(),)), (lambda v: fnp.full((2, 3), v), (U(3),)))
+add("numpy.full_like", (lambda v: fnp.full_like(fnp.zeros((2, 2), dtype=v.dtype), v), (U(),)))
 add("numpy.inner", (call("numpy.inner"), (U(3), U(3))), (call("numpy.inner"), (U(2, 3), U(4, 3))))
 add("numpy.outer", (call("numpy.outer"), (U(3), U(2))))
 add("numpy.vdot", (call("numpy.vdot"), (U(2, 2), U(4))), (call("numpy.vdot"), (C(3), C(3))))
@@ -470,10 +473,10 @@ def test_non_differentiable_names_pass_through_with_numpys_values(name):
 
 CONSTANT_ARGS = {
     "numpy.zeros": ((2, 3),), "numpy.ones": ((2,),), "numpy.empty": ((0,),),
-    "numpy.full": ((2, 2), 1.5), "numpy.arange": (1, 7, 2), "numpy.linspace": (0, 1, 5),
+"numpy.arange": (1, 7, 2), "numpy.linspace": (0, 1, 5),
     "numpy.logspace": (0, 2, 3), "numpy.eye": (3, 4, 1), "numpy.identity": (3,),
     "numpy.tri": (3, 3, -1), "numpy.indices": ((2, 3),), "numpy.zeros_like": (np.ones((2, 3)),),
-    "numpy.ones_like": (np.ones(3),), "numpy.full_like": (np.ones(3), 4.0),
+    "numpy.ones_like": (np.ones(3),),
     "numpy.empty_like": (np.ones((0, 2)),), "numpy.tril_indices": (3,), "numpy.triu_indices": (3, 1),
     "numpy.diag_indices": (3,), "fft.fftfreq": (6, 0.5), "fft.rfftfreq": (7,),
 }
