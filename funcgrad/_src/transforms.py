@@ -385,8 +385,9 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
     `in_axes` is an int (the mapped axis of every argument), None (not mapped: the same
     value for every example) or a pytree prefix of the arguments holding ints and Nones;
     `out_axes` likewise for the output, where None is allowed only for outputs that do not
-    depend on the mapped arguments. Every primitive has a batch rule, so `f` runs once on
-    whole batches; vmap nests with itself and with grad, jvp and the other transforms.
+    depend on the mapped arguments. Keyword arguments are mapped along axis 0, as in JAX.
+    Every primitive has a batch rule, so `f` runs once on whole batches; vmap nests with
+    itself and with grad, jvp and the other transforms.
 
     >>> import funcgrad as fg, funcgrad.numpy as fnp
     >>> fg.vmap(lambda row: fnp.sum(row ** 2))(fnp.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
@@ -396,9 +397,10 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
     """
 
     @functools.wraps(f)
-    def vmapped(*args):
+    def vmapped(*args, **kwargs):
         axes = _broadcast_prefix(in_axes, tuple(args), "in_axes")
-        leaves, treedef = tree_flatten(tuple(args))
+        axes += [0] * len(tree_flatten(kwargs)[0])
+        leaves, treedef = tree_flatten((tuple(args), kwargs))
         values = [leaf if isinstance(leaf, Tracer) else np.asarray(raw(leaf)) for leaf in leaves]
         size = None
         traced = []
@@ -421,8 +423,9 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
         trace = BatchTrace(size)
         traced = [BatchTracer(trace, value, t) if ax is not None else t
                   for t, value, ax in zip(traced, values, axes)]
+        args, kwargs = tree_unflatten(treedef, traced)
         try:
-            out = f(*tree_unflatten(treedef, traced))
+            out = f(*args, **kwargs)
         finally:
             trace.alive = False
         out_leaves, out_def = tree_flatten(out)

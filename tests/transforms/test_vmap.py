@@ -152,3 +152,9 @@ def test_shape_queries_see_the_example_shape():
 
     fg.vmap(f)(fnp.ones((4, 2, 3)))
     assert seen == [((2, 3), 2, (2, 3))]
+
+
+def test_keyword_arguments_are_mapped_along_axis_0():
+    xs, scale = fnp.array([[1.0, 2.0], [3.0, 4.0]]), fnp.array([10.0, 100.0])
+    out = fg.vmap(lambda x, scale: x * scale, in_axes=(0,))(xs, scale=scale)
+    np.testing.assert_allclose(out, [[10.0, 20.0], [300.0, 400.0]])
