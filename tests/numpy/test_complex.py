@@ -43,7 +43,20 @@ REAL_LOSSES = {
     "cumprod": lambda z: fnp.sum(fnp.real(fnp.cumprod(z))),
     "inv": lambda z: fnp.sum(fnp.abs(fnp.linalg.inv(fnp.reshape(z, (2, 2)))) ** 2),
     "det": lambda z: fnp.abs(fnp.linalg.det(fnp.reshape(z, (2, 2)))),
+    "solve": lambda z: fnp.sum(fnp.abs(fnp.linalg.solve(fnp.reshape(z, (2, 2)) + 3.0,
+                                                         fnp.array([1.0, 1j]))) ** 2),
+    "cholesky": lambda z: fnp.sum(fnp.abs(fnp.linalg.cholesky(_hermitian(z))) ** 2 * np.arange(1, 5).reshape(2, 2)),
+    "eigvalsh": lambda z: fnp.sum(fnp.linalg.eigvalsh(_hermitian(z)) * np.array([1.0, 3.0])),
+    "eigvals": lambda z: fnp.sum(fnp.abs(fnp.linalg.eigvals(fnp.reshape(z, (2, 2)) + np.diag([0.0, 4.0]))) * np.array([1.0, 2.0])),
+    "svdvals": lambda z: fnp.sum(fnp.linalg.svd(fnp.reshape(z, (2, 2)), compute_uv=False) * np.array([1.0, 2.0])),
+    "einsum": lambda z: fnp.abs(fnp.einsum("i,i->", z, fnp.conj(z) * (1 + 2j))),
+    "irfft": lambda z: fnp.sum(fnp.fft.irfft(z, n=6) ** 2 * np.arange(6)),
 }
+
+
+def _hermitian(z):
+    a = fnp.reshape(z, (2, 2))
+    return a @ fnp.conj(fnp.transpose(a)) + 2.0 * fnp.eye(2)
 
 
 @pytest.mark.parametrize("name", sorted(REAL_LOSSES))
