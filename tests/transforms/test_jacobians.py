@@ -237,3 +237,11 @@ def test_four_hessians_agree_with_finite_differences_and_vmap(name):
     for b in range(3):
         np.testing.assert_allclose(batched[b], fg.hessian(f)(fnp.array(xs[b])), rtol=1e-12,
                                    atol=1e-12)
+
+
+def test_linearize_nests_under_grad_and_vmap():
+    # f_jvp(1) = cos(x): its derivative is -sin(x), through the recorded constants
+    g = fg.grad(lambda x: fg.linearize(fnp.sin, x)[1](1.0))(0.7)
+    assert float(g) == pytest.approx(-np.sin(0.7), rel=1e-12)
+    batched = fg.vmap(lambda x: fg.linearize(fnp.sin, x)[1](1.0))(fnp.array([0.0, 0.7]))
+    np.testing.assert_allclose(batched, np.cos([0.0, 0.7]), rtol=1e-12)
