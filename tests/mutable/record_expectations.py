@@ -41,6 +41,10 @@ def record(torch) -> dict:
             except Exception as exc:  # noqa: BLE001 - reported below, then the run fails
                 problems.append(f"{name} raised {type(exc).__name__}: {exc}")
                 continue
+            finally:
+                leaked = corpus.restore_global_modes(torch)
+                if leaked:
+                    problems.append(f"{name}: {', '.join(leaked)}")
         if "<not plain data" in json.dumps(result):
             problems.append(f"{name} returned data that is not plain: {result!r}")
         results[name] = result

@@ -42,10 +42,16 @@ def _funcgrad_modules():
 
 
 def _run(name: str, torch_like, nn):
-    with warnings.catch_warnings():
-        # Snippets that check a warning record it themselves; others' warnings are noise here.
-        warnings.simplefilter("ignore")
-        return corpus.plain(SNIPPETS[name](torch_like, nn))
+    try:
+        with warnings.catch_warnings():
+            # Snippets that check a warning record it themselves; others' warnings are noise here.
+            warnings.simplefilter("ignore")
+            return corpus.plain(SNIPPETS[name](torch_like, nn))
+    finally:
+        leaked = corpus.restore_global_modes(torch_like)
+        if leaked:
+            pytest.fail(f"snippet {name} ({_where(name)}) on {torch_like.__name__}: {', '.join(leaked)}",
+                        pytrace=False)
 
 
 def _where(name: str) -> str:

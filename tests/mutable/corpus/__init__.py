@@ -70,6 +70,22 @@ def plain(value: Any) -> Any:
     return f"<not plain data: {type(value).__qualname__} {value!r}>"
 
 
+def restore_global_modes(torch_like: Any) -> list[str]:
+    """Switch grad mode back on and anomaly mode off; name the modes a snippet left changed.
+
+    A snippet that leaks a global mode would change every snippet after it, so the leak is
+    repaired at once and reported as that snippet's failure.
+    """
+    leaked = []
+    if not torch_like.is_grad_enabled():
+        torch_like.set_grad_enabled(True)
+        leaked.append("grad mode left disabled")
+    if torch_like.is_anomaly_enabled():
+        torch_like.autograd.set_detect_anomaly(False)
+        leaked.append("anomaly detection left enabled")
+    return leaked
+
+
 def _floats_match(expected: float, actual: float) -> bool:
     if math.isnan(expected) or math.isnan(actual):
         return math.isnan(expected) and math.isnan(actual)

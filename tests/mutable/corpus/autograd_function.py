@@ -271,3 +271,171 @@ def once_differentiable_style_saved_non_tensor(torch, nn):
     y = Clip.apply(x, -1.0, 1.0)
     y.sum().backward()
     return [y.tolist(), x.grad.tolist()]
+
+
+def function_returns_input_unchanged(torch, nn):
+    class Identity(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = Identity.apply(x)
+    y.sum().backward()
+    return [y is x, y.is_leaf, type(y.grad_fn).__name__, x.grad.tolist()]
+
+
+def function_returns_view_of_input(torch, nn):
+    class First(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x[:1]
+
+        @staticmethod
+        def backward(ctx, g):
+            out = torch.zeros(2)
+            out[:1] = g
+            return out
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = First.apply(x * 1)
+    y.sum().backward()
+    return [type(y.grad_fn).__name__, x.grad.tolist()]
+
+
+def function_backward_returns_none(torch, nn):
+    class Stop(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+    x = torch.tensor([1.0], requires_grad=True)
+    w = torch.tensor([3.0], requires_grad=True)
+    (Stop.apply(x) + w).sum().backward()
+    return [x.grad, w.grad.tolist()]
+
+
+def function_saved_tensors_twice(torch, nn):
+    seen = []
+
+    class Sq(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            (b,) = ctx.saved_tensors
+            seen.append(a.tolist() == b.tolist())
+            return 2 * a * g
+
+    x = torch.tensor([3.0], requires_grad=True)
+    Sq.apply(x).sum().backward(retain_graph=False)
+    return [seen, x.grad.tolist()]
+
+
+def function_double_backward_with_create_graph(torch, nn):
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x ** 2
+
+    x = torch.tensor(2.0, requires_grad=True)
+    (g,) = torch.autograd.grad(Cube.apply(x), x, create_graph=True)
+    (h,) = torch.autograd.grad(g, x)
+    return [g.item(), h.item()]
+
+
+def function_save_output(torch, nn):
+    class Exp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors
+            return g * y
+
+    x = torch.tensor([0.0, 1.0], requires_grad=True)
+    y = Exp.apply(x)
+    y.sum().backward()
+    out = [x.grad.tolist()]
+    x2 = torch.tensor([0.0, 1.0], requires_grad=True)
+    y2 = Exp.apply(x2)
+    y2.mul_(2)
+    try:
+        y2.sum().backward()
+        out.append(None)
+    except RuntimeError as e:
+        out.append(_err(e))
+    return out
+
+
+def function_non_tensor_output_passes_through(torch, nn):
+    class Num(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, 5
+
+        @staticmethod
+        def backward(ctx, g, _):
+            return g * 2
+
+    x = torch.tensor([1.0], requires_grad=True)
+    y, k = Num.apply(x)
+    y.sum().backward()
+    return [k, x.grad.tolist()]
+
+
+def function_apply_with_kwargs_fails(torch, nn):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, scale=2.0):
+            return x * scale
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+    try:
+        F.apply(torch.tensor([1.0]), scale=3.0)
+        return None
+    except Exception as e:
+        return _err(e)
+
+
+def function_needs_input_grad_with_non_tensor(torch, nn):
+    seen = []
+
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k, y):
+            return x * k + y
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(ctx.needs_input_grad)
+            return g, None, g
+
+    x = torch.tensor([1.0], requires_grad=True)
+    y = torch.tensor([1.0])
+    F.apply(x, 3, y).sum().backward()
+    return [[list(s) for s in seen], type(seen[0]).__name__]

@@ -115,3 +115,31 @@ def grad_through_setitem(torch, nn):
     y[1] = w * w
     gx, gw = torch.autograd.grad((y * y).sum(), (x, w))
     return [gx.tolist(), gw.item()]
+
+
+def autograd_grad_with_tensor_not_tuple(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    r = torch.autograd.grad(x * x, x)
+    return [type(r).__name__, len(r)]
+
+
+def autograd_grad_outputs_list(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y1 = x * 2
+    y2 = x * x
+    (g,) = torch.autograd.grad([y1.sum(), y2.sum()], [x])
+    return g.tolist()
+
+
+def grad_outputs_positional(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    (g,) = torch.autograd.grad(y, x, torch.ones(2))
+    return g.tolist()
+
+
+def grad_inputs_in_given_order(torch, nn):
+    x = torch.tensor(1.0, requires_grad=True)
+    y = torch.tensor(2.0, requires_grad=True)
+    gs = torch.autograd.grad(x * y, [y, x])
+    return [g.item() for g in gs]

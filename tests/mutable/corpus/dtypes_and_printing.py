@@ -175,3 +175,81 @@ def comparison_operators(torch, nn):
     y = torch.tensor([3.0, 2.0, 1.0])
     return [(x < y).tolist(), (x <= y).tolist(), (x > 2).tolist(), (x >= 2).tolist(),
             (x == y).tolist(), (x != y).tolist(), str((x < y).dtype)]
+
+
+def repr_negative_zero_and_mixed(torch, nn):
+    return [repr(torch.tensor([-0.0, 1.0])), repr(torch.tensor([0.001, 1000.0])), repr(torch.tensor([1e-4, 1.0])),
+            repr(torch.tensor([99999.0, 1.5])), repr(torch.tensor([1e16])), repr(torch.tensor([-1e-10, 5.0])),
+            repr(torch.tensor(123456789.0)), repr(torch.tensor([0.5, 100000.0]))]
+
+
+def repr_int_negative_widths(torch, nn):
+    return [repr(torch.tensor([[-10, 2], [3, 400]])), repr(torch.tensor([-5])), repr(torch.tensor([10**12, 1]))]
+
+
+def repr_float64_requires_grad_grad_fn(torch, nn):
+    x = torch.tensor([1.5, 2.0], dtype=torch.float64, requires_grad=True)
+    return [repr(x), repr(x * 2), repr(nn.Parameter(torch.tensor([1.0, 2.0], dtype=torch.float64)))]
+
+
+def repr_3d_requires_grad(torch, nn):
+    x = torch.ones(2, 1, 2, requires_grad=True)
+    return repr(x * 1.5)
+
+
+def repr_long_row_wraps(torch, nn):
+    return [repr(torch.arange(30.0)), repr(torch.arange(20.0) / 3), repr(torch.arange(40))]
+
+
+def tensor_from_tensor_list(torch, nn):
+    return [repr(torch.tensor([[1, 2], [3, 4]], dtype=torch.float32)), repr(torch.tensor([1.5], dtype=torch.int64))]
+
+
+def item_of_grad(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    y = x * 3
+    return [y.item(), type(y.item()).__name__, y.tolist(), float(y), int(y), bool(y)]
+
+
+def len_of_zero_dim(torch, nn):
+    try:
+        len(torch.tensor(1.0))
+        return None
+    except TypeError as e:
+        return _err(e)
+
+
+def bool_of_multi_element(torch, nn):
+    try:
+        bool(torch.tensor([1.0, 2.0]))
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def repr_grad(torch, nn):
+    x = torch.tensor([[1.0, 2.0]], requires_grad=True)
+    (x * x).sum().backward()
+    return [repr(x.grad), str(x.grad)]
+
+
+def repr_leaf_after_no_grad_update(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with torch.no_grad():
+        x.mul_(1.5)
+    return repr(x)
+
+
+def repr_of_detached_and_data(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    return [repr(x.detach()), repr((x * 2).data), repr(x.clone().detach())]
+
+
+def repr_precision_small_mix(torch, nn):
+    return [repr(torch.tensor([0.1234567, 12.5])), repr(torch.tensor([1.0, 0.0001])),
+            repr(torch.tensor([[1e-3, 1.0], [10.0, 100.0]])), repr(torch.tensor([0.0, 0.0]))]
+
+
+def repr_int32_float64_empty_and_zero_dim(torch, nn):
+    return [repr(torch.zeros(0, 2, dtype=torch.float64)), repr(torch.tensor(0.0, dtype=torch.float64)),
+            repr(torch.zeros(2, 0)), repr(torch.tensor([], requires_grad=True))]

@@ -133,3 +133,54 @@ def repeated_list_index_accumulates_grad(torch, nn):
 def long_tensor_dtype_int32_index(torch, nn):
     x = torch.tensor([10.0, 20.0, 30.0])
     return x[torch.tensor([2, 0], dtype=torch.int32)].tolist()
+
+
+def grad_of_int_index_leaf_float64(torch, nn):
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64, requires_grad=True)
+    y = x[1, 0] * x[0]
+    y.sum().backward()
+    return [repr(y), repr(x.grad)]
+
+
+def iterate_tensor(torch, nn):
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    rows = [r for r in x]
+    return [type(rows[0].grad_fn).__name__, [r.tolist() for r in rows]]
+
+
+def getitem_negative_step_fails(torch, nn):
+    try:
+        torch.zeros(3)[::-1]
+        return None
+    except ValueError as e:
+        return _err(e)
+
+
+def getitem_slice_beyond(torch, nn):
+    x = torch.arange(5.0)
+    return [x[3:100].tolist(), x[-100:2].tolist(), x[4:1].tolist()]
+
+
+def getitem_ellipsis_none_mix(torch, nn):
+    x = torch.arange(24.0).reshape(2, 3, 4)
+    return [list(x[..., None].shape), list(x[None, ..., 0].shape), list(x[:, None, 1, ..., ::2].shape)]
+
+
+def getitem_tensor_and_slice_mix(torch, nn):
+    x = torch.arange(24.0).reshape(2, 3, 4)
+    return [x[:, [0, 2], 1].tolist(), list(x[[0, 1], :, [1, 3]].shape), list(x[0, :, [1, 2]].shape)]
+
+
+def zero_dim_getitem_none(torch, nn):
+    x = torch.tensor(3.0, requires_grad=True)
+    y = x[None]
+    z = x[...]
+    return [list(y.shape), type(y.grad_fn).__name__, list(z.shape), type(z.grad_fn).__name__]
+
+
+def index_zero_dim_fails(torch, nn):
+    try:
+        torch.tensor(1.0)[0]
+        return None
+    except IndexError as e:
+        return _err(e)

@@ -98,3 +98,19 @@ def second_derivative_of_relu_and_abs(torch, nn):
     (g,) = torch.autograd.grad(y, x, create_graph=True)
     (h,) = torch.autograd.grad(g.sum(), x)
     return [g.tolist(), h.tolist()]
+
+
+def grad_with_create_graph_then_backward_accumulate(torch, nn):
+    x = torch.tensor(1.5, requires_grad=True)
+    y = x ** 3
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    g.backward()
+    return [g.item(), x.grad.item()]
+
+
+def sigmoid_tanh_saved_output_double_backward(torch, nn):
+    x = torch.tensor([0.5], requires_grad=True)
+    y = x.sigmoid() * x.tanh()
+    (g,) = torch.autograd.grad(y.sum(), x, create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), x)
+    return [g.tolist(), h.tolist()]

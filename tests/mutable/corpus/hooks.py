@@ -197,3 +197,68 @@ def leaf_hook_and_second_backward_accumulate(torch, nn):
     (x * 2).sum().backward()
     (x * 5).sum().backward()
     return [calls, x.grad.tolist()]
+
+
+def hook_on_view_then_base_inplace(torch, nn):
+    calls = []
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1
+    v = y[1:]
+    v.register_hook(lambda g: calls.append(g.tolist()))
+    y.mul_(2)
+    (y * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+    return [calls, x.grad.tolist()]
+
+
+def hook_on_grad_requiring_parameter(torch, nn):
+    calls = []
+    p = nn.Parameter(torch.tensor([1.0, 2.0]))
+    h = p.register_hook(lambda g: calls.append(g.tolist()))
+    (p * 3).sum().backward()
+    h.remove()
+    (p * 3).sum().backward()
+    return [calls, p.grad.tolist()]
+
+
+def hook_raising_exception_propagates(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    y = x * 2
+
+    def bad(g):
+        raise ValueError("hook says no")
+    y.register_hook(bad)
+    try:
+        y.sum().backward()
+        return None
+    except ValueError as e:
+        return _err(e)
+
+
+def hook_returning_wrong_dtype(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: g.double())
+    try:
+        y.sum().backward()
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def hook_on_output_of_sum(torch, nn):
+    calls = []
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    s = x.sum()
+    s.register_hook(lambda g: calls.append([g.tolist(), list(g.shape)]))
+    s.backward(torch.tensor(3.0))
+    return [calls, x.grad.tolist()]
+
+
+def hooks_and_retain_grad_under_autograd_grad(torch, nn):
+    calls = []
+    x = torch.tensor([1.0], requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    y.register_hook(lambda g: calls.append(g.tolist()))
+    (g,) = torch.autograd.grad(y.sum() * 3, x)
+    return [calls, None if y.grad is None else y.grad.tolist(), g.tolist()]

@@ -224,3 +224,15 @@ def anomaly_mode_as_function_call(torch, nn):
     finally:
         torch.autograd.set_detect_anomaly(False)
     return [before, during, torch.is_anomaly_enabled(), x.grad.tolist()]
+
+
+def exp_inplace_then_grad(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    y.exp_()
+    y.exp_()
+    try:
+        y.sum().backward()
+        return x.grad.tolist()
+    except RuntimeError as e:
+        return _err(e)

@@ -232,3 +232,95 @@ def float64_leaf_keeps_dtype_of_grad(torch, nn):
     x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
     (x * x).sum().backward()
     return [str(x.grad.dtype), repr(x.grad)]
+
+
+def zero_grad_with_set_to_none_pattern(torch, nn):
+    p = nn.Parameter(torch.tensor([1.0, 2.0]))
+    (p * p).sum().backward()
+    p.grad = None
+    (p * 3).sum().backward()
+    return p.grad.tolist()
+
+
+def backward_twice_retain_then_inputs(torch, nn):
+    x = torch.tensor(1.0, requires_grad=True)
+    w = torch.tensor(2.0, requires_grad=True)
+    y = x * w
+    y.backward(retain_graph=True, inputs=[w])
+    y.backward(inputs=(x,))
+    return [x.grad.item(), w.grad.item()]
+
+
+def requires_grad_false_on_leaf_then_op(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    x.requires_grad_(False)
+    y = x * 2
+    return [y.requires_grad, x.is_leaf]
+
+
+def detach_then_requires_grad(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    d = (x * 2).detach().requires_grad_()
+    (d * d).sum().backward()
+    return [d.grad.tolist(), x.grad, d.is_leaf]
+
+
+def clone_of_leaf_grad_fn(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    c = x.clone()
+    c.add_(1)
+    c.sum().backward()
+    return [type(c.grad_fn).__name__, x.grad.tolist(), c._version]
+
+
+def inplace_on_leaf_without_grad_then_requires(torch, nn):
+    x = torch.tensor([1.0, 2.0])
+    x.add_(1)
+    x.requires_grad_()
+    (x * x).sum().backward()
+    return [x.grad.tolist(), x._version]
+
+
+def version_of_parameter_after_optimizer_step(torch, nn):
+    p = nn.Parameter(torch.tensor([1.0]))
+    for _ in range(3):
+        (p * p).sum().backward()
+        with torch.no_grad():
+            p -= 0.1 * p.grad
+        p.grad.zero_()
+    return [p.tolist(), p._version, p.grad._version]
+
+
+def no_grad_iadd_on_parameter_returns_parameter(torch, nn):
+    p = nn.Parameter(torch.tensor([1.0]))
+    q = p
+    with torch.no_grad():
+        p += 1
+    return [p is q, type(p).__name__, p.requires_grad]
+
+
+def grad_fn_next_functions_names(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    y = (x * 2).exp()
+    return [type(y.grad_fn).__name__, [type(f).__name__ if f is not None else None for f, _ in y.grad_fn.next_functions]]
+
+
+def grad_fn_name_method(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    return (x * 2).grad_fn.name()
+
+
+def leaf_grad_accumulate_into_float64(torch, nn):
+    x = torch.tensor([1.0], dtype=torch.float64, requires_grad=True)
+    y = (x.float() * 2).sum()
+    y.backward()
+    return [str(x.grad.dtype), x.grad.tolist(), type(x.float().grad_fn).__name__]
+
+
+def tensor_requires_grad_from_existing_tensor(torch, nn):
+    import warnings
+    base = torch.tensor([1.0, 2.0])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t = torch.tensor(base)
+    return [t.tolist(), len(caught) > 0, t is base]

@@ -218,3 +218,88 @@ def zeros_ones_arange_constructors(torch, nn):
             torch.arange(1, 7, 2).tolist(), torch.arange(0.0, 1.0, 0.25).tolist(),
             torch.zeros(2, requires_grad=True).requires_grad, torch.ones(2, dtype=torch.int64).tolist(),
             torch.zeros([2, 1]).tolist()]
+
+
+def sum_dims_tuple(torch, nn):
+    x = torch.arange(24.0).reshape(2, 3, 4).requires_grad_()
+    y = x.sum((0, 2))
+    z = x.mean(dim=(-1, 0), keepdim=True)
+    (y.sum() + z.sum()).backward()
+    return [y.tolist(), z.tolist(), list(z.shape), x.grad[0].tolist()]
+
+
+def clamp_tensor_min(torch, nn):
+    x = torch.tensor([1.0, 5.0], requires_grad=True)
+    y = x.clamp(min=2.0)
+    y.sum().backward()
+    return [repr(y), x.grad.tolist()]
+
+
+def relu_at_zero_grad(torch, nn):
+    x = torch.tensor([0.0], requires_grad=True)
+    x.relu().sum().backward()
+    g1 = x.grad.tolist()
+    x.grad = None
+    x.abs().sum().backward()
+    g2 = x.grad.tolist()
+    x.grad = None
+    x.clamp(min=0.0).sum().backward()
+    return [g1, g2, x.grad.tolist()]
+
+
+def bool_ops(torch, nn):
+    a = torch.tensor([True, False])
+    b = torch.tensor([True, True])
+    return [(a & b).tolist(), (a | b).tolist(), (~a).tolist(), repr(a.sum()), repr(a.float())]
+
+
+def matmul_1d_2d(torch, nn):
+    v = torch.tensor([1.0, 2.0], requires_grad=True)
+    m = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    y = v @ m
+    y.sum().backward()
+    return [y.tolist(), type(y.grad_fn).__name__, v.grad.tolist(), m.grad.tolist()]
+
+
+def matmul_vector_mismatch(torch, nn):
+    try:
+        torch.tensor([1.0, 2.0]) @ torch.tensor([1.0, 2.0, 3.0])
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def pow_negative_base_fractional(torch, nn):
+    x = torch.tensor([-1.0, 4.0], requires_grad=True)
+    y = x ** 0.5
+    y.sum().backward()
+    return [y.tolist(), x.grad.tolist()]
+
+
+def reciprocal_by_scalar_division_grad_fn(torch, nn):
+    x = torch.tensor([2.0, 4.0], requires_grad=True)
+    y = 1 / x
+    y.sum().backward()
+    return [type(y.grad_fn).__name__, x.grad.tolist()]
+
+
+def sub_rsub(torch, nn):
+    x = torch.tensor([2.0], requires_grad=True)
+    y = 1 - x
+    return [type(y.grad_fn).__name__, repr(y)]
+
+
+def radd_rmul(torch, nn):
+    x = torch.tensor([2.0], requires_grad=True)
+    return [repr(1 + x), repr(2 * x), repr(x + x), repr(x * x)]
+
+
+def mean_of_empty(torch, nn):
+    return [torch.zeros(0).mean().item() != torch.zeros(0).mean().item(), torch.zeros(0).sum().item()]
+
+
+def clamp_min_only_method_on_leaf(torch, nn):
+    x = torch.tensor([-1.0, 1.0], requires_grad=True)
+    y = x.clamp(0)
+    y.sum().backward()
+    return [y.tolist(), type(y.grad_fn).__name__, x.grad.tolist()]

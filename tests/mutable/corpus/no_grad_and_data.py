@@ -183,3 +183,58 @@ def numpy_shares_memory(torch, nn):
     n[0] = 50
     x[1] = 60
     return [x.tolist(), n.tolist()]
+
+
+def no_grad_nested_enable_and_decorator_function(torch, nn):
+    @torch.enable_grad()
+    def f(t):
+        return t * 2
+
+    x = torch.tensor([1.0], requires_grad=True)
+    with torch.no_grad():
+        y = f(x)
+    return [y.requires_grad]
+
+
+def set_grad_enabled_decorator(torch, nn):
+    @torch.set_grad_enabled(False)
+    def f(t):
+        return t * 2
+
+    x = torch.tensor([1.0], requires_grad=True)
+    y = f(x)
+    return [y.requires_grad, torch.is_grad_enabled()]
+
+
+def no_grad_exp_has_no_grad_fn(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    with torch.no_grad():
+        y = x.exp()
+    return [y.requires_grad, y.grad_fn]
+
+
+def inplace_under_no_grad_keeps_grad_fn_of_nonleaf(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    with torch.no_grad():
+        y[0] = 100
+    return [type(y.grad_fn).__name__, y._version, y.requires_grad]
+
+
+def data_of_view_shares(torch, nn):
+    x = torch.zeros(3, requires_grad=True)
+    x.data[1:] = 5
+    return [x.tolist(), x._version, x.is_leaf]
+
+
+def grad_data_assignment(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    x.grad.data.mul_(0.5)
+    x.grad[0] = 9
+    return [x.grad.tolist()]
+
+
+def float_of_float32_is_self(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    return [x.float() is x, x.double().dtype == torch.float64]

@@ -137,3 +137,35 @@ def seed_loop_rebuilds_graph_each_step(torch, nn):
         loss.backward()
         grads.append(w.grad.tolist())
     return grads
+
+
+def retain_graph_false_explicit_then_retry(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    y = x.exp()
+    y.backward(retain_graph=False)
+    try:
+        y.backward(retain_graph=True)
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def backward_through_freed_graph_with_new_branch(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    h = x * x
+    h.backward()
+    z = h + 1
+    try:
+        z.backward()
+        return [None, x.grad.item()]
+    except RuntimeError as e:
+        return [_err(e), x.grad.item()]
+
+
+def graph_freed_then_unrelated_saved(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    h = x + 1
+    h.backward()
+    z = h * h
+    z.backward()
+    return x.grad.item()

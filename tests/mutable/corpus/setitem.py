@@ -234,3 +234,52 @@ def assignment_twice_into_same_tensor(torch, nn):
     y[1] = a * b
     y.sum().backward()
     return [y._version, a.grad.item(), b.grad.item(), type(y.grad_fn).__name__]
+
+
+def setitem_value_is_view_of_self(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    y = x * 1
+    y[:2] = y[2:] * y[2:]
+    try:
+        y.sum().backward()
+        return [y.tolist(), x.grad.tolist()]
+    except RuntimeError as e:
+        return [y.tolist(), _err(e)]
+
+
+def setitem_float_index_fails(torch, nn):
+    x = torch.zeros(3)
+    try:
+        x[1.0] = 2
+        return None
+    except (IndexError, TypeError) as e:
+        return _err(e)
+
+
+def setitem_mask_wrong_shape(torch, nn):
+    x = torch.zeros(3)
+    try:
+        x[torch.tensor([True, False])] = 1
+        return None
+    except IndexError as e:
+        return _err(e)
+
+
+def setitem_list_bool(torch, nn):
+    x = torch.zeros(3)
+    x[[True, False, True]] = 1
+    return x.tolist()
+
+
+def setitem_advanced_noncontiguous(torch, nn):
+    x = torch.zeros(2, 3, 4)
+    x[[0, 1], :, [1, 3]] = torch.arange(6.0).reshape(2, 3)
+    return x.tolist()
+
+
+def zero_dim_setitem_and_ellipsis(torch, nn):
+    x = torch.tensor(1.0)
+    x[...] = 5
+    y = torch.tensor(2.0)
+    y[()] = 7
+    return [x.item(), y.item(), x._version, y._version]

@@ -207,3 +207,48 @@ def inplace_through_expand_view_fails(torch, nn):
         return None
     except RuntimeError as err:
         return _err(err)
+
+
+def unsqueeze_negative(torch, nn):
+    x = torch.zeros(2, 3)
+    return [list(x.unsqueeze(-1).shape), list(x.unsqueeze(-3).shape), list(x.unsqueeze(2).shape)]
+
+
+def squeeze_error(torch, nn):
+    try:
+        torch.zeros(2).squeeze(3)
+        return None
+    except IndexError as e:
+        return _err(e)
+
+
+def narrow_error(torch, nn):
+    try:
+        torch.zeros(4).narrow(0, 3, 2)
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def split_error(torch, nn):
+    try:
+        torch.zeros(4).split([1, 2])
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def expand_fewer_dims_error(torch, nn):
+    try:
+        torch.zeros(2, 3).expand(3)
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def view_two_minus_one(torch, nn):
+    try:
+        torch.zeros(6).view(-1, -1)
+        return None
+    except RuntimeError as e:
+        return _err(e)

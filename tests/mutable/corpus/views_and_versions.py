@@ -255,3 +255,38 @@ def view_grad_fn_after_base_setitem(torch, nn):
     y[0] = 0
     return [type(a.grad_fn).__name__, type(b.grad_fn).__name__, a.tolist(), b.tolist()]
 
+
+
+def double_inplace_on_view(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    y = x.clone()
+    y[:2].mul_(y[2:])
+    try:
+        y.sum().backward()
+        return [y.tolist(), x.grad.tolist()]
+    except RuntimeError as e:
+        return [y.tolist(), _err(e)]
+
+
+def fill_on_view_of_no_grad(torch, nn):
+    x = torch.zeros(2, 2)
+    x[0].fill_(3)
+    x[:, 1].zero_()
+    return x.tolist()
+
+
+def getitem_leaf_version_shared(torch, nn):
+    x = torch.zeros(3, requires_grad=True)
+    v = x[0]
+    with torch.no_grad():
+        x.add_(1)
+    return [v._version, v.item()]
+
+
+def requires_grad_tensor_times_no_grad_view(torch, nn):
+    w = torch.tensor([2.0], requires_grad=True)
+    base = torch.ones(3)
+    v = base[1:]
+    v.mul_(w)
+    base.sum().backward()
+    return [base.requires_grad, type(base.grad_fn).__name__, type(v.grad_fn).__name__, w.grad.tolist()]
