@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .batching import BatchTrace, BatchTracer
-from .core import Array, FuncgradError, Primitive, Tracer, engine, raw, wrap
+from .core import FuncgradError, Primitive, Tracer, engine, raw, wrap
 from .forward import JVPTrace, JVPTracer, _fit
 from .reverse import ReverseTrace, ReverseTracer
 from .tree_util import tree_flatten, tree_unflatten

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .core import Array, Primitive, Tracer
+from .core import Array, Primitive
 from .reverse import ReverseTrace, ReverseTracer, _no_rule
 
 __all__ = ["ProgramTrace", "replay"]

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
-from .core import Array, Tracer, raw
+from .core import Tracer, raw
 from .program import ProgramTrace
 from .reverse import ReverseTracer
 from .transforms import _tape_guard
