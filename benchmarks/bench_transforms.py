@@ -120,7 +120,8 @@ def per_example_rows(repeat: int = 20) -> list[tuple[str, str, str]]:
     t_loop = _median_time(looped, max(3, repeat // 5))
     t_vmap = _median_time(lambda: batched(w, xs, ys), repeat)
     return [(label, "funcgrad, Python loop of grad", f"{t_loop * 1e3:.2f} ms (1.00x)"),
-            (label, "funcgrad, vmap(grad)", f"{t_vmap * 1e3:.2f} ms ({t_loop / t_vmap:.0f}x faster)")]
+            (label, "funcgrad, vmap(grad)",
+             f"{t_vmap * 1e3:.2f} ms ({t_loop / t_vmap:.0f}x faster)")]
 
 
 # --- checkpoint ---------------------------------------------------------------------------

@@ -82,7 +82,8 @@ def batch_by_loop(prim: Primitive, vals, dims, **params):
     n = _size(vals, dims)
     outs = []
     for b in range(n):
-        args = [v if d is None else engine.take0(move_to_front(v, d), b) for v, d in zip(vals, dims)]
+        args = [v if d is None else engine.take0(move_to_front(v, d), b)
+                for v, d in zip(vals, dims)]
         outs.append(prim(*args, **params))
     first = outs[0]
     for o in outs[1:]:

@@ -236,7 +236,8 @@ def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]):
     result has the structure of `primals` (a single array for a single primal).
 
     >>> import funcgrad as fg, funcgrad.numpy as fnp
-    >>> fg.hvp(lambda x: fnp.sum(x ** 3), (fnp.array([1.0, 2.0]),), (fnp.array([1.0, 1.0]),)).tolist()
+    >>> x, v = fnp.array([1.0, 2.0]), fnp.array([1.0, 1.0])
+    >>> fg.hvp(lambda x: fnp.sum(x ** 3), (x,), (v,)).tolist()
     [6.0, 12.0]
     """
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
