@@ -147,6 +147,20 @@ class set_grad_enabled(_GradMode):
     def __enter__(self):
         return self
 
+    def __call__(self, fn: Callable) -> Callable:
+        STATE.grad_enabled = self.prev  # as a decorator it only applies inside `fn`
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            prev = STATE.grad_enabled
+            STATE.grad_enabled = mode
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                STATE.grad_enabled = prev
+        return wrapper
+
 
 class inference_mode(no_grad):
     """Like no_grad here."""

@@ -262,6 +262,7 @@ class AccumulateGrad(Node):
                     if new.shape != t._data.shape:
                         new = np.broadcast_to(new, t._data.shape).copy()
                     t._grad = Tensor._wrap(new)
+                    t._grad._vc.value = graph.summed.get(self, 0)
             elif graph.create_graph:
                 t._grad = old + new
             else:
@@ -282,6 +283,10 @@ def _run_tensor_hooks(hooks: dict, g, graph):
             if tuple(out.shape) != tuple(arg.shape):
                 raise RuntimeError(f"hook '{getattr(fn, '__name__', fn)}' has changed the size "
                                    "of value")
+            if out._dtype is not arg._dtype:
+                raise RuntimeError(f"hook '{getattr(fn, '__name__', fn)}' has changed the type "
+                                   f"of value (was torch.{arg._dtype.tensor_type} got "
+                                   f"torch.{out._dtype.tensor_type})")
             g = out if graph.create_graph else out._data
     return g
 
@@ -465,9 +470,10 @@ class GraphTrace(Trace):
 class _Graph:
     """One backward call: its options and (for create_graph) its trace."""
 
-    __slots__ = ("create_graph", "accumulate", "trace")
+    __slots__ = ("create_graph", "accumulate", "trace", "summed")
 
     def __init__(self, create_graph: bool, accumulate: bool) -> None:
+        self.summed: dict = {}
         self.create_graph = create_graph
         self.accumulate = accumulate
         self.trace = GraphTrace() if create_graph else None
@@ -629,7 +635,12 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
                     if b is None:
                         b = buffers[nxt] = [None] * nxt._nout
                     nr = e[1]
-                    b[nr] = g if b[nr] is None else b[nr] + g
+                    if b[nr] is None:
+                        b[nr] = g
+                    else:
+                        b[nr] = b[nr] + g
+                        if type(nxt) is AccumulateGrad:  # PyTorch adds in place: a version
+                            graph.summed[nxt] = graph.summed.get(nxt, 0) + 1
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:

@@ -88,6 +88,12 @@ def tensor(data: Any, dtype=None, device=None, requires_grad: bool = False,
     >>> torch.tensor([[1, 2]]), torch.tensor(2.0, requires_grad=True)
     (tensor([[1, 2]]), tensor(2., requires_grad=True))
     """
+    if isinstance(data, Tensor):
+        import warnings
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                      "requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
     if dtype is not None and not isinstance(data, Tensor):
         if isinstance(data, (list, tuple)):
             if any(isinstance(d, Tensor) for d in _flat(data)):
@@ -285,7 +291,8 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
         dt = D.result_type_of((_t(input), other))
         return Tensor._wrap(np.asarray(out).astype(dt.np))
     if not isinstance(input, Tensor):
-        return apply(O.RDIV, (input, other))
+        # PyTorch computes scalar / tensor as reciprocal(tensor) * scalar
+        return apply1(O.MUL, apply1(O.RECIPROCAL, other), float(input))
     return apply(O.DIV, (input, other))
 
 
@@ -632,6 +639,9 @@ def unsqueeze(input, dim: int) -> Tensor:
 
 def squeeze(input, dim=None) -> Tensor:
     shape = input._data.shape
+    if dim is not None:
+        for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):
+            _dim(d, len(shape))
     if dim is None:
         new = tuple(s for s in shape if s != 1)
         op = O.SQUEEZE
@@ -669,7 +679,12 @@ def expand_as(input, other) -> Tensor:
 
 
 def narrow(input, dim: int, start: int, length: int) -> Tensor:
-    dim = dim % input._data.ndim
+    dim = _dim(dim, input._data.ndim)
+    size = input._data.shape[dim]
+    if start < 0:
+        start += size
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     template = (slice(None),) * dim + (slice(start, start + length),)
     return view_op(O.NARROW, input, {"template": template})
 
@@ -772,13 +787,17 @@ def _pieces(input, templates, name) -> tuple:
 
 
 def split(input, split_size_or_sections, dim: int = 0) -> tuple:
-    dim = dim % input._data.ndim
+    dim = _dim(dim, input._data.ndim)
     n = input._data.shape[dim]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
         bounds = [(i, builtins.min(i + size, n)) for i in range(0, n, size)] or [(0, 0)]
         name = "SplitBackward0"
     else:
+        if builtins.sum(split_size_or_sections) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                               f"(input tensor's size at dimension {dim}), but got "
+                               f"split_sizes={list(split_size_or_sections)}")
         bounds, start = [], 0
         for s in split_size_or_sections:
             bounds.append((start, start + s))

@@ -15,6 +15,14 @@ from ._tensor import Tensor
 # --- indexing --------------------------------------------------------------------------------
 def _check_array_bounds(shape, before, arr) -> None:
     arr = np.asarray(arr)
+    if arr.dtype == bool and arr.ndim:
+        dim = sum(1 for i in before if i is not None and i is not Ellipsis and not isinstance(i, bool))
+        for k, size in enumerate(arr.shape):
+            if dim + k < len(shape) and size != shape[dim + k]:
+                raise IndexError(f"The shape of the mask {list(arr.shape)} at index {k} does not "
+                                 f"match the shape of the indexed tensor {list(shape)} at index "
+                                 f"{dim + k}")
+        return
     if arr.dtype.kind not in "iu" or arr.size == 0:
         return
     dim = sum(1 for i in before if i is not None and i is not Ellipsis and not isinstance(i, bool))
@@ -49,7 +57,10 @@ def _convert_index(index, shape=()):
                 if arr.dtype.kind == "f":
                     raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
                 _check_array_bounds(shape, out, arr)
-        elif item is None or item is Ellipsis or isinstance(item, (slice, int, np.integer)):
+        elif isinstance(item, slice):
+            if item.step is not None and item.step <= 0:
+                raise ValueError("step must be greater than zero")
+        elif item is None or item is Ellipsis or isinstance(item, (int, np.integer)):
             pass
         else:
             raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or "
@@ -71,6 +82,9 @@ def _basic_op(items):
 
 
 def _check_bounds(shape, items):
+    if not shape and any(isinstance(i, (int, np.integer, slice)) for i in items):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
     dim = 0
     for item in items:
         if item is Ellipsis:
@@ -92,6 +106,12 @@ def getitem(self: Tensor, index) -> Tensor:
     if not advanced:
         _check_bounds(self._data.shape, items)
         return O.view_op(_basic_op(items), self, {"template": items})
+    if any(type(i) is int for i in items) and not any(i is None or i is Ellipsis for i in items):
+        # PyTorch applies integer indices first (as selects), then the advanced part
+        basic = tuple(i if type(i) is int else slice(None) for i in items)
+        rest = tuple(i for i in items if type(i) is not int)
+        self = O.view_op(O.SELECT, self, {"template": basic})
+        items = rest
     template, arrays = T.split_index(items)
     return O.apply(O.INDEX, (self,) + tuple(arrays), {"template": template})
 

@@ -119,7 +119,10 @@ def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | 
             if inplace_orig is not None and i == 0:
                 vals.append(Saved(inplace_orig[1], Version(), _original(inplace_orig)))
             else:
-                vals.append(Saved(raw, a._vc, a))
+                saved = Saved(raw, a._vc, a)
+                if inplace_orig is not None and a._vc is out._vc:
+                    saved.version -= 1  # saved as it was before this in-place write
+                vals.append(saved)
         else:
             vals.append(_Spec(raw.shape, raw.dtype))
         i += 1

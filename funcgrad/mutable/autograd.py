@@ -209,10 +209,12 @@ class FunctionCtx:
             if item is None:
                 out.append(None)
                 continue
-            t, version = item
+            t, version, is_output = item
             if t._vc.value != version:
+                import weakref
                 from ._autograd import Saved, version_error
-                s = Saved(t._data, t._vc, t)
+                s = (Saved(t._data, t._vc, None, weakref.ref(self._node)) if is_output
+                     else Saved(t._data, t._vc, t))
                 s.version = version
                 raise version_error(s, self._node)
             out.append(t)
@@ -309,7 +311,9 @@ class Function(metaclass=_FunctionMeta):
         outs = (outputs,) if single else outputs
         rg = prev and any(ctx.needs_input_grad)
         if ctx._saved is not None:
-            ctx._saved = tuple(None if t is None else (t, t._vc.value) for t in ctx._saved)
+            out_ids = {id(o) for o in outs if isinstance(o, Tensor)}
+            ctx._saved = tuple(None if t is None else (t, t._vc.value, id(t) in out_ids)
+                               for t in ctx._saved)
         if not rg:
             return outputs
         cls_node = node_class(cls.__name__ + "Backward", _FunctionNode, nout=len(outs))
