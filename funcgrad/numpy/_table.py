@@ -2438,19 +2438,21 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     """Differentiable ``numpy.interp`` in `x` and `fp` (the sample points `xp` are constants)."""
     if period is not None:
         raise NotImplementedError("funcgrad.numpy.interp: period= is not supported")
-    xp_values = np.asarray(_bottom(xp))
+    if isinstance(xp, Tracer):
+        raise TypeError("interp: the sample points xp must be constants (no derivative flows "
+                        "into them); differentiate in x and fp")
+    xp = np.asarray(raw(xp))
     fp = asarray(fp)
-    n = xp_values.shape[0]
-    x_values = np.asarray(_bottom(x))
-    j = np.clip(np.searchsorted(xp_values, x_values, side="right") - 1, 0, n - 2)
-    x0, x1 = xp_values[j], xp_values[j + 1]
+    n = xp.shape[0]
+    # the segment of each x (a constant index, computed by primitives so vmap can batch it)
+    j = clip_p(ns.exports["searchsorted"].primitive(xp, x, side="right") - 1, 0, n - 2)
+    x0, x1 = getitem(xp, (j,)), getitem(xp, (j + 1,))
     f0, f1 = getitem(fp, (j,)), getitem(fp, (j + 1,))
-    slope = (f1 - f0) / (x1 - x0)
-    out = f0 + slope * (x - x0)
+    out = f0 + (f1 - f0) / (x1 - x0) * (x - x0)
     lo = getitem(fp, 0) if left is None else left
     hi = getitem(fp, n - 1) if right is None else right
-    out = where_p(x_values < xp_values[0], lo, out)
-    return wrap(where_p(x_values > xp_values[-1], hi, out))
+    out = where_p(less(x, xp[0]), lo, out)
+    return wrap(where_p(greater(x, xp[-1]), hi, out))
 
 
 @export(numpy=np.vecdot)
