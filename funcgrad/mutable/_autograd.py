@@ -87,7 +87,11 @@ class Saved:
 
 
 def _short_name(node) -> str:
-    return re.sub(r"Backward\d*$", "", node.name())
+    """PyTorch's name in version errors: MulBackward0 -> Mul, ClampBackward1 -> Clamp1."""
+    m = re.match(r"^(.*)Backward(\d*)$", node.name())
+    if m is None:
+        return node.name()
+    return m.group(1) + ("" if m.group(2) == "0" else m.group(2))
 
 
 def version_error(saved: Saved, node: "Node") -> RuntimeError:

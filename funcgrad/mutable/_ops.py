@@ -644,6 +644,10 @@ def _attach_inplace(self: Tensor, node: Node) -> None:
             node._retain = {0: weakref.ref(self)}
         return
     base = self._base
+    out = getattr(node, "_out", None)
+    if type(out) is Saved:  # PyTorch names the view's (regenerated) grad_fn in errors
+        out.output_node = None
+        out.tensor = self
     cs = CopySlices.__new__(CopySlices)
     cs._init((edge_of(base),) + tuple(node._next[1:]))
     cs._chain = self._view.chain
