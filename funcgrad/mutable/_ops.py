@@ -444,9 +444,11 @@ class AsStridedBackward0(Node):
             g = _zeros_tensor(self._base_shape, self._base_dtype)
             _replay_tensor(g, self._chain).add_(ct)
             return [g]
+        # Replay the view on element numbers, then scatter-add: right for overlapping
+        # (expanded) views too, where several view elements share one base element.
         g = np.zeros(self._base_shape, self._base_dtype)
-        region = replay(g, self._chain)
-        region += ct
+        where = replay(np.arange(g.size).reshape(g.shape), self._chain)
+        np.add.at(g.reshape(-1), np.ravel(where), np.ravel(np.broadcast_to(ct, where.shape)))
         return [g]
 
 
