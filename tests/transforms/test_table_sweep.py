@@ -189,6 +189,8 @@ _TRY_SHAPES = {1: [[(2, 3)], [(3,)], [(3, 3)], [()]],
 def cases(name: str) -> list:
     """The sample calls of primitive `name`: listed ones, or the first standard shapes
     that the primitive accepts."""
+    if getattr(PRIMS[name].impl, "needs_scipy", False):
+        pytest.importorskip("scipy.special", reason=f"{name} needs the optional SciPy extra")
     if name in SAMPLES:
         return SAMPLES[name]
     prim = PRIMS[name]
