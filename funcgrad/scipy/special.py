@@ -2,7 +2,9 @@
 
 Computed with NumPy (and Python's `math`) alone, except erfinv, erfcinv and the Bessel
 functions i0, i1, i0e, i1e, which call SciPy: without it they raise an ImportError that
-names the optional extra to install.
+names the optional extra to install. erf, erfc, gamma and gammaln go element by element
+through `math` (exact to double precision, about 0.25 us per element, some ten times
+SciPy's time); polygamma uses a recurrence and its asymptotic series (about 1e-15).
 
 >>> import funcgrad as fg, funcgrad.numpy as fnp
 >>> from funcgrad.scipy.special import logsumexp
