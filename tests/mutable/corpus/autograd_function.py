@@ -439,3 +439,21 @@ def function_needs_input_grad_with_non_tensor(torch, nn):
     y = torch.tensor([1.0])
     F.apply(x, 3, y).sum().backward()
     return [[list(s) for s in seen], type(seen[0]).__name__]
+
+
+def no_grad_in_custom_backward(torch, nn):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            with torch.no_grad():
+                out = g * 2
+            return out
+
+    x = torch.tensor([1.0], requires_grad=True)
+    F.apply(x).sum().backward()
+    return x.grad.tolist()

@@ -5,6 +5,14 @@ def _err(e):
     return [type(e).__name__, str(e)]
 
 
+def _attempt(fn):
+    try:
+        fn()
+        return None
+    except (RuntimeError, IndexError, TypeError, ValueError) as e:
+        return _err(e)
+
+
 def default_dtypes_of_constructors(torch, nn):
     return [str(t.dtype) for t in (
         torch.tensor(1.0), torch.tensor(1), torch.tensor(True), torch.tensor([1, 2.5]),
@@ -253,3 +261,36 @@ def repr_precision_small_mix(torch, nn):
 def repr_int32_float64_empty_and_zero_dim(torch, nn):
     return [repr(torch.zeros(0, 2, dtype=torch.float64)), repr(torch.tensor(0.0, dtype=torch.float64)),
             repr(torch.zeros(2, 0)), repr(torch.tensor([], requires_grad=True))]
+
+
+def int_pow_negative(torch, nn):
+    return _attempt(lambda: torch.tensor([2, 3]) ** -1)
+
+
+def inplace_add_keeps_dtype(torch, nn):
+    x = torch.tensor([1.0, 2.0])
+    x.add_(torch.tensor([1.0, 1.0], dtype=torch.float64))
+    y = torch.tensor([1, 2])
+    y.add_(torch.tensor([1, 1]))
+    return [str(x.dtype), x.tolist(), y.tolist()]
+
+
+def inplace_promotion_float64_into_float32_grad(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    w = torch.tensor([3.0, 4.0], dtype=torch.float64, requires_grad=True)
+    y = x * 1
+    y.mul_(w)
+    y.sum().backward()
+    return [str(y.dtype), str(x.grad.dtype), str(w.grad.dtype), x.grad.tolist(), w.grad.tolist()]
+
+
+def setitem_float64_value_into_float32(torch, nn):
+    w = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)
+    y = torch.zeros(2)
+    y[0] = w * 2
+    y.sum().backward()
+    return [str(y.dtype), str(w.grad.dtype), w.grad.item()]
+
+
+def bool_tensor_from_floats(torch, nn):
+    return [torch.tensor([0.0, 0.5], dtype=torch.bool).tolist(), torch.tensor([2.7, -1.2], dtype=torch.int64).tolist()]

@@ -114,3 +114,11 @@ def sigmoid_tanh_saved_output_double_backward(torch, nn):
     (g,) = torch.autograd.grad(y.sum(), x, create_graph=True)
     (h,) = torch.autograd.grad(g.sum(), x)
     return [g.tolist(), h.tolist()]
+
+
+def autograd_grad_create_graph_under_no_grad(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    y = x ** 3
+    with torch.no_grad():
+        (g,) = torch.autograd.grad(y, x, create_graph=True)
+    return [g.item(), g.requires_grad]

@@ -5,6 +5,14 @@ def _err(e):
     return [type(e).__name__, str(e)]
 
 
+def _attempt(fn):
+    try:
+        fn()
+        return None
+    except (RuntimeError, IndexError, TypeError, ValueError) as e:
+        return _err(e)
+
+
 def hook_sees_gradient_of_intermediate(torch, nn):
     seen = []
     x = torch.tensor([1.0, 2.0], requires_grad=True)
@@ -262,3 +270,86 @@ def hooks_and_retain_grad_under_autograd_grad(torch, nn):
     y.register_hook(lambda g: calls.append(g.tolist()))
     (g,) = torch.autograd.grad(y.sum() * 3, x)
     return [calls, None if y.grad is None else y.grad.tolist(), g.tolist()]
+
+
+def branch_hook_order(torch, nn):
+    calls = []
+    x = torch.tensor(1.0, requires_grad=True)
+    a = x * 2
+    b = x * 3
+    c = a * b
+    d = a + c
+    for name, t in (("a", a), ("b", b), ("c", c), ("d", d)):
+        t.register_hook(lambda g, name=name: calls.append((name, g.item())))
+    d.backward()
+    return [calls, x.grad.item()]
+
+
+def independent_branches_hook_order(torch, nn):
+    calls = []
+    x = torch.tensor(1.0, requires_grad=True)
+    first = x * 2
+    second = x.exp()
+    third = x + 5
+    for name, t in (("first", first), ("second", second), ("third", third)):
+        t.register_hook(lambda g, name=name: calls.append(name))
+    (third + first + second).backward()
+    return calls
+
+
+def leaf_hooks_order_two_leaves(torch, nn):
+    calls = []
+    a = torch.tensor(1.0, requires_grad=True)
+    b = torch.tensor(2.0, requires_grad=True)
+    a.register_hook(lambda g: calls.append("a"))
+    b.register_hook(lambda g: calls.append("b"))
+    (a * b).backward()
+    calls2 = []
+    a.register_hook(lambda g: calls2.append("a"))
+    b.register_hook(lambda g: calls2.append("b"))
+    (b * a).backward()
+    return [calls, calls2]
+
+
+def hooks_on_chain_run_output_first(torch, nn):
+    calls = []
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    z = y * 2
+    z.register_hook(lambda g: calls.append(("z", g.tolist())))
+    y.register_hook(lambda g: calls.append(("y", g.tolist())))
+    z.sum().backward()
+    return calls
+
+
+def autograd_grad_inside_hook(torch, nn):
+    results = []
+    w = torch.tensor(3.0, requires_grad=True)
+
+    def hook(g):
+        # Backward runs with grad mode off (no create_graph): w * w records nothing here.
+        try:
+            (gw,) = torch.autograd.grad(w * w, w)
+            results.append(gw.item())
+        except RuntimeError as e:
+            results.append(_err(e))
+        return g
+    x = torch.tensor(1.0, requires_grad=True)
+    y = x * 2
+    y.register_hook(hook)
+    y.backward()
+    return [results, x.grad.item()]
+
+
+def retain_grad_on_view(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    v = y[1:]
+    v.retain_grad()
+    (v * v).sum().backward()
+    return [v.grad.tolist(), x.grad.tolist()]
+
+
+def retain_grad_on_non_requiring(torch, nn):
+    x = torch.tensor([1.0])
+    return _attempt(lambda: x.retain_grad())

@@ -236,3 +236,61 @@ def exp_inplace_then_grad(torch, nn):
         return x.grad.tolist()
     except RuntimeError as e:
         return _err(e)
+
+
+def leaf_modified_under_no_grad_after_use(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    with torch.no_grad():
+        x.add_(1)
+    return [x._version, _try(lambda: y.backward())]
+
+
+def parameter_updated_between_forward_and_backward(torch, nn):
+    p = nn.Parameter(torch.tensor([1.0, 2.0]))
+    loss = (p.exp()).sum()
+    with torch.no_grad():
+        p.mul_(0.5)
+    loss.backward()
+    return [p.grad.tolist(), p._version]
+
+
+def parameter_saved_by_mul_then_updated(torch, nn):
+    p = nn.Parameter(torch.tensor([1.0, 2.0]))
+    x = torch.tensor([3.0, 4.0], requires_grad=True)
+    loss = (p * x).sum()
+    with torch.no_grad():
+        p.mul_(0.5)
+    return _try(lambda: loss.backward())
+
+
+def split_output_inplace(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    a, b = (x * 1).split(2)
+    return _try(lambda: a.mul_(2))
+
+
+def unbind_output_inplace(torch, nn):
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    a, b = (x * 1).unbind()
+    return _try(lambda: b.add_(1))
+
+
+def chunk_output_inplace(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    a, b = (x * 1).chunk(2)
+    return _try(lambda: a.zero_())
+
+
+def split_output_setitem(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    a, b = (x * 1).split(2)
+
+    def assign():
+        a[0] = 5
+    return _try(assign)
+
+
+def overlapping_inplace(torch, nn):
+    x = torch.arange(5.0)
+    return [_try(lambda: x[1:].add_(x[:-1])), x.tolist()]

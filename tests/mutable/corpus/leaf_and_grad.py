@@ -7,6 +7,14 @@ def _err(e):
     return [type(e).__name__, str(e)]
 
 
+def _attempt(fn):
+    try:
+        fn()
+        return None
+    except (RuntimeError, IndexError, TypeError, ValueError) as e:
+        return _err(e)
+
+
 def requires_grad_default_false(torch, nn):
     x = torch.tensor([1.0, 2.0])
     return [x.requires_grad, x.is_leaf, x.grad, x.grad_fn, (x * 2).requires_grad]
@@ -324,3 +332,65 @@ def tensor_requires_grad_from_existing_tensor(torch, nn):
         warnings.simplefilter("always")
         t = torch.tensor(base)
     return [t.tolist(), len(caught) > 0, t is base]
+
+
+def grad_accumulate_non_contiguous_leaf(torch, nn):
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    (x.t() * torch.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    return x.grad.tolist()
+
+
+def backward_under_no_grad(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    y = x * x
+    with torch.no_grad():
+        y.backward()
+    return x.grad.item()
+
+
+def grad_setter_non_tensor(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+
+    def set_grad():
+        x.grad = [1.0]
+    return _attempt(set_grad)
+
+
+def requires_grad_setter_non_bool(torch, nn):
+    x = torch.tensor([1.0])
+
+    def set_flag():
+        x.requires_grad = 1
+    return [_attempt(set_flag), x.requires_grad]
+
+
+def detach_underscore_on_leaf(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    r = x.detach_()
+    return [r is x, x.requires_grad, x.is_leaf]
+
+
+def backward_with_gradient_of_wrong_dtype(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    error = _attempt(lambda: y.backward(torch.tensor([1, 1])))
+    return [error, None if x.grad is None else [x.grad.tolist(), str(x.grad.dtype)]]
+
+
+def backward_with_gradient_float64(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.backward(torch.tensor([1.0, 1.0], dtype=torch.float64))
+    return [str(x.grad.dtype), x.grad.tolist()]
+
+
+def sum_backward_0d_gradient(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    x.sum().backward(torch.tensor(5.0))
+    return x.grad.tolist()
+
+
+def backward_scalar_gradient_on_1elem(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    y = x * 2
+    return _attempt(lambda: y.backward(torch.tensor(2.0)))

@@ -283,3 +283,25 @@ def zero_dim_setitem_and_ellipsis(torch, nn):
     y = torch.tensor(2.0)
     y[()] = 7
     return [x.item(), y.item(), x._version, y._version]
+
+
+def advanced_index_iadd_repeated(torch, nn):
+    x = torch.zeros(3)
+    x[[0, 0, 2]] += 1
+    return [x.tolist(), x._version]
+
+
+def mask_imul(torch, nn):
+    x = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    y = x * 1
+    y[y < 0] *= 10
+    y.sum().backward()
+    return [y.tolist(), type(y.grad_fn).__name__, x.grad.tolist(), y._version]
+
+
+def slice_iadd_grad(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1
+    y[1:] += y[:2] * 1
+    y.sum().backward()
+    return [y.tolist(), type(y.grad_fn).__name__, x.grad.tolist(), y._version]

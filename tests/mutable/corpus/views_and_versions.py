@@ -290,3 +290,10 @@ def requires_grad_tensor_times_no_grad_view(torch, nn):
     v.mul_(w)
     base.sum().backward()
     return [base.requires_grad, type(base.grad_fn).__name__, type(v.grad_fn).__name__, w.grad.tolist()]
+
+
+def split_output_inplace_without_grad(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0])
+    a, b = x.split(2)
+    a.mul_(10)
+    return [x.tolist(), x._version]
