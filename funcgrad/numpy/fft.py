@@ -164,19 +164,34 @@ _SWAP = {None: "forward", "backward": "forward", "forward": "backward", "ortho":
 
 @export(numpy=np.fft.hfft)
 def hfft(a, n=None, axis=-1, norm=None, out=None):
-    """Differentiable ``numpy.fft.hfft``: the real spectrum of a Hermitian-symmetric signal."""
+    """Differentiable ``numpy.fft.hfft``: the real spectrum of a Hermitian-symmetric signal.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.fft.hfft(fnp.array([1.0, 0.0, 0.0])).tolist()
+    [1.0, 1.0, 1.0, 1.0]
+    """
     return irfft(T.conj_p(asarray(a)), n, axis, _SWAP[norm])
 
 
 @export(numpy=np.fft.ihfft)
 def ihfft(a, n=None, axis=-1, norm=None, out=None):
-    """Differentiable ``numpy.fft.ihfft``."""
+    """Differentiable ``numpy.fft.ihfft``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.allclose(fnp.fft.ihfft(fnp.array([1.0, 1.0, 1.0, 1.0])), [1.0, 0.0, 0.0])
+    True
+    """
     return wrap(T.conj_p(rfft(a, n, axis, _SWAP[norm])))
 
 
 @export(numpy=np.fft.fftshift)
 def fftshift(x, axes=None):
-    """Differentiable ``numpy.fft.fftshift``."""
+    """Differentiable ``numpy.fft.fftshift``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.fft.fftshift(fnp.array([0.0, 1.0, 2.0, 3.0])).tolist()
+    [2.0, 3.0, 0.0, 1.0]
+    """
     x = asarray(x)
     axes = tuple(range(_ndim(x))) if axes is None else np.atleast_1d(axes).tolist()
     return T.roll(x, [_shape(x)[a] // 2 for a in axes], axes)
@@ -184,7 +199,12 @@ def fftshift(x, axes=None):
 
 @export(numpy=np.fft.ifftshift)
 def ifftshift(x, axes=None):
-    """Differentiable ``numpy.fft.ifftshift``."""
+    """Differentiable ``numpy.fft.ifftshift``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.fft.ifftshift(fnp.array([2.0, 3.0, 0.0, 1.0])).tolist()
+    [0.0, 1.0, 2.0, 3.0]
+    """
     x = asarray(x)
     axes = tuple(range(_ndim(x))) if axes is None else np.atleast_1d(axes).tolist()
     return T.roll(x, [-(_shape(x)[a] // 2) for a in axes], axes)

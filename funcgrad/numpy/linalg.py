@@ -106,7 +106,12 @@ solve_p = primitive("solve", _solve_impl, nargs=2, batch=_batch_stack,
 
 @export(numpy=np.linalg.solve)
 def solve(a, b):
-    """Differentiable ``numpy.linalg.solve`` (a 1-d `b` is one right-hand side)."""
+    """Differentiable ``numpy.linalg.solve`` (a 1-d `b` is one right-hand side).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.solve(fnp.array([[2.0, 0.0], [0.0, 4.0]]), fnp.array([2.0, 2.0])).tolist()
+    [1.0, 0.5]
+    """
     if _ndim(b) == 1:
         return wrap(T.getitem(solve_p(a, _expand(b, -1)), (Ellipsis, 0)))
     return wrap(solve_p(a, b))
@@ -145,7 +150,13 @@ slogdet_p = primitive("slogdet", _slogdet_impl, vjps=(_slogdet_vjp,), jvps=(_slo
 @export(numpy=np.linalg.slogdet)
 def slogdet(a):
     """Differentiable ``numpy.linalg.slogdet``: ``(sign, logabsdet)``; the sign carries no
-    derivative (for complex input its phase is held constant)."""
+    derivative (for complex input its phase is held constant).
+
+    >>> import funcgrad.numpy as fnp
+    >>> sign, logdet = fnp.linalg.slogdet(fnp.array([[-2.0, 0.0], [0.0, 3.0]]))
+    >>> sign.item(), round(logdet.item(), 6)
+    (-1.0, 1.791759)
+    """
     return tuple(wrap(o) for o in slogdet_p(a))
 
 
@@ -207,13 +218,23 @@ eigh_p = primitive("eigh", _eigh_impl, params=("UPLO",), vjps=(_eigh_vjp,), jvps
 @export(numpy=np.linalg.eigh)
 def eigh(a, UPLO="L"):
     """Differentiable ``numpy.linalg.eigh``: ``(eigenvalues, eigenvectors)``. Gradients assume
-    a symmetric (Hermitian) input and distinct eigenvalues."""
+    a symmetric (Hermitian) input and distinct eigenvalues.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda a: fnp.linalg.eigh(a)[0][-1])(fnp.array([[2.0, 0.0], [0.0, 1.0]])).tolist()
+    [[1.0, 0.0], [0.0, 0.0]]
+    """
     return tuple(wrap(o) for o in eigh_p(a, UPLO=UPLO))
 
 
 @export(numpy=np.linalg.eigvalsh)
 def eigvalsh(a, UPLO="L"):
-    """Differentiable ``numpy.linalg.eigvalsh``."""
+    """Differentiable ``numpy.linalg.eigvalsh``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.eigvalsh(fnp.array([[2.0, 1.0], [1.0, 2.0]])).tolist()
+    [1.0, 3.0]
+    """
     return eigh(a, UPLO)[0]
 
 
@@ -248,13 +269,24 @@ eig_p = primitive("eig", _eig_impl, vjps=(_eig_vjp,), jvps=(_eig_jvp,), multiple
 def eig(a):
     """Differentiable ``numpy.linalg.eig``: ``(eigenvalues, eigenvectors)``, always complex (as
     in JAX). Gradients need distinct eigenvalues; eigenvectors are unit-norm, and their
-    arbitrary phase is not differentiated (use phase-invariant functions of them)."""
+    arbitrary phase is not differentiated (use phase-invariant functions of them).
+
+    >>> import funcgrad.numpy as fnp
+    >>> w, v = fnp.linalg.eig(fnp.array([[1.0, 2.0], [0.0, 3.0]]))
+    >>> w.tolist()
+    [(1+0j), (3+0j)]
+    """
     return tuple(wrap(o) for o in eig_p(a))
 
 
 @export(numpy=np.linalg.eigvals)
 def eigvals(a):
-    """Differentiable ``numpy.linalg.eigvals`` (complex)."""
+    """Differentiable ``numpy.linalg.eigvals`` (complex).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.eigvals(fnp.array([[0.0, -1.0], [1.0, 0.0]])).tolist()
+    [1j, -1j]
+    """
     return eig(a)[0]
 
 
@@ -337,7 +369,12 @@ svdvals_p = primitive("svdvals", _svdvals_impl, vjps=(_svdvals_vjp,), jvps=(_svd
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """Differentiable ``numpy.linalg.svd``. Singular values: any input. Singular vectors:
     real inputs, distinct nonzero singular values, and (for non-square input)
-    ``full_matrices=False``; their arbitrary signs are not differentiated."""
+    ``full_matrices=False``; their arbitrary signs are not differentiated.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda a: fnp.linalg.svd(a, compute_uv=False)[0])(fnp.array([[3.0, 0.0], [0.0, 1.0]])).tolist()
+    [[1.0, 0.0], [0.0, 0.0]]
+    """
     if not compute_uv:
         return wrap(svdvals_p(a))
     return tuple(wrap(o) for o in svd_p(a, full_matrices=full_matrices))
@@ -345,7 +382,12 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 
 @export(numpy=np.linalg.svdvals)
 def svdvals(x):
-    """Differentiable ``numpy.linalg.svdvals``."""
+    """Differentiable ``numpy.linalg.svdvals``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.svdvals(fnp.array([[3.0, 0.0], [0.0, -4.0]])).tolist()
+    [4.0, 3.0]
+    """
     return wrap(svdvals_p(x))
 
 
@@ -395,7 +437,13 @@ qr_p = primitive("qr", _qr_impl, params=("mode",), vjps=(_qr_vjp,), jvps=(_qr_jv
 @export(numpy=np.linalg.qr)
 def qr(a, mode="reduced"):
     """Differentiable ``numpy.linalg.qr`` (modes 'reduced', 'complete' for square or tall
-    input where Q is square, and 'r'); real input, at least as many rows as columns."""
+    input where Q is square, and 'r'); real input, at least as many rows as columns.
+
+    >>> import funcgrad.numpy as fnp
+    >>> q, r = fnp.linalg.qr(fnp.array([[3.0, 1.0], [4.0, 2.0]]))
+    >>> fnp.allclose(q @ r, [[3.0, 1.0], [4.0, 2.0]])
+    True
+    """
     if mode == "r":
         return wrap(qr_p(a, mode="reduced")[1])
     if mode not in ("reduced", "complete"):
@@ -436,14 +484,25 @@ pinv_p = primitive("pinv", _pinv_impl, params=("rcond", "hermitian"), vjps=(_pin
 
 @export(numpy=np.linalg.pinv)
 def pinv(a, rcond=None, hermitian=False):
-    """Differentiable ``numpy.linalg.pinv``; the gradient holds where the rank is constant."""
+    """Differentiable ``numpy.linalg.pinv``; the gradient holds where the rank is constant.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.pinv(fnp.array([[2.0, 0.0], [0.0, 0.0]])).tolist()
+    [[0.5, 0.0], [0.0, 0.0]]
+    """
     return wrap(pinv_p(a, rcond=rcond, hermitian=hermitian))
 
 
 @export(numpy=np.linalg.lstsq)
 def lstsq(a, b, rcond=None):
     """Differentiable ``numpy.linalg.lstsq``: ``(x, residuals, rank, s)`` with ``x`` from the
-    pseudo-inverse (derivatives in `a` and `b` where the rank is constant)."""
+    pseudo-inverse (derivatives in `a` and `b` where the rank is constant).
+
+    >>> import funcgrad.numpy as fnp
+    >>> x, residuals, rank, s = fnp.linalg.lstsq(fnp.array([[1.0], [1.0]]), fnp.array([1.0, 3.0]))
+    >>> round(x.item(), 9), round(residuals.item(), 9), int(rank)
+    (2.0, 2.0, 1)
+    """
     a, b = asarray(a), asarray(b)
     m, n = _shape(a)
     if rcond is None:
@@ -567,7 +626,12 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 @export(numpy=np.linalg.vector_norm)
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
-    """Differentiable ``numpy.linalg.vector_norm`` (any axis or tuple of axes)."""
+    """Differentiable ``numpy.linalg.vector_norm`` (any axis or tuple of axes).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.vector_norm(fnp.array([[3.0], [4.0]])).item()
+    5.0
+    """
     x = asarray(x)
     if isinstance(axis, list):
         axis = tuple(axis)
@@ -584,13 +648,23 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
 
 @export(numpy=np.linalg.matrix_norm)
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
-    """Differentiable ``numpy.linalg.matrix_norm`` over the last two axes."""
+    """Differentiable ``numpy.linalg.matrix_norm`` over the last two axes.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.matrix_norm(fnp.array([[3.0, 0.0], [0.0, 4.0]]), ord="nuc").item()
+    7.0
+    """
     return wrap(_matrix_norm(asarray(x), ord, (-2, -1), keepdims))
 
 
 @export(numpy=np.linalg.cond)
 def cond(x, p=None):
-    """Differentiable ``numpy.linalg.cond``."""
+    """Differentiable ``numpy.linalg.cond``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.cond(fnp.array([[2.0, 0.0], [0.0, 0.5]])).item()
+    4.0
+    """
     if p in (None, 2, -2):
         s = svdvals_p(x)
         hi, lo = T.max_p(s, axis=-1), T.min_p(s, axis=-1)
@@ -601,7 +675,12 @@ def cond(x, p=None):
 # --- products and powers ---------------------------------------------------------------------
 @export(numpy=np.linalg.matrix_power)
 def matrix_power(a, n):
-    """Differentiable ``numpy.linalg.matrix_power`` (by repeated squaring)."""
+    """Differentiable ``numpy.linalg.matrix_power`` (by repeated squaring).
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda a: fnp.linalg.matrix_power(a, 3)[0, 0])(fnp.array([[2.0]])).tolist()
+    [[12.0]]
+    """
     a = asarray(a)
     if n == 0:
         return wrap(np.broadcast_to(_eye_like(a), _shape(a)).copy())
@@ -620,7 +699,12 @@ def matrix_power(a, n):
 
 @export(numpy=np.linalg.multi_dot)
 def multi_dot(arrays, *, out=None):
-    """Differentiable ``numpy.linalg.multi_dot`` (left to right)."""
+    """Differentiable ``numpy.linalg.multi_dot`` (left to right).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.multi_dot([fnp.ones(2), fnp.eye(2), fnp.ones(2)]).item()
+    2.0
+    """
     arrays = list(arrays)
     result = arrays[0]
     for a in arrays[1:]:
@@ -630,7 +714,12 @@ def multi_dot(arrays, *, out=None):
 
 @export(numpy=np.linalg.tensorsolve)
 def tensorsolve(a, b, axes=None):
-    """Differentiable ``numpy.linalg.tensorsolve``."""
+    """Differentiable ``numpy.linalg.tensorsolve``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.tensorsolve(2.0 * fnp.eye(2), fnp.array([2.0, 4.0])).tolist()
+    [1.0, 2.0]
+    """
     a = asarray(a)
     if axes is not None:
         rest = [k for k in range(_ndim(a)) if k not in axes]
@@ -643,7 +732,12 @@ def tensorsolve(a, b, axes=None):
 
 @export(numpy=np.linalg.tensorinv)
 def tensorinv(a, ind=2):
-    """Differentiable ``numpy.linalg.tensorinv``."""
+    """Differentiable ``numpy.linalg.tensorinv``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.tensorinv(2.0 * fnp.eye(2), ind=1).tolist()
+    [[0.5, 0.0], [0.0, 0.5]]
+    """
     shape = _shape(a)
     rows = int(np.prod(shape[:ind]))
     return wrap(reshape(inv_p(reshape(a, (rows, -1))), shape[ind:] + shape[:ind]))
@@ -651,25 +745,45 @@ def tensorinv(a, ind=2):
 
 @export(numpy=np.linalg.matrix_transpose)
 def matrix_transpose(x):
-    """Differentiable ``numpy.linalg.matrix_transpose``."""
+    """Differentiable ``numpy.linalg.matrix_transpose``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.matrix_transpose(fnp.ones((2, 3))).shape
+    (3, 2)
+    """
     return wrap(_T(x))
 
 
 @export(numpy=np.linalg.trace)
 def trace(x, /, *, offset=0, dtype=None):
-    """Differentiable ``numpy.linalg.trace`` (over the last two axes)."""
+    """Differentiable ``numpy.linalg.trace`` (over the last two axes).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.trace(fnp.eye(3)).item()
+    3.0
+    """
     return T.trace(x, offset, -2, -1, dtype)
 
 
 @export(numpy=np.linalg.diagonal)
 def diagonal(x, /, *, offset=0):
-    """Differentiable ``numpy.linalg.diagonal`` (of the last two axes)."""
+    """Differentiable ``numpy.linalg.diagonal`` (of the last two axes).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.diagonal(fnp.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+    [1.0, 4.0]
+    """
     return T.diagonal(x, offset, -2, -1)
 
 
 @export(numpy=np.linalg.outer)
 def outer(x1, x2, /):
-    """Differentiable ``numpy.linalg.outer`` (1-d inputs)."""
+    """Differentiable ``numpy.linalg.outer`` (1-d inputs).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.outer(fnp.array([1.0, 2.0]), fnp.array([3.0])).tolist()
+    [[3.0], [6.0]]
+    """
     if _ndim(x1) != 1 or _ndim(x2) != 1:
         raise ValueError("linalg.outer: inputs must be 1-d")
     return T.outer(x1, x2)
@@ -677,25 +791,45 @@ def outer(x1, x2, /):
 
 @export(numpy=np.linalg.cross)
 def cross(x1, x2, /, *, axis=-1):
-    """Differentiable ``numpy.linalg.cross`` (3-vectors)."""
+    """Differentiable ``numpy.linalg.cross`` (3-vectors).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.cross(fnp.array([1.0, 0.0, 0.0]), fnp.array([0.0, 1.0, 0.0])).tolist()
+    [0.0, 0.0, 1.0]
+    """
     return T.cross(x1, x2, axis=axis)
 
 
 @export(numpy=np.linalg.matmul)
 def matmul_public(x1, x2, /):
-    """Differentiable ``numpy.linalg.matmul``."""
+    """Differentiable ``numpy.linalg.matmul``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.matmul(fnp.eye(2), fnp.array([1.0, 2.0])).tolist()
+    [1.0, 2.0]
+    """
     return wrap(_mm(x1, x2))
 
 
 @export(numpy=np.linalg.vecdot)
 def vecdot(x1, x2, /, *, axis=-1):
-    """Differentiable ``numpy.linalg.vecdot``."""
+    """Differentiable ``numpy.linalg.vecdot``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.vecdot(fnp.array([1.0, 2.0]), fnp.array([3.0, 4.0])).item()
+    11.0
+    """
     return T.vecdot(x1, x2, axis=axis)
 
 
 @export(numpy=np.linalg.tensordot)
 def tensordot(x1, x2, /, *, axes=2):
-    """Differentiable ``numpy.linalg.tensordot``."""
+    """Differentiable ``numpy.linalg.tensordot``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.linalg.tensordot(fnp.ones((2, 3)), fnp.ones((3, 2)), axes=1).tolist()
+    [[3.0, 3.0], [3.0, 3.0]]
+    """
     return T.tensordot(x1, x2, axes)
 
 
