@@ -70,12 +70,25 @@ __version__ = "2.13.0+funcgrad"
 
 
 def is_anomaly_enabled() -> builtins_bool:
+    """Whether anomaly detection is on.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.is_anomaly_enabled()
+    False
+    """
     return STATE.anomaly
 
 
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
                      profile=None, sci_mode=None) -> None:
-    """Like ``torch.set_printoptions`` (precision, threshold, edgeitems, linewidth)."""
+    """Like ``torch.set_printoptions`` (precision, threshold, edgeitems, linewidth).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.set_printoptions(precision=2)
+    >>> torch.tensor([1.2345])
+    tensor([1.23])
+    >>> torch.set_printoptions(precision=4)
+    """
     from . import _format
     for name, value in (("PRECISION", precision), ("THRESHOLD", threshold),
                         ("EDGEITEMS", edgeitems), ("LINEWIDTH", linewidth)):
@@ -84,11 +97,22 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 
 def get_default_dtype() -> dtype:
+    """The default float dtype (float32).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.get_default_dtype()
+    torch.float32
+    """
     return _dtypes.DEFAULT_FLOAT
 
 
 def is_grad_enabled() -> builtins_bool:
-    """Whether operations are being recorded for backward."""
+    """Whether operations are being recorded for backward.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.is_grad_enabled()
+    True
+    """
     return STATE.grad_enabled
 
 
@@ -131,13 +155,28 @@ class no_grad(_GradMode):
 
 
 class enable_grad(_GradMode):
-    """Re-enable recording inside a no_grad block."""
+    """Re-enable recording inside a no_grad block.
+
+    >>> import funcgrad.mutable as torch
+    >>> x = torch.ones(1, requires_grad=True)
+    >>> with torch.no_grad(), torch.enable_grad():
+    ...     (x * 2).requires_grad
+    True
+    """
 
     mode = True
 
 
 class set_grad_enabled(_GradMode):
-    """Set grad mode on or off, immediately and (as a context manager) for a block."""
+    """Set grad mode on or off, immediately and (as a context manager) for a block.
+
+    >>> import funcgrad.mutable as torch
+    >>> with torch.set_grad_enabled(False):
+    ...     torch.is_grad_enabled()
+    False
+    >>> torch.is_grad_enabled()
+    True
+    """
 
     def __init__(self, mode: builtins_bool) -> None:
         self.prev = STATE.grad_enabled
@@ -163,18 +202,37 @@ class set_grad_enabled(_GradMode):
 
 
 class inference_mode(no_grad):
-    """Like no_grad here."""
+    """Like no_grad here.
+
+    >>> import funcgrad.mutable as torch
+    >>> with torch.inference_mode():
+    ...     torch.is_grad_enabled()
+    False
+    """
 
     def __init__(self, mode: builtins_bool = True) -> None:
         self.mode = not mode
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
+    """``torch.promote_types``: the smallest dtype holding both.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.promote_types(torch.int64, torch.float32)
+    torch.float32
+    """
     return _dtypes.promote(a, b)
 
 
 def result_type(a, b) -> dtype:
+    """The dtype of an op on `a` and `b` (PyTorch's promotion).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.result_type(torch.tensor([1, 2]), 1.0)
+    torch.float32
+    """
     return _dtypes.result_type_of((a, b))
 
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = [name for name in dir() if not name.startswith("_")
+           and name not in ("Any", "Callable", "annotations", "builtins_bool", "contextlib", "functools")]

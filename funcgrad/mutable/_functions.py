@@ -118,13 +118,24 @@ def _require_grad(t: Tensor) -> Tensor:
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """`data` as a tensor, without a copy when it already is one of that dtype.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.as_tensor([1, 2], dtype=torch.float64)
+    tensor([1., 2.], dtype=torch.float64)
+    """
     if isinstance(data, Tensor) and (dtype is None or D.to_dtype(dtype) is data._dtype):
         return data
     return tensor(data, dtype=dtype)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
-    """A tensor sharing `array`'s memory."""
+    """A tensor sharing `array`'s memory.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.from_numpy(__import__('numpy').array([1.0, 2.0]))
+    tensor([1., 2.], dtype=torch.float64)
+    """
     return Tensor._wrap(array)
 
 
@@ -151,17 +162,34 @@ def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor of ones (float32 unless `dtype`)."""
+    """A tensor of ones (float32 unless `dtype`).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.ones(2, dtype=torch.int32)
+    tensor([1, 1], dtype=torch.int32)
+    """
     return _filled(1, size, dtype, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of `size` filled with `fill_value`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.full((2,), 7)
+    tensor([7, 7])
+    """
     default = D.bool_ if isinstance(fill_value, bool) else (
         D.int64 if isinstance(fill_value, int) else D.DEFAULT_FLOAT)
     return _filled(fill_value, (tuple(size),), dtype, requires_grad, default)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor (here: zeros).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.empty(2).shape
+    torch.Size([2])
+    """
     return _filled(0, size, dtype, requires_grad)
 
 
@@ -174,31 +202,74 @@ def _like(fill, x, dtype, requires_grad):
 
 
 def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Zeros shaped (and typed) as `input`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.zeros_like(torch.tensor([1, 2]))
+    tensor([0, 0])
+    """
     return _like(0, input, dtype, requires_grad)
 
 
 def ones_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Ones shaped (and typed) as `input`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.ones_like(torch.tensor([1.5, 2.0]))
+    tensor([1., 1.])
+    """
     return _like(1, input, dtype, requires_grad)
 
 
 def empty_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Like `empty`, shaped as `input`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.empty_like(torch.ones(2, 2)).shape
+    torch.Size([2, 2])
+    """
     return _like(0, input, dtype, requires_grad)
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """`fill_value` shaped as `input`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.full_like(torch.zeros(2), 0.5)
+    tensor([0.5000, 0.5000])
+    """
     return _like(fill_value, input, dtype, requires_grad)
 
 
 def rand_like(input, dtype=None) -> Tensor:
+    """Uniform values shaped as `input`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.rand_like(torch.zeros(2, 3)).shape
+    torch.Size([2, 3])
+    """
     return rand(*input.shape, dtype=dtype or input.dtype)
 
 
 def randn_like(input, dtype=None) -> Tensor:
+    """Normal values shaped as `input`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.randn_like(torch.zeros(2, 3)).shape
+    torch.Size([2, 3])
+    """
     return randn(*input.shape, dtype=dtype or input.dtype)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """``torch.arange``: int64 for integer arguments, float32 otherwise."""
+    """``torch.arange``: int64 for integer arguments, float32 otherwise.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.arange(3)
+    tensor([0, 1, 2])
+    >>> torch.arange(0, 1, 0.25)
+    tensor([0.0000, 0.2500, 0.5000, 0.7500])
+    """
     if end is None:
         start, end = 0, start
     ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
@@ -215,12 +286,25 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 
 def linspace(start, end, steps, dtype=None, requires_grad=False) -> Tensor:
+    """`steps` evenly spaced values from `start` to `end`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.linspace(0, 1, 5)
+    tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
+    """
     dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
     t = Tensor._wrap(np.linspace(start, end, steps).astype(dt.np))
     return t.requires_grad_(True) if requires_grad else t
 
 
 def eye(n, m=None, dtype=None, requires_grad=False) -> Tensor:
+    """Identity matrix.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.eye(2)
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
     dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
     t = Tensor._wrap(np.eye(n, m, dtype=dt.np))
     return t.requires_grad_(True) if requires_grad else t
@@ -238,14 +322,26 @@ def manual_seed(seed: int):
 
 
 def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
-    """Uniform on [0, 1), the same stream as PyTorch's CPU generator."""
+    """Uniform on [0, 1), the same stream as PyTorch's CPU generator.
+
+    >>> import funcgrad.mutable as torch
+    >>> _ = torch.manual_seed(0)
+    >>> torch.rand(3)
+    tensor([0.4963, 0.7682, 0.0885])
+    """
     dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
     t = Tensor._wrap(_random.uniform(_shape_arg(size), dt.np))
     return t.requires_grad_(True) if requires_grad else t
 
 
 def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
-    """Standard normal, the same stream as PyTorch's CPU generator."""
+    """Standard normal, the same stream as PyTorch's CPU generator.
+
+    >>> import funcgrad.mutable as torch
+    >>> _ = torch.manual_seed(0)
+    >>> torch.randn(3)
+    tensor([ 1.5410, -0.2934, -2.1788])
+    """
     dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
     t = Tensor._wrap(_random.normal(_shape_arg(size), dt.np))
     return t.requires_grad_(True) if requires_grad else t
@@ -259,6 +355,12 @@ def _t(x) -> Tensor:
 
 
 def add(input, other, *, alpha=1) -> Tensor:
+    """Elementwise sum, PyTorch's type promotion; ``alpha`` scales `other`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.add(torch.tensor([1.0, 2.0]), 1, alpha=2)
+    tensor([3., 4.])
+    """
     if alpha != 1:
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
     if not isinstance(input, Tensor):
@@ -269,6 +371,12 @@ def add(input, other, *, alpha=1) -> Tensor:
 
 
 def sub(input, other, *, alpha=1) -> Tensor:
+    """Elementwise difference; ``alpha`` scales `other`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.sub(torch.tensor([1.0, 2.0]), torch.tensor([0.5, 0.5]))
+    tensor([0.5000, 1.5000])
+    """
     if alpha != 1:
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
     if not isinstance(input, Tensor):
@@ -277,6 +385,12 @@ def sub(input, other, *, alpha=1) -> Tensor:
 
 
 def mul(input, other) -> Tensor:
+    """Elementwise product (grad_fn ``MulBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.mul(torch.tensor([1.0, 2.0], requires_grad=True), 3)
+    tensor([3., 6.], grad_fn=<MulBackward0>)
+    """
     if not isinstance(input, Tensor):
         input, other = other, input
     if type(other) is float:
@@ -285,6 +399,14 @@ def mul(input, other) -> Tensor:
 
 
 def div(input, other, *, rounding_mode=None) -> Tensor:
+    """True division (integers give float32); ``rounding_mode`` 'floor' or 'trunc'.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.div(torch.tensor([1, 2]), 2)
+    tensor([0.5000, 1.0000])
+    >>> torch.div(torch.tensor([-3.0, 3.0]), 2, rounding_mode='floor')
+    tensor([-2.,  1.])
+    """
     if rounding_mode is not None:
         out = _t(input)._data / (other._data if isinstance(other, Tensor) else other)
         out = np.floor(out) if rounding_mode == "floor" else np.trunc(out)
@@ -297,6 +419,12 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
 
 
 def pow(input, exponent) -> Tensor:
+    """``input ** exponent``: PowBackward0 (scalar exponent), 1 (tensor), 2 (scalar base).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.pow(torch.tensor([2.0, 3.0], requires_grad=True), 2)
+    tensor([4., 9.], grad_fn=<PowBackward0>)
+    """
     if not isinstance(input, Tensor):
         return apply(O.RPOW, (input, exponent))
     if isinstance(exponent, Tensor):
@@ -305,6 +433,12 @@ def pow(input, exponent) -> Tensor:
 
 
 def neg(input) -> Tensor:
+    """``-input``.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.neg(torch.tensor([1.0, -2.0]))
+    tensor([-1.,  2.])
+    """
     return apply(O.NEG, (input,))
 
 
@@ -329,10 +463,23 @@ abs = _unary(O.ABS)
 log1p = _unary(O.LOG1P)
 expm1 = _unary(O.EXPM1)
 reciprocal = _unary(O.RECIPROCAL)
-square = lambda input: pow(input, 2)  # noqa: E731
+def square(input: Tensor) -> Tensor:
+    """``input ** 2`` (grad_fn ``PowBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.square(torch.tensor([3.0]))
+    tensor([9.])
+    """
+    return pow(input, 2)
 
 
 def clamp(input, min=None, max=None) -> Tensor:
+    """Limit values to ``[min, max]``; inside the range (ends included) the slope is 1.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.clamp(torch.tensor([-1.0, 0.5, 2.0]), min=0, max=1)
+    tensor([0.0000, 0.5000, 1.0000])
+    """
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     return apply(O.CLAMP, (input, min, max))
@@ -342,15 +489,32 @@ clip = clamp
 
 
 def maximum(input, other) -> Tensor:
+    """Elementwise maximum; ties share the slope.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.maximum(torch.tensor([1.0, 5.0]), torch.tensor([3.0, 2.0]))
+    tensor([3., 5.])
+    """
     return apply(O.MAXIMUM, (input, other))
 
 
 def minimum(input, other) -> Tensor:
+    """Elementwise minimum; ties share the slope.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.minimum(torch.tensor([1.0, 5.0]), torch.tensor([3.0, 2.0]))
+    tensor([1., 2.])
+    """
     return apply(O.MINIMUM, (input, other))
 
 
 def matmul(input, other) -> Tensor:
-    """``torch.matmul``, with the grad_fn PyTorch shows for each case (Mm, Mv, Dot...)."""
+    """``torch.matmul``, with the grad_fn PyTorch shows for each case (Mm, Mv, Dot...).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.matmul(torch.ones(2, 3, requires_grad=True), torch.ones(3))
+    tensor([3., 3.], grad_fn=<MvBackward0>)
+    """
     a, b = input._data.ndim, other._data.ndim
     if a == 0 or b == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
@@ -388,7 +552,14 @@ def _dims(dim, ndim):
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
-    """``torch.sum``; integers and bools sum to int64 as in PyTorch."""
+    """``torch.sum``; integers and bools sum to int64 as in PyTorch.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.sum(torch.tensor([[1, 2], [3, 4]]), 0)
+    tensor([4, 6])
+    >>> torch.tensor([True, True]).sum()
+    tensor(2)
+    """
     x = input if dtype is None else input.to(dtype)
     if x._dtype.category < 2 and dtype is None:
         x = x.to(D.int64)
@@ -398,6 +569,12 @@ def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+    """Mean over all elements, or over `dim` (``keepdim`` as in PyTorch).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.mean(torch.tensor([[1.0, 2.0], [3.0, 5.0]]), 1)
+    tensor([1.5000, 4.0000])
+    """
     x = input if dtype is None else input.to(dtype)
     if not (x._dtype.is_floating_point or x._dtype.is_complex):
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
@@ -408,10 +585,24 @@ def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
 
 
 def prod(input, dim=None, keepdim=False) -> Tensor:
+    """Product over all elements or over `dim`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.prod(torch.tensor([2.0, 3.0, 4.0]))
+    tensor(24.)
+    """
     return apply(O.PROD, (input,), {"axis": _dims(dim, input._data.ndim), "keepdims": keepdim})
 
 
 def max(input, dim=None, keepdim=False):
+    """Largest element, or ``(values, indices)`` along `dim`; with a tensor, `maximum`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.max(torch.tensor([1.0, 7.0, 3.0]))
+    tensor(7.)
+    >>> torch.max(torch.tensor([[1.0, 7.0], [4.0, 2.0]]), 1).indices
+    tensor([1, 0])
+    """
     if isinstance(dim, Tensor):
         return maximum(input, dim)
     if dim is None:
@@ -424,6 +615,12 @@ def max(input, dim=None, keepdim=False):
 
 
 def min(input, dim=None, keepdim=False):
+    """Smallest element, or ``(values, indices)`` along `dim`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.min(torch.tensor([4.0, 2.0, 3.0]))
+    tensor(2.)
+    """
     if isinstance(dim, Tensor):
         return minimum(input, dim)
     if dim is None:
@@ -444,14 +641,32 @@ class _MinMax(tuple):
 
 
 def argmax(input, dim=None, keepdim=False) -> Tensor:
+    """Index of the largest element (int64).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.argmax(torch.tensor([1.0, 7.0, 3.0]))
+    tensor(1)
+    """
     return Tensor._wrap(np.asarray(np.argmax(input._data, axis=dim, keepdims=keepdim), np.int64))
 
 
 def argmin(input, dim=None, keepdim=False) -> Tensor:
+    """Index of the smallest element (int64).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.argmin(torch.tensor([1.0, 7.0, -3.0]))
+    tensor(2)
+    """
     return Tensor._wrap(np.asarray(np.argmin(input._data, axis=dim, keepdims=keepdim), np.int64))
 
 
 def where(condition, input, other) -> Tensor:
+    """``input`` where `condition`, else ``other``.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.where(torch.tensor([True, False]), torch.tensor([1.0, 2.0]), torch.tensor([9.0, 9.0]))
+    tensor([1., 9.])
+    """
     cond = condition._data if isinstance(condition, Tensor) else condition
     dt = D.result_type_of((input, other))
     out = apply(O.WHERE, (cond, input, other))
@@ -459,6 +674,12 @@ def where(condition, input, other) -> Tensor:
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Concatenate along `dim` (grad_fn ``CatBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.cat([torch.ones(1), torch.zeros(2)])
+    tensor([1., 0., 0.])
+    """
     tensors = list(tensors)
     dt = D.result_type_of(tensors)
     tensors = [t if t._dtype is dt else t.to(dt) for t in tensors]
@@ -469,10 +690,22 @@ concat = cat
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Stack along a new `dim`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.stack([torch.ones(2), torch.zeros(2)]).shape
+    torch.Size([2, 2])
+    """
     return cat([unsqueeze(t, dim) for t in tensors], dim)
 
 
 def clone(input, *, memory_format=None) -> Tensor:
+    """A copy with its own storage and version counter (grad_fn ``CloneBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.clone(torch.tensor([1.0], requires_grad=True))
+    tensor([1.], grad_fn=<CloneBackward0>)
+    """
     out = apply(O.CLONE, (input,))
     if out._data is input._data or np.shares_memory(out._data, input._data):
         out._data = out._data.copy()
@@ -480,7 +713,12 @@ def clone(input, *, memory_format=None) -> Tensor:
 
 
 def detach(input) -> Tensor:
-    """A tensor sharing storage and version counter, without history."""
+    """A tensor sharing storage and version counter, without history.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.detach(torch.tensor([1.0], requires_grad=True) * 2)
+    tensor([2.])
+    """
     out = Tensor._wrap(input._data)
     out._vc = input._vc
     return out
@@ -497,26 +735,63 @@ def _compare(np_fn):
 
 eq, ne, lt, le, gt, ge = (_compare(f) for f in (np.equal, np.not_equal, np.less, np.less_equal,
                                                   np.greater, np.greater_equal))
+for _fn, _name, _out in ((eq, "eq", "tensor([False,  True])"), (ne, "ne", "tensor([ True, False])"),
+                         (lt, "lt", "tensor([ True, False])"), (le, "le", "tensor([True, True])"),
+                         (gt, "gt", "tensor([False, False])"), (ge, "ge", "tensor([False,  True])")):
+    _fn.__name__ = _fn.__qualname__ = _name
+    _fn.__doc__ = (f"Elementwise comparison ``torch.{_name}`` (bool result, no gradient).\n\n"
+                   f"    >>> import funcgrad.mutable as torch\n"
+                   f"    >>> torch.{_name}(torch.tensor([1, 2]), 2)\n    {_out}\n    ")
 
 
 def equal(input, other) -> bool:
+    """True when shapes and all values are equal.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.equal(torch.ones(2), torch.ones(2))
+    True
+    """
     return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """True when all values are close (``rtol``, ``atol``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.allclose(torch.tensor([1.0]), torch.tensor([1.0 + 1e-9]))
+    True
+    """
     return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    """Elementwise closeness.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.isclose(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.5]))
+    tensor([ True, False])
+    """
     return Tensor._wrap(np.isclose(input._data, other._data, rtol=rtol, atol=atol,
                                    equal_nan=equal_nan))
 
 
 def is_tensor(obj) -> bool:
+    """Whether `obj` is a tensor.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.is_tensor(torch.zeros(1)), torch.is_tensor([0.0])
+    (True, False)
+    """
     return isinstance(obj, Tensor)
 
 
 def numel(input) -> int:
+    """Number of elements.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.numel(torch.zeros(2, 3))
+    6
+    """
     return input._data.size
 
 
@@ -564,6 +839,13 @@ def view(input, *shape) -> Tensor:
 
 
 def reshape(input, *shape) -> Tensor:
+    """A view when the strides allow (``ViewBackward0``), else a copy.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.reshape(torch.arange(6), (2, 3))
+    tensor([[0, 1, 2],
+            [3, 4, 5]])
+    """
     shape = _resolve(_shape_arg(shape), input._data.size)
     data = _view_data(input._data, shape)
     if data is not None:
@@ -573,6 +855,12 @@ def reshape(input, *shape) -> Tensor:
 
 
 def flatten(input, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Flatten dimensions `start_dim`..`end_dim` into one.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.flatten(torch.zeros(2, 3, 4), 1).shape
+    torch.Size([2, 12])
+    """
     shape = input._data.shape
     if not shape:
         return reshape(input, 1)
@@ -586,6 +874,12 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 def contiguous(input, memory_format=None) -> Tensor:
+    """`input` itself if contiguous, else a contiguous copy.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.ones(2, 3).t().contiguous().is_contiguous()
+    True
+    """
     if input._data.flags.c_contiguous:
         return input
     out = clone(input)
@@ -594,6 +888,13 @@ def contiguous(input, memory_format=None) -> Tensor:
 
 
 def t(input) -> Tensor:
+    """Transpose a <= 2-d tensor: a view (``TBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.t(torch.tensor([[1, 2], [3, 4]]))
+    tensor([[1, 3],
+            [2, 4]])
+    """
     nd = input._data.ndim
     if nd > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
@@ -609,6 +910,12 @@ def _dim(dim: int, ndim: int) -> int:
 
 
 def transpose(input, dim0: int, dim1: int) -> Tensor:
+    """Swap two dimensions: a view (``TransposeBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.transpose(torch.zeros(2, 3, 4), 0, 2).shape
+    torch.Size([4, 3, 2])
+    """
     nd = builtins.max(input._data.ndim, 1)
     dim0, dim1 = _dim(dim0, nd), _dim(dim1, nd)
     return view_op(O.TRANSPOSE, input, {"axis1": dim0 % nd, "axis2": dim1 % nd})
@@ -618,6 +925,12 @@ swapaxes = transpose
 
 
 def permute(input, *dims) -> Tensor:
+    """Reorder dimensions: a view (``PermuteBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.permute(torch.zeros(2, 3, 4), (2, 0, 1)).shape
+    torch.Size([4, 2, 3])
+    """
     dims = _shape_arg(dims)
     nd = input._data.ndim
     if len(dims) != nd:
@@ -631,6 +944,13 @@ def permute(input, *dims) -> Tensor:
 
 
 def unsqueeze(input, dim: int) -> Tensor:
+    """Insert a size-1 dimension at `dim`: a view.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.unsqueeze(torch.tensor([1, 2]), 1)
+    tensor([[1],
+            [2]])
+    """
     shape = list(input._data.shape)
     dim = _dim(dim, len(shape) + 1)
     shape.insert(dim, 1)
@@ -638,6 +958,12 @@ def unsqueeze(input, dim: int) -> Tensor:
 
 
 def squeeze(input, dim=None) -> Tensor:
+    """Drop size-1 dimensions (all, or `dim`): a view.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.squeeze(torch.zeros(1, 2, 1)).shape
+    torch.Size([2])
+    """
     shape = input._data.shape
     if dim is not None:
         for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):
@@ -653,6 +979,13 @@ def squeeze(input, dim=None) -> Tensor:
 
 
 def expand(input, *sizes) -> Tensor:
+    """Broadcast size-1 dimensions without copying: a view (``ExpandBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.tensor([[1], [2]]).expand(2, 3)
+    tensor([[1, 1, 1],
+            [2, 2, 2]])
+    """
     sizes = _shape_arg(sizes)
     old = input._data.shape
     lead = len(sizes) - len(old)
@@ -679,6 +1012,12 @@ def expand_as(input, other) -> Tensor:
 
 
 def narrow(input, dim: int, start: int, length: int) -> Tensor:
+    """`length` elements of `dim` from `start`: a view (``SliceBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.narrow(torch.arange(5), 0, 1, 3)
+    tensor([1, 2, 3])
+    """
     dim = _dim(dim, input._data.ndim)
     size = input._data.shape[dim]
     if start < 0:
@@ -690,6 +1029,12 @@ def narrow(input, dim: int, start: int, length: int) -> Tensor:
 
 
 def select(input, dim: int, index: int) -> Tensor:
+    """Index `index` of `dim`, removing the dimension: a view (``SelectBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.select(torch.tensor([[1, 2], [3, 4]]), 1, 0)
+    tensor([1, 3])
+    """
     dim = dim % input._data.ndim
     template = (slice(None),) * dim + (index,)
     return view_op(O.SELECT, input, {"template": template})
@@ -731,6 +1076,12 @@ O._VIEW_BY_IMPL[_diagonal_impl] = O._decl("diagonal", _diagonal_p, "DiagonalBack
 
 
 def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The diagonal (with `offset`) of two dimensions: a view (``DiagonalBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.diagonal(torch.tensor([[1, 2], [3, 4]]))
+    tensor([1, 4])
+    """
     nd = input._data.ndim
     return view_op(O.OPS["diagonal"], input, {"offset": offset, "dim1": dim1 % nd, "dim2": dim2 % nd})
 
@@ -787,6 +1138,12 @@ def _pieces(input, templates, name) -> tuple:
 
 
 def split(input, split_size_or_sections, dim: int = 0) -> tuple:
+    """Views of consecutive chunks of `dim` (one ``SplitBackward0`` node).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.split(torch.arange(5), 2)
+    (tensor([0, 1]), tensor([2, 3]), tensor([4]))
+    """
     dim = _dim(dim, input._data.ndim)
     n = input._data.shape[dim]
     if isinstance(split_size_or_sections, int):
@@ -808,12 +1165,24 @@ def split(input, split_size_or_sections, dim: int = 0) -> tuple:
 
 
 def chunk(input, chunks: int, dim: int = 0) -> tuple:
+    """`chunks` nearly equal views along `dim`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.chunk(torch.arange(4), 2)
+    (tensor([0, 1]), tensor([2, 3]))
+    """
     n = input._data.shape[dim % input._data.ndim]
     size = -(-n // chunks)
     return split(input, size, dim)
 
 
 def unbind(input, dim: int = 0) -> tuple:
+    """Views of each index of `dim` (one ``UnbindBackward0`` node).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.unbind(torch.tensor([[1, 2], [3, 4]]))
+    (tensor([1, 2]), tensor([3, 4]))
+    """
     dim = dim % input._data.ndim
     templates = [(slice(None),) * dim + (i,) for i in range(input._data.shape[dim])]
     return _pieces(input, templates, "UnbindBackward0")
@@ -834,3 +1203,85 @@ def _to(input, *args, **kwargs) -> Tensor:
     if input.requires_grad and not (dt.is_floating_point or dt.is_complex):
         return Tensor._wrap(input._data.astype(dt.np))
     return apply(O.TO_COPY, (input,), {"dtype": dt.np})
+
+
+
+# examples for the generated one-argument functions
+abs.__doc__ = """``torch.abs``; the derivative comes from funcgrad's table.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.abs(torch.tensor([-0.5], requires_grad=True))
+    tensor([0.5000], grad_fn=<AbsBackward0>)
+    """
+cos.__doc__ = """``torch.cos``; the derivative comes from funcgrad's table.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.cos(torch.tensor([0.5], requires_grad=True))
+    tensor([0.8776], grad_fn=<CosBackward0>)
+    """
+exp.__doc__ = """``torch.exp``; the derivative comes from funcgrad's table.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.exp(torch.tensor([0.5], requires_grad=True))
+    tensor([1.6487], grad_fn=<ExpBackward0>)
+    """
+expm1.__doc__ = """``torch.expm1``; the derivative comes from funcgrad's table.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.expm1(torch.tensor([0.5], requires_grad=True))
+    tensor([0.6487], grad_fn=<Expm1Backward0>)
+    """
+log.__doc__ = """``torch.log``; the derivative comes from funcgrad's table.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.log(torch.tensor([0.5], requires_grad=True))
+    tensor([-0.6931], grad_fn=<LogBackward0>)
+    """
+log1p.__doc__ = """``torch.log1p``; the derivative comes from funcgrad's table.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.log1p(torch.tensor([0.5], requires_grad=True))
+    tensor([0.4055], grad_fn=<Log1PBackward0>)
+    """
+reciprocal.__doc__ = """``torch.reciprocal``; the derivative comes from funcgrad's table.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.reciprocal(torch.tensor([0.5], requires_grad=True))
+    tensor([2.], grad_fn=<ReciprocalBackward0>)
+    """
+relu.__doc__ = """``torch.relu``; the derivative comes from funcgrad's table.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.relu(torch.tensor([-0.5, 0.5], requires_grad=True))
+    tensor([0.0000, 0.5000], grad_fn=<ReluBackward0>)
+    """
+sigmoid.__doc__ = """``torch.sigmoid``; the derivative comes from funcgrad's table.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.sigmoid(torch.tensor([0.5], requires_grad=True))
+    tensor([0.6225], grad_fn=<SigmoidBackward0>)
+    """
+sin.__doc__ = """``torch.sin``; the derivative comes from funcgrad's table.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.sin(torch.tensor([0.5], requires_grad=True))
+    tensor([0.4794], grad_fn=<SinBackward0>)
+    """
+sqrt.__doc__ = """``torch.sqrt``; the derivative comes from funcgrad's table.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.sqrt(torch.tensor([0.5], requires_grad=True))
+    tensor([0.7071], grad_fn=<SqrtBackward0>)
+    """
+tan.__doc__ = """``torch.tan``; the derivative comes from funcgrad's table.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.tan(torch.tensor([0.5], requires_grad=True))
+    tensor([0.5463], grad_fn=<TanBackward0>)
+    """
+tanh.__doc__ = """``torch.tanh``; the derivative comes from funcgrad's table.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.tanh(torch.tensor([0.5], requires_grad=True))
+    tensor([0.4621], grad_fn=<TanhBackward0>)
+    """

@@ -16,7 +16,12 @@ POLICIES = ("torch", "strict", "copy-on-write")
 
 
 class MutationPolicyWarning(UserWarning):
-    """Issued when the copy-on-write policy kept a copy of a saved tensor."""
+    """Issued when the copy-on-write policy kept a copy of a saved tensor.
+
+    >>> import funcgrad.mutable as torch
+    >>> issubclass(torch.MutationPolicyWarning, UserWarning)
+    True
+    """
 
 
 @contextlib.contextmanager
