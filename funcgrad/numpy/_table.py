@@ -1314,7 +1314,12 @@ def angle(z, deg=False):
 
 @export(numpy=np.real_if_close)
 def real_if_close(a, tol=100):
-    """Differentiable ``numpy.real_if_close``: the real part when every imaginary part is tiny."""
+    """Differentiable ``numpy.real_if_close``: the real part when every imaginary part is tiny.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.real_if_close(fnp.array([1.0 + 1e-20j])).dtype
+    dtype('float64')
+    """
     if _dtype(a).kind != "c":
         return wrap(a)
     eps = np.finfo(_dtype(a)).eps if tol > 1 else 1.0
@@ -1410,13 +1415,23 @@ public(deg2rad, name="radians", numpy=np.radians)
 
 @export(numpy=np.nan_to_num)
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
-    """Differentiable ``numpy.nan_to_num``: slope 1 where `x` is finite, 0 where replaced."""
+    """Differentiable ``numpy.nan_to_num``: slope 1 where `x` is finite, 0 where replaced.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda x: fnp.sum(fnp.nan_to_num(x)))(fnp.array([1.0, fnp.nan])).tolist()
+    [1.0, 0.0]
+    """
     return wrap(nan_to_num_p(x, nan=nan, posinf=posinf, neginf=neginf))
 
 
 @export(numpy=np.float_power)
 def float_power(x1, x2):
-    """Differentiable ``numpy.float_power``: `power` computed in float64 (complex128)."""
+    """Differentiable ``numpy.float_power``: `power` computed in float64 (complex128).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.float_power(fnp.array([2.0], dtype=fnp.float32), 2).dtype
+    dtype('float64')
+    """
     kind = np.result_type(_dtype(x1), _dtype(x2)).kind
     dtype = np.complex128 if kind == "c" else np.float64
     return wrap(power(astype(x1, dtype), astype(x2, dtype)))
@@ -1552,7 +1567,12 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
 
 @export(numpy=np.ediff1d)
 def ediff1d(ary, to_end=None, to_begin=None):
-    """Differentiable ``numpy.ediff1d``."""
+    """Differentiable ``numpy.ediff1d``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.ediff1d(fnp.array([1.0, 2.0, 4.0])).tolist()
+    [1.0, 2.0]
+    """
     d = diff(ravel(ary))
     parts = [ravel(to_begin)] if to_begin is not None else []
     parts.append(d)
@@ -1563,7 +1583,12 @@ def ediff1d(ary, to_end=None, to_begin=None):
 
 @export(numpy=np.gradient)
 def gradient(f, *varargs, axis=None, edge_order=1):
-    """Differentiable ``numpy.gradient`` with scalar (uniform) spacings."""
+    """Differentiable ``numpy.gradient`` with scalar (uniform) spacings.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.gradient(fnp.array([1.0, 2.0, 4.0, 7.0])).tolist()
+    [1.0, 1.5, 2.5, 3.0]
+    """
     f = asarray(f)
     axes = tuple(range(_ndim(f))) if axis is None else _axes(axis, _ndim(f))
     if not varargs:
@@ -1593,7 +1618,12 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 
 @export(numpy=np.trapezoid)
 def trapezoid(y, x=None, dx=1.0, axis=-1):
-    """Differentiable ``numpy.trapezoid`` (in `y` and in the sample points `x`)."""
+    """Differentiable ``numpy.trapezoid`` (in `y` and in the sample points `x`).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.trapezoid(fnp.array([1.0, 2.0, 3.0])).item()
+    4.0
+    """
     y = asarray(y)
     mids = (_slice_axis(y, axis, 1) + _slice_axis(y, axis, None, -1)) / 2.0
     widths = dx if x is None else diff(x, axis=axis if _ndim(x) > 1 else -1)
@@ -1607,7 +1637,12 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
 # --- statistics ----------------------------------------------------------------------------
 @export(numpy=np.average)
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
-    """Differentiable ``numpy.average`` (in `a` and in `weights`)."""
+    """Differentiable ``numpy.average`` (in `a` and in `weights`).
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda w: fnp.average(fnp.array([1.0, 3.0]), weights=w))(fnp.array([1.0, 1.0])).tolist()
+    [-0.5, 0.5]
+    """
     a = asarray(a)
     if isinstance(axis, list):
         axis = tuple(axis)
@@ -1683,7 +1718,12 @@ _nan_reduction("nanstd", np.nanstd, lambda a, axis, kd, ddof=0: sqrt(_nanvar(a, 
 
 @export(numpy=np.ptp)
 def ptp(a, axis=None, keepdims=False):
-    """Differentiable ``numpy.ptp``: ``max - min`` (ties share the slope)."""
+    """Differentiable ``numpy.ptp``: ``max - min`` (ties share the slope).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.ptp(fnp.array([3.0, -1.0, 2.0])).item()
+    4.0
+    """
     return wrap(max_p(a, axis=axis, keepdims=keepdims) - min_p(a, axis=axis, keepdims=keepdims))
 
 
@@ -1723,7 +1763,12 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
 @export(numpy=np.partition)
 def partition(a, kth, axis=-1, kind="introselect", order=None):
     """Differentiable ``numpy.partition``, through ``numpy.argpartition``'s permutation (the
-    element at each `kth` is NumPy's; the others are ordered as argpartition leaves them)."""
+    element at each `kth` is NumPy's; the others are ordered as argpartition leaves them).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.partition(fnp.array([3.0, 1.0, 2.0]), 1)[1].item()
+    2.0
+    """
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -1799,7 +1844,12 @@ _quantile_fn("nanmedian", np.nanmedian, 1.0, True, fixed_q=0.5)
 
 @export(numpy=np.cov)
 def cov(m, y=None, rowvar=True, bias=False, ddof=None):
-    """Differentiable ``numpy.cov`` (no frequency or analytic weights)."""
+    """Differentiable ``numpy.cov`` (no frequency or analytic weights).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.cov(fnp.array([[0.0, 2.0], [1.0, 3.0]])).tolist()
+    [[2.0, 2.0], [2.0, 2.0]]
+    """
     x = atleast_2d(m)
     if not rowvar and _shape(x)[0] != 1:
         x = transpose(x)
@@ -1817,7 +1867,12 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None):
 
 @export(numpy=np.corrcoef)
 def corrcoef(x, y=None, rowvar=True):
-    """Differentiable ``numpy.corrcoef``."""
+    """Differentiable ``numpy.corrcoef``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.corrcoef(fnp.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])).tolist()
+    [[1.0, -1.0], [-1.0, 1.0]]
+    """
     c = cov(x, y, rowvar)
     if _ndim(c) == 0:
         return wrap(c / c)
@@ -1828,7 +1883,12 @@ def corrcoef(x, y=None, rowvar=True):
 # --- gathering and selecting ---------------------------------------------------------------
 @export(numpy=np.take)
 def take(a, indices, axis=None, out=None, mode=None):
-    """Differentiable ``numpy.take``; the gradient scatters back (repeats accumulate)."""
+    """Differentiable ``numpy.take``; the gradient scatters back (repeats accumulate).
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda x: fnp.sum(fnp.take(x, [0, 0, 2])))(fnp.zeros(3)).tolist()
+    [2.0, 0.0, 1.0]
+    """
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -1842,7 +1902,12 @@ def take(a, indices, axis=None, out=None, mode=None):
 
 @export(numpy=np.take_along_axis)
 def take_along_axis(arr, indices, axis=-1):
-    """Differentiable ``numpy.take_along_axis``."""
+    """Differentiable ``numpy.take_along_axis``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.take_along_axis(fnp.array([[1.0, 2.0], [3.0, 4.0]]), fnp.array([[1], [0]]), 1).tolist()
+    [[2.0], [3.0]]
+    """
     arr = asarray(arr)
     if axis is None:
         arr, axis = ravel(arr), 0
@@ -1863,19 +1928,36 @@ def take_along_axis(arr, indices, axis=-1):
 
 @export(numpy=np.compress)
 def compress(condition, a, axis=None):
-    """Differentiable ``numpy.compress``."""
+    """Differentiable ``numpy.compress``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.compress([True, False, True], fnp.array([1.0, 2.0, 3.0])).tolist()
+    [1.0, 3.0]
+    """
     return take(a, np.flatnonzero(np.asarray(_bottom(condition))), axis)
 
 
 @export(numpy=np.extract)
 def extract(condition, arr):
-    """Differentiable ``numpy.extract``."""
+    """Differentiable ``numpy.extract``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> x = fnp.array([1.0, -2.0, 3.0])
+    >>> fnp.extract(x > 0, x).tolist()
+    [1.0, 3.0]
+    """
     return take(ravel(arr), np.flatnonzero(np.asarray(_bottom(condition))))
 
 
 @export(numpy=np.select)
 def select(condlist, choicelist, default=0):
-    """Differentiable ``numpy.select``: the first true condition picks its choice."""
+    """Differentiable ``numpy.select``: the first true condition picks its choice.
+
+    >>> import funcgrad.numpy as fnp
+    >>> x = fnp.array([-1.0, 2.0])
+    >>> fnp.select([x < 0, x > 0], [-x, x * 10]).tolist()
+    [1.0, 20.0]
+    """
     out = default
     for cond, choice in reversed(list(zip(condlist, choicelist))):
         out = where_p(cond, choice, out)
@@ -1885,7 +1967,12 @@ def select(condlist, choicelist, default=0):
 
 @export(numpy=np.delete)
 def delete(arr, obj, axis=None):
-    """Differentiable ``numpy.delete``."""
+    """Differentiable ``numpy.delete``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.delete(fnp.array([1.0, 2.0, 3.0]), 1).tolist()
+    [1.0, 3.0]
+    """
     arr = asarray(arr)
     if axis is None:
         arr, axis = ravel(arr), 0
@@ -1896,7 +1983,12 @@ def delete(arr, obj, axis=None):
 
 @export(numpy=np.append)
 def append(arr, values, axis=None):
-    """Differentiable ``numpy.append``."""
+    """Differentiable ``numpy.append``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.append(fnp.array([1.0]), fnp.array([[2.0, 3.0]])).tolist()
+    [1.0, 2.0, 3.0]
+    """
     if axis is None:
         return concatenate([ravel(arr), ravel(values)])
     return concatenate([arr, values], axis=axis)
@@ -1905,7 +1997,12 @@ def append(arr, values, axis=None):
 # --- triangles and diagonals ---------------------------------------------------------------
 @export(numpy=np.diagonal)
 def diagonal(a, offset=0, axis1=0, axis2=1):
-    """Differentiable ``numpy.diagonal`` (the diagonal becomes the last axis)."""
+    """Differentiable ``numpy.diagonal`` (the diagonal becomes the last axis).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.diagonal(fnp.array([[1.0, 2.0], [3.0, 4.0]]), 1).tolist()
+    [2.0]
+    """
     a = moveaxis_p(a, (axis1, axis2), (-2, -1))
     rows, cols = _shape(a)[-2:]
     n = builtins.max(0, builtins.min(rows + builtins.min(offset, 0), cols - builtins.max(offset, 0)))
@@ -1916,7 +2013,12 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 
 @export(numpy=np.diag)
 def diag(v, k=0):
-    """Differentiable ``numpy.diag``: a 1-d input builds a matrix, a 2-d one gives a diagonal."""
+    """Differentiable ``numpy.diag``: a 1-d input builds a matrix, a 2-d one gives a diagonal.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.diag(fnp.array([1.0, 2.0])).tolist()
+    [[1.0, 0.0], [0.0, 2.0]]
+    """
     if _ndim(v) == 2:
         return diagonal(v, k)
     if _ndim(v) != 1:
@@ -1930,13 +2032,23 @@ def diag(v, k=0):
 
 @export(numpy=np.diagflat)
 def diagflat(v, k=0):
-    """Differentiable ``numpy.diagflat``."""
+    """Differentiable ``numpy.diagflat``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.diagflat(fnp.array([[1.0], [2.0]])).tolist()
+    [[1.0, 0.0], [0.0, 2.0]]
+    """
     return diag(ravel(v), k)
 
 
 @export(numpy=np.trace)
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    """Differentiable ``numpy.trace``."""
+    """Differentiable ``numpy.trace``.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(fnp.trace)(fnp.zeros((2, 2))).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
     d = diagonal(a, offset, axis1, axis2)
     if dtype is not None:
         d = astype_public(d, dtype)
@@ -1950,20 +2062,35 @@ def _tri_mask(shape, k, lower):
 
 @export(numpy=np.tril)
 def tril(m, k=0):
-    """Differentiable ``numpy.tril``."""
+    """Differentiable ``numpy.tril``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.tril(fnp.ones((2, 2))).tolist()
+    [[1.0, 0.0], [1.0, 1.0]]
+    """
     return wrap(where_p(_tri_mask(_shape(m), k, True), m, 0))
 
 
 @export(numpy=np.triu)
 def triu(m, k=0):
-    """Differentiable ``numpy.triu``."""
+    """Differentiable ``numpy.triu``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.triu(fnp.ones((2, 2))).tolist()
+    [[1.0, 1.0], [0.0, 1.0]]
+    """
     return wrap(where_p(_tri_mask(_shape(m), k, False), m, 0))
 
 
 # --- rearranging ---------------------------------------------------------------------------
 @export(numpy=np.flip)
 def flip(m, axis=None):
-    """Differentiable ``numpy.flip``."""
+    """Differentiable ``numpy.flip``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.flip(fnp.array([1.0, 2.0, 3.0])).tolist()
+    [3.0, 2.0, 1.0]
+    """
     m = asarray(m)
     axes = _axes(axis, _ndim(m))
     return wrap(getitem(m, tuple(slice(None, None, -1) if d in axes else slice(None)
@@ -1972,19 +2099,34 @@ def flip(m, axis=None):
 
 @export(numpy=np.fliplr)
 def fliplr(m):
-    """Differentiable ``numpy.fliplr``."""
+    """Differentiable ``numpy.fliplr``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.fliplr(fnp.array([[1.0, 2.0]])).tolist()
+    [[2.0, 1.0]]
+    """
     return flip(m, 1)
 
 
 @export(numpy=np.flipud)
 def flipud(m):
-    """Differentiable ``numpy.flipud``."""
+    """Differentiable ``numpy.flipud``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.flipud(fnp.array([[1.0], [2.0]])).tolist()
+    [[2.0], [1.0]]
+    """
     return flip(m, 0)
 
 
 @export(numpy=np.rot90)
 def rot90(m, k=1, axes=(0, 1)):
-    """Differentiable ``numpy.rot90``."""
+    """Differentiable ``numpy.rot90``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.rot90(fnp.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+    [[2.0, 4.0], [1.0, 3.0]]
+    """
     m = asarray(m)
     k %= 4
     if k == 0:
@@ -2001,7 +2143,12 @@ def rot90(m, k=1, axes=(0, 1)):
 
 @export(numpy=np.roll)
 def roll(a, shift, axis=None):
-    """Differentiable ``numpy.roll``."""
+    """Differentiable ``numpy.roll``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.roll(fnp.array([1.0, 2.0, 3.0]), 1).tolist()
+    [3.0, 1.0, 2.0]
+    """
     a = asarray(a)
     if axis is None:
         return wrap(reshape(roll(ravel(a), shift, 0), _shape(a)))
@@ -2015,7 +2162,12 @@ def roll(a, shift, axis=None):
 
 @export(numpy=np.rollaxis)
 def rollaxis(a, axis, start=0):
-    """Differentiable ``numpy.rollaxis``."""
+    """Differentiable ``numpy.rollaxis``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.rollaxis(fnp.ones((2, 3, 4)), 2).shape
+    (4, 2, 3)
+    """
     n = _ndim(a)
     axis %= n
     if start < 0:
@@ -2031,7 +2183,12 @@ def rollaxis(a, axis, start=0):
 
 @export(numpy=np.tile)
 def tile(A, reps):
-    """Differentiable ``numpy.tile``."""
+    """Differentiable ``numpy.tile``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.tile(fnp.array([1.0, 2.0]), 2).tolist()
+    [1.0, 2.0, 1.0, 2.0]
+    """
     A = asarray(A)
     reps = (reps,) if isinstance(reps, (int, np.integer)) else tuple(reps)
     d = builtins.max(_ndim(A), len(reps))
@@ -2044,7 +2201,12 @@ def tile(A, reps):
 
 @export(numpy=np.repeat)
 def repeat(a, repeats, axis=None):
-    """Differentiable ``numpy.repeat``."""
+    """Differentiable ``numpy.repeat``.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda x: fnp.sum(fnp.repeat(x, [1, 3])))(fnp.zeros(2)).tolist()
+    [1.0, 3.0]
+    """
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -2059,7 +2221,12 @@ def repeat(a, repeats, axis=None):
 
 @export(numpy=np.pad)
 def pad(array, pad_width, mode="constant", **kwargs):
-    """Differentiable ``numpy.pad`` for the modes constant, edge, reflect, symmetric and wrap."""
+    """Differentiable ``numpy.pad`` for the modes constant, edge, reflect, symmetric and wrap.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.pad(fnp.array([1.0, 2.0]), 1, mode="reflect").tolist()
+    [2.0, 1.0, 2.0, 1.0]
+    """
     array = asarray(array)
     nd = _ndim(array)
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.intp), (nd, 2))
@@ -2097,25 +2264,45 @@ def _split(ary, indices_or_sections, axis, equal):
 
 @export(numpy=np.split)
 def split(ary, indices_or_sections, axis=0):
-    """Differentiable ``numpy.split``: a list of arrays."""
+    """Differentiable ``numpy.split``: a list of arrays.
+
+    >>> import funcgrad.numpy as fnp
+    >>> [p.tolist() for p in fnp.split(fnp.array([1.0, 2.0, 3.0, 4.0]), 2)]
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
     return _split(ary, indices_or_sections, axis, True)
 
 
 @export(numpy=np.array_split)
 def array_split(ary, indices_or_sections, axis=0):
-    """Differentiable ``numpy.array_split``."""
+    """Differentiable ``numpy.array_split``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> [p.tolist() for p in fnp.array_split(fnp.array([1.0, 2.0, 3.0]), 2)]
+    [[1.0, 2.0], [3.0]]
+    """
     return _split(ary, indices_or_sections, axis, False)
 
 
 @export(numpy=np.hsplit)
 def hsplit(ary, indices_or_sections):
-    """Differentiable ``numpy.hsplit``."""
+    """Differentiable ``numpy.hsplit``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> [p.shape for p in fnp.hsplit(fnp.ones((2, 4)), 2)]
+    [(2, 2), (2, 2)]
+    """
     return _split(ary, indices_or_sections, 1 if _ndim(ary) > 1 else 0, True)
 
 
 @export(numpy=np.vsplit)
 def vsplit(ary, indices_or_sections):
-    """Differentiable ``numpy.vsplit``."""
+    """Differentiable ``numpy.vsplit``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> [p.shape for p in fnp.vsplit(fnp.ones((4, 2)), 2)]
+    [(2, 2), (2, 2)]
+    """
     if _ndim(ary) < 2:
         raise ValueError("vsplit only works on arrays of 2 or more dimensions")
     return _split(ary, indices_or_sections, 0, True)
@@ -2123,7 +2310,12 @@ def vsplit(ary, indices_or_sections):
 
 @export(numpy=np.dsplit)
 def dsplit(ary, indices_or_sections):
-    """Differentiable ``numpy.dsplit``."""
+    """Differentiable ``numpy.dsplit``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> [p.shape for p in fnp.dsplit(fnp.ones((1, 1, 4)), 2)]
+    [(1, 1, 2), (1, 1, 2)]
+    """
     if _ndim(ary) < 3:
         raise ValueError("dsplit only works on arrays of 3 or more dimensions")
     return _split(ary, indices_or_sections, 2, True)
@@ -2131,7 +2323,12 @@ def dsplit(ary, indices_or_sections):
 
 @export(numpy=np.atleast_3d)
 def atleast_3d(a):
-    """Differentiable ``numpy.atleast_3d``."""
+    """Differentiable ``numpy.atleast_3d``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.atleast_3d(fnp.ones(3)).shape
+    (1, 3, 1)
+    """
     shape = _shape(a)
     new = {0: (1, 1, 1), 1: (1,) + tuple(shape) + (1,), 2: tuple(shape) + (1,)}.get(len(shape))
     return wrap(a) if new is None else wrap(reshape(a, new))
@@ -2139,19 +2336,34 @@ def atleast_3d(a):
 
 @export(numpy=np.dstack)
 def dstack(tup):
-    """Differentiable ``numpy.dstack``."""
+    """Differentiable ``numpy.dstack``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.dstack([fnp.ones((2, 2)), fnp.ones((2, 2))]).shape
+    (2, 2, 2)
+    """
     return concatenate([atleast_3d(a) for a in tup], axis=2)
 
 
 @export(numpy=np.column_stack)
 def column_stack(tup):
-    """Differentiable ``numpy.column_stack``."""
+    """Differentiable ``numpy.column_stack``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.column_stack([fnp.array([1.0, 2.0]), fnp.array([3.0, 4.0])]).tolist()
+    [[1.0, 3.0], [2.0, 4.0]]
+    """
     return concatenate([reshape(a, (-1, 1)) if _ndim(a) < 2 else a for a in tup], axis=1)
 
 
 @export(numpy=np.meshgrid)
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
-    """Differentiable ``numpy.meshgrid``: a tuple of arrays."""
+    """Differentiable ``numpy.meshgrid``: a tuple of arrays.
+
+    >>> import funcgrad.numpy as fnp
+    >>> [g.shape for g in fnp.meshgrid(fnp.ones(2), fnp.ones(3))]
+    [(3, 2), (3, 2)]
+    """
     n = len(xi)
     outs = []
     for i, x in enumerate(xi):
@@ -2168,38 +2380,68 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 
 @export(numpy=np.broadcast_arrays)
 def broadcast_arrays(*args):
-    """Differentiable ``numpy.broadcast_arrays``: a tuple of arrays."""
+    """Differentiable ``numpy.broadcast_arrays``: a tuple of arrays.
+
+    >>> import funcgrad.numpy as fnp
+    >>> [a.shape for a in fnp.broadcast_arrays(fnp.ones((2, 1)), fnp.ones(3))]
+    [(2, 3), (2, 3)]
+    """
     full = np.broadcast_shapes(*[_shape(a) for a in args])
     return tuple(wrap(broadcast_to(a, full)) for a in args)
 
 
 @export(numpy=np.copy)
 def copy(a, order="K", subok=False):
-    """``numpy.copy``; arrays are immutable, so this is the identity (slope 1)."""
+    """``numpy.copy``; arrays are immutable, so this is the identity (slope 1).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.copy([1.0, 2.0]).tolist()
+    [1.0, 2.0]
+    """
     return asarray(a)
 
 
 @export(numpy=np.matrix_transpose)
 def matrix_transpose(x):
-    """Differentiable ``numpy.matrix_transpose``: swaps the last two axes."""
+    """Differentiable ``numpy.matrix_transpose``: swaps the last two axes.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.matrix_transpose(fnp.ones((4, 2, 3))).shape
+    (4, 3, 2)
+    """
     return wrap(swapaxes_p(x, -1, -2))
 
 
 @export(numpy=np.permute_dims)
 def permute_dims(a, axes=None):
-    """Differentiable ``numpy.permute_dims`` (``transpose``)."""
+    """Differentiable ``numpy.permute_dims`` (``transpose``).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.permute_dims(fnp.ones((2, 3, 4)), (2, 0, 1)).shape
+    (4, 2, 3)
+    """
     return wrap(transpose(a, None if axes is None else tuple(axes)))
 
 
 @export(numpy=np.concat)
 def concat(arrays, axis=0):
-    """Differentiable ``numpy.concat`` (``concatenate``)."""
+    """Differentiable ``numpy.concat`` (``concatenate``).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.concat([fnp.ones(1), fnp.zeros(1)]).tolist()
+    [1.0, 0.0]
+    """
     return concatenate(arrays, axis=axis)
 
 
 @export(numpy=np.unstack)
 def unstack(x, axis=0):
-    """Differentiable ``numpy.unstack``: a tuple of the slices along `axis`."""
+    """Differentiable ``numpy.unstack``: a tuple of the slices along `axis`.
+
+    >>> import funcgrad.numpy as fnp
+    >>> [u.tolist() for u in fnp.unstack(fnp.array([[1.0, 2.0], [3.0, 4.0]]), axis=1)]
+    [[1.0, 3.0], [2.0, 4.0]]
+    """
     x = asarray(x)
     axis %= _ndim(x)
     return tuple(wrap(getitem(x, (slice(None),) * axis + (i,))) for i in range(_shape(x)[axis]))
@@ -2345,7 +2587,12 @@ def _sublist_to_subscripts(operands):
 
 @export(numpy=np.tensordot)
 def tensordot(a, b, axes=2):
-    """Differentiable ``numpy.tensordot``."""
+    """Differentiable ``numpy.tensordot``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.tensordot(fnp.ones((2, 3)), fnp.ones((3, 4)), axes=1).shape
+    (2, 4)
+    """
     na, nb = _ndim(a), _ndim(b)
     if np.ndim(axes) == 0:
         axes = (list(range(na - axes, na)), list(range(axes)))
@@ -2360,7 +2607,12 @@ def tensordot(a, b, axes=2):
 
 @export(numpy=np.kron)
 def kron(a, b):
-    """Differentiable ``numpy.kron``."""
+    """Differentiable ``numpy.kron``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.kron(fnp.array([1.0, 2.0]), fnp.array([1.0, 10.0])).tolist()
+    [1.0, 10.0, 2.0, 20.0]
+    """
     a, b = asarray(a), asarray(b)
     nd = builtins.max(_ndim(a), _ndim(b))
     sa = (1,) * (nd - _ndim(a)) + tuple(_shape(a))
@@ -2372,7 +2624,12 @@ def kron(a, b):
 
 @export(numpy=np.cross)
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    """Differentiable ``numpy.cross`` of 3-vectors (and 2-vectors, giving the z component)."""
+    """Differentiable ``numpy.cross`` of 3-vectors (and 2-vectors, giving the z component).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.cross(fnp.array([0.0, 0.0, 1.0]), fnp.array([1.0, 0.0, 0.0])).tolist()
+    [0.0, 1.0, 0.0]
+    """
     if axis is not None:
         axisa = axisb = axisc = axis
     a = moveaxis_p(asarray(a), axisa, -1)
@@ -2410,14 +2667,24 @@ def _conv_mode(full, n, m, mode):
 
 @export(numpy=np.convolve)
 def convolve(a, v, mode="full"):
-    """Differentiable ``numpy.convolve`` (1-d)."""
+    """Differentiable ``numpy.convolve`` (1-d).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.convolve(fnp.array([1.0, 2.0]), fnp.array([1.0, 1.0])).tolist()
+    [1.0, 3.0, 2.0]
+    """
     a, v = asarray(a), asarray(v)
     return wrap(_conv_mode(_full_convolve(a, v), _shape(a)[0], _shape(v)[0], mode))
 
 
 @export(numpy=np.correlate)
 def correlate(a, v, mode="valid"):
-    """Differentiable ``numpy.correlate`` (1-d)."""
+    """Differentiable ``numpy.correlate`` (1-d).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.correlate(fnp.array([1.0, 2.0, 3.0]), fnp.array([1.0, 1.0])).tolist()
+    [3.0, 5.0]
+    """
     a, v = asarray(a), asarray(v)
     full = _full_convolve(a, flip(_conj(v)))
     return wrap(_conv_mode(full, _shape(a)[0], _shape(v)[0], mode))
@@ -2425,7 +2692,12 @@ def correlate(a, v, mode="valid"):
 
 @export(numpy=np.polyval)
 def polyval(p, x):
-    """Differentiable ``numpy.polyval`` (in the coefficients and in `x`), by Horner's rule."""
+    """Differentiable ``numpy.polyval`` (in the coefficients and in `x`), by Horner's rule.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda x: fnp.polyval(fnp.array([1.0, 0.0, 0.0]), x))(3.0).item()  # d(x**2)
+    6.0
+    """
     p = asarray(p)
     out = zeros_like_p(x) if _ndim(x) else 0.0
     for i in range(_shape(p)[0]):
@@ -2435,7 +2707,12 @@ def polyval(p, x):
 
 @export(numpy=np.interp)
 def interp(x, xp, fp, left=None, right=None, period=None):
-    """Differentiable ``numpy.interp`` in `x` and `fp` (the sample points `xp` are constants)."""
+    """Differentiable ``numpy.interp`` in `x` and `fp` (the sample points `xp` are constants).
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda x: fnp.interp(x, fnp.array([0.0, 1.0]), fnp.array([0.0, 2.0])))(0.25).item()
+    2.0
+    """
     if period is not None:
         raise NotImplementedError("funcgrad.numpy.interp: period= is not supported")
     if isinstance(xp, Tracer):
@@ -2457,13 +2734,23 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 
 @export(numpy=np.vecdot)
 def vecdot(x1, x2, axis=-1):
-    """Differentiable ``numpy.vecdot``: ``sum(conj(x1) * x2, axis)``."""
+    """Differentiable ``numpy.vecdot``: ``sum(conj(x1) * x2, axis)``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.vecdot(fnp.array([1j, 1.0]), fnp.array([1j, 2.0])).item()
+    (3+0j)
+    """
     return wrap(sum_p(_conj(x1) * x2, axis=axis))
 
 
 @export(numpy=np.full)
 def full(shape, fill_value, dtype=None, order="C"):
-    """``numpy.full``, differentiable in `fill_value` (its gradient sums the cotangent)."""
+    """``numpy.full``, differentiable in `fill_value` (its gradient sums the cotangent).
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda v: fnp.sum(fnp.full((2, 3), v)))(1.0).item()
+    6.0
+    """
     value = asarray(fill_value) if dtype is None else astype_public(fill_value, dtype)
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     return wrap(broadcast_to(value, shape))
@@ -2471,7 +2758,12 @@ def full(shape, fill_value, dtype=None, order="C"):
 
 @export(numpy=np.full_like)
 def full_like(a, fill_value, dtype=None, shape=None):
-    """``numpy.full_like``, differentiable in `fill_value` (not in `a`, whose values are unused)."""
+    """``numpy.full_like``, differentiable in `fill_value` (not in `a`, whose values are unused).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.full_like(fnp.zeros(2), 7.0).tolist()
+    [7.0, 7.0]
+    """
     dtype = _dtype(a) if dtype is None else dtype
     return full(_shape(a) if shape is None else shape, fill_value, dtype)
 
