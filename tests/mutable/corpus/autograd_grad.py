@@ -5,6 +5,14 @@ def _err(e):
     return [type(e).__name__, str(e)]
 
 
+def _attempt(fn):
+    try:
+        fn()
+        return None
+    except (RuntimeError, IndexError, TypeError, ValueError) as e:
+        return _err(e)
+
+
 def grad_of_scalar(torch, nn):
     x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
     (g,) = torch.autograd.grad((x * x).sum(), x)
@@ -143,3 +151,10 @@ def grad_inputs_in_given_order(torch, nn):
     y = torch.tensor(2.0, requires_grad=True)
     gs = torch.autograd.grad(x * y, [y, x])
     return [g.item() for g in gs]
+
+
+def autograd_grad_mismatched_grad_outputs(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    return [_attempt(lambda: torch.autograd.grad([y], [x], grad_outputs=[torch.ones(2), torch.ones(2)])),
+            _attempt(lambda: torch.autograd.grad(y, x, grad_outputs=torch.ones(3)))]

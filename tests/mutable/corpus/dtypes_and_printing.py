@@ -294,3 +294,51 @@ def setitem_float64_value_into_float32(torch, nn):
 
 def bool_tensor_from_floats(torch, nn):
     return [torch.tensor([0.0, 0.5], dtype=torch.bool).tolist(), torch.tensor([2.7, -1.2], dtype=torch.int64).tolist()]
+
+
+def arange_variants(torch, nn):
+    return [torch.arange(0, 1, 0.1).tolist(), torch.arange(1, 0, -0.25).tolist(), str(torch.arange(1, 0, -0.25).dtype),
+            torch.arange(5, 1, -2).tolist(), torch.arange(0).tolist(), str(torch.arange(3, dtype=torch.float64).dtype)]
+
+
+def arange_bad_step(torch, nn):
+    return [_attempt(lambda: torch.arange(0, 5, 0)), _attempt(lambda: torch.arange(5, 0, 1))]
+
+
+def size_comparisons(torch, nn):
+    x = torch.zeros(2, 3)
+    return [x.shape == (2, 3), x.size() == torch.zeros(2, 3).shape, x.shape[0], type(x.shape[0]).__name__,
+            len(x.shape), list(x.shape[1:]), isinstance(x.shape, tuple)]
+
+
+def tensor_of_float64_dtype_from_ints(torch, nn):
+    t = torch.tensor([1, 2], dtype=torch.float64)
+    return [t.tolist(), repr(t), t.numpy().dtype.name, torch.tensor([1, 2]).numpy().dtype.name, torch.tensor([True]).numpy().dtype.name]
+
+
+def constructors_with_bad_input(torch, nn):
+    return [_attempt(lambda: torch.tensor("abc")), _attempt(lambda: torch.tensor([1, "a"])),
+            _attempt(lambda: torch.tensor([[1], 2])), _attempt(lambda: torch.zeros(-1))]
+
+
+def large_int_item(torch, nn):
+    x = torch.tensor([2 ** 40 + 1])
+    return [x.item(), x.tolist(), (x * 2).item()]
+
+
+def rand_dtype_float64_and_randn_requires_grad(torch, nn):
+    torch.manual_seed(1)
+    a = torch.rand(3, dtype=torch.float64)
+    b = torch.randn(2, 2, requires_grad=True)
+    c = torch.rand((2, 1))
+    return [str(a.dtype), b.requires_grad, b.is_leaf, list(c.shape)]
+
+
+def item_of_bool_and_int_ops(torch, nn):
+    return [torch.tensor(True).item(), (torch.tensor(3) > 2).item(), torch.tensor([7]).item(),
+            type(torch.tensor([7]).item()).__name__]
+
+
+def float_conversion_methods(torch, nn):
+    x = torch.tensor(2.5, requires_grad=True)
+    return [float(x), int(torch.tensor(3.9)), int(torch.tensor(-3.9)), bool(torch.tensor(0.0))]

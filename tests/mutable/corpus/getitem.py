@@ -184,3 +184,8 @@ def index_zero_dim_fails(torch, nn):
         return None
     except IndexError as e:
         return _err(e)
+
+
+def chained_list_indexing(torch, nn):
+    x = torch.arange(9.0).reshape(3, 3)
+    return [x[[0, 2]][:, [1]].tolist(), x[[0, 2], :].tolist()]

@@ -5,6 +5,14 @@ def _err(e):
     return [type(e).__name__, str(e)]
 
 
+def _attempt(fn):
+    try:
+        fn()
+        return None
+    except (RuntimeError, IndexError, TypeError, ValueError) as e:
+        return _err(e)
+
+
 def _inplace(torch, apply, values=(0.5, 1.0, 2.0)):
     x = torch.tensor(list(values), requires_grad=True)
     y = x * 1
@@ -169,3 +177,8 @@ def inplace_twice_on_saved_output_in_chain(torch, nn):
     z = y.sum()
     z.backward()
     return [type(y.grad_fn).__name__, y._version, x.grad.tolist()]
+
+
+def inplace_on_broadcast_result_shape(torch, nn):
+    x = torch.zeros(2, 1)
+    return _attempt(lambda: x.mul_(torch.ones(2, 3)))

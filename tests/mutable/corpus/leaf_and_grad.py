@@ -394,3 +394,7 @@ def backward_scalar_gradient_on_1elem(torch, nn):
     x = torch.tensor([1.0], requires_grad=True)
     y = x * 2
     return _attempt(lambda: y.backward(torch.tensor(2.0)))
+
+
+def parameter_of_int_tensor(torch, nn):
+    return _attempt(lambda: nn.Parameter(torch.tensor([1, 2])))

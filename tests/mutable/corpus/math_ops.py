@@ -5,6 +5,14 @@ def _err(e):
     return [type(e).__name__, str(e)]
 
 
+def _attempt(fn):
+    try:
+        fn()
+        return None
+    except (RuntimeError, IndexError, TypeError, ValueError) as e:
+        return _err(e)
+
+
 def _unary(torch, name, values):
     x = torch.tensor(values, requires_grad=True)
     y = getattr(x, name)()
@@ -303,3 +311,111 @@ def clamp_min_only_method_on_leaf(torch, nn):
     y = x.clamp(0)
     y.sum().backward()
     return [y.tolist(), type(y.grad_fn).__name__, x.grad.tolist()]
+
+
+def unary_float_ops_on_int_tensors(torch, nn):
+    x = torch.tensor([1, 4])
+    return [[str(t.dtype), t.tolist()] for t in (x.exp(), x.sqrt(), x.sigmoid(), x.tanh(), x.log(), x.abs(), -x, x.relu(), x.clamp(min=2), x.pow(2), x.float())]
+
+
+def mean_of_bool_fails(torch, nn):
+    return _attempt(lambda: torch.tensor([True, False]).mean())
+
+
+def exp_overflow_float32(torch, nn):
+    x = torch.tensor([100.0, -200.0], requires_grad=True)
+    y = x.exp()
+    y.sum().backward()
+    return [y.tolist(), x.grad.tolist(), torch.tensor([100.0], dtype=torch.float64).exp().tolist()]
+
+
+def sqrt_of_negative(torch, nn):
+    x = torch.tensor([-4.0, 4.0], requires_grad=True)
+    y = x.sqrt()
+    y.sum().backward()
+    return [y.tolist(), x.grad.tolist()]
+
+
+def clamp_min_greater_than_max(torch, nn):
+    x = torch.tensor([0.0, 5.0, 10.0], requires_grad=True)
+    y = x.clamp(min=6.0, max=4.0)
+    y.sum().backward()
+    return [y.tolist(), x.grad.tolist()]
+
+
+def pow_zero_exponent_and_zero_base(torch, nn):
+    x = torch.tensor([0.0, 2.0], requires_grad=True)
+    y = x ** 0
+    y.sum().backward()
+    g0 = x.grad.tolist()
+    x.grad = None
+    z = x ** 1.5
+    z.sum().backward()
+    return [y.tolist(), g0, z.tolist(), x.grad.tolist()]
+
+
+def add_string_fails(torch, nn):
+    return _attempt(lambda: torch.tensor([1.0]) + "a")
+
+
+def matmul_zero_dim_fails(torch, nn):
+    return _attempt(lambda: torch.tensor(2.0) @ torch.tensor([1.0]))
+
+
+def batched_matmul_broadcast(torch, nn):
+    a = torch.arange(12.0).reshape(3, 1, 2, 2).requires_grad_()
+    b = torch.arange(8.0).reshape(2, 2, 2).requires_grad_()
+    y = a @ b
+    y.sum().backward()
+    return [list(y.shape), y.sum().item(), a.grad.sum().item(), b.grad.tolist()]
+
+
+def matmul_vector_batched(torch, nn):
+    a = torch.arange(12.0).reshape(3, 2, 2).requires_grad_()
+    v = torch.tensor([1.0, -1.0], requires_grad=True)
+    y = a @ v
+    y.sum().backward()
+    return [y.tolist(), v.grad.tolist(), type(y.grad_fn).__name__]
+
+
+def keepdim_negative_dims(torch, nn):
+    x = torch.arange(24.0).reshape(2, 3, 4).requires_grad_()
+    y = x.sum(-2, keepdim=True)
+    z = x.mean((0, -1))
+    (y.sum() + z.sum()).backward()
+    return [list(y.shape), z.tolist(), x.grad[1, 2].tolist()]
+
+
+def compare_int_float_and_scalars(torch, nn):
+    i = torch.tensor([1, 2, 3])
+    f = torch.tensor([1.5, 2.0, 2.5])
+    return [(i > f).tolist(), (i == 2).tolist(), (f != 2.0).tolist(), (i >= f).tolist(), (2 < i).tolist()]
+
+
+def relu_on_bool_fails(torch, nn):
+    return _attempt(lambda: torch.tensor([True]).relu())
+
+
+def sigmoid_extremes(torch, nn):
+    x = torch.tensor([-100.0, 100.0], requires_grad=True)
+    y = x.sigmoid()
+    y.sum().backward()
+    return [y.tolist(), x.grad.tolist()]
+
+
+def tanh_grad_float64(torch, nn):
+    x = torch.tensor([0.3], dtype=torch.float64, requires_grad=True)
+    y = x.tanh()
+    y.backward(torch.ones(1, dtype=torch.float64))
+    return [y.item(), x.grad.item(), repr(y)]
+
+
+def grad_fn_for_ops_with_int_scalar(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    return [type(t.grad_fn).__name__ for t in (x + 1, 1 + x, x - 1, 1 - x, x * 2, 2 * x, x / 2, 2 / x, x ** 2, 2 ** x, x + x, x - x)]
+
+
+def grad_fn_for_tensor_ops(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = torch.tensor([3.0, 4.0], requires_grad=True)
+    return [type(t.grad_fn).__name__ for t in (x + y, x - y, x * y, x / y, x ** y, x @ y, torch.matmul(x, y))]

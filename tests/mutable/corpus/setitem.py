@@ -5,6 +5,14 @@ def _err(e):
     return [type(e).__name__, str(e)]
 
 
+def _attempt(fn):
+    try:
+        fn()
+        return None
+    except (RuntimeError, IndexError, TypeError, ValueError) as e:
+        return _err(e)
+
+
 def _assign(torch, index, value=-1.0):
     x = torch.arange(12.0).reshape(3, 4)
     x[index] = value
@@ -305,3 +313,26 @@ def slice_iadd_grad(torch, nn):
     y[1:] += y[:2] * 1
     y.sum().backward()
     return [y.tolist(), type(y.grad_fn).__name__, x.grad.tolist(), y._version]
+
+
+def setitem_with_tensor_of_other_dtype(torch, nn):
+    x = torch.zeros(3, dtype=torch.long)
+    x[:] = torch.tensor([1.7, -1.7, 2.2])
+    y = torch.zeros(2)
+    y[:] = torch.tensor([True, False])
+    return [x.tolist(), y.tolist()]
+
+
+def setitem_broadcast_from_smaller_rank(torch, nn):
+    x = torch.zeros(2, 2, 3)
+    x[:, 0] = torch.tensor([1.0, 2.0, 3.0])
+    x[1, :, 2] = torch.tensor([9.0])
+    return x.tolist()
+
+
+def setitem_on_expanded_fails(torch, nn):
+    x = torch.zeros(1, 3).expand(2, 3)
+
+    def assign():
+        x[0, 0] = 1
+    return _attempt(assign)

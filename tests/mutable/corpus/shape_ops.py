@@ -5,6 +5,14 @@ def _err(e):
     return [type(e).__name__, str(e)]
 
 
+def _attempt(fn):
+    try:
+        fn()
+        return None
+    except (RuntimeError, IndexError, TypeError, ValueError) as e:
+        return _err(e)
+
+
 def _through(torch, op):
     x = torch.arange(1.0, 7.0).reshape(2, 3).requires_grad_()
     y = op(x)
@@ -252,3 +260,43 @@ def view_two_minus_one(torch, nn):
         return None
     except RuntimeError as e:
         return _err(e)
+
+
+def dim_out_of_range_errors(torch, nn):
+    x = torch.zeros(2)
+    return [_attempt(lambda: x.sum(dim=5)), _attempt(lambda: x.unsqueeze(5)), _attempt(lambda: x.mean(-3)),
+            _attempt(lambda: x.split(1, dim=2)), _attempt(lambda: x.narrow(1, 0, 1))]
+
+
+def permute_duplicate_dims(torch, nn):
+    return _attempt(lambda: torch.zeros(2, 3).permute(0, 0))
+
+
+def diagonal_3d_dims(torch, nn):
+    x = torch.arange(1.0, 13.0).reshape(2, 2, 3).requires_grad_()
+    y = x.diagonal(0, 0, 1)
+    z = x.diagonal(offset=-1, dim1=1, dim2=2)
+    (y.sum() + 10 * z.sum()).backward()
+    return [y.tolist(), z.tolist(), x.grad.tolist()]
+
+
+def flatten_start_end(torch, nn):
+    x = torch.zeros(2, 3, 4, 5)
+    return [list(x.flatten(1, 2).shape), list(x.flatten(-2).shape), list(x.flatten(0, -1).shape), list(torch.tensor(3.0).flatten().shape)]
+
+
+def narrow_negative_start(torch, nn):
+    x = torch.arange(6.0)
+    return [x.narrow(0, -3, 2).tolist(), list(torch.zeros(3, 4).narrow(-1, 1, 3).shape)]
+
+
+def transpose_same_dim_and_negative_permute(torch, nn):
+    x = torch.arange(6.0).reshape(2, 3).requires_grad_()
+    y = x.transpose(1, 1)
+    z = x.permute(-1, -2)
+    return [y.tolist(), type(y.grad_fn).__name__, z.tolist(), type(z.grad_fn).__name__]
+
+
+def chunk_dim1_and_uneven(torch, nn):
+    x = torch.arange(10.0).reshape(2, 5)
+    return [[p.tolist() for p in x.chunk(2, dim=1)], [list(p.shape) for p in x.chunk(4, 1)]]
