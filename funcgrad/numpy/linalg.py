@@ -164,7 +164,7 @@ def slogdet(a):
 def _phi(x):
     """Lower triangle with the diagonal halved."""
     n = _shape(x)[-1]
-    return where_p(np.tri(n, dtype=bool), x, 0) * np.where(np.eye(n, dtype=bool), 0.5, 1.0)
+    return where_p(np.tri(n, k=-1, dtype=bool), x, 0) + where_p(np.eye(n, dtype=bool), 0.5 * x, 0)
 
 
 def _cholesky_vjp(ct, out, x):
