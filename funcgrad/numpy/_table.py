@@ -1384,6 +1384,8 @@ signbit = ns.exports["signbit"].primitive
 trunc = ns.exports["trunc"].primitive
 ceil = ns.exports["ceil"].primitive
 
+# Primitives rather than composites: sqrt(x*x + y*y) overflows where hypot does not, and a
+# stable logaddexp or arctan2 built from other functions costs several passes and a where.
 logaddexp = elementwise("logaddexp", np.logaddexp, lambda out, x, y: exp(x - out),
                         lambda out, x, y: exp(y - out))
 logaddexp2 = elementwise("logaddexp2", np.logaddexp2, lambda out, x, y: exp2(x - out),
