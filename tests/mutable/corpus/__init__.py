@@ -119,7 +119,28 @@ def differences(expected: Any, actual: Any, where: str = "result") -> list[str]:
         for key in expected:
             found += differences(expected[key], actual[key], f"{where}[{key!r}]")
         return found
-    return [] if expected == actual else [f"{where}: expected {expected!r}, got {actual!r}"]
+    if expected == actual:
+        return []
+    if isinstance(expected, str) and max(len(expected), len(actual)) > 80:
+        return [f"{where}: {_first_string_difference(expected, actual)}"]
+    return [f"{where}: expected {expected!r}, got {actual!r}"]
+
+
+def _first_string_difference(expected: str, actual: str) -> str:
+    """Long messages differ in a few characters: show where, then both in full.
+
+    >>> message = "size [2, 3] seen, saved at version 0; expected version 0 instead: fix the in-place op"
+    >>> print(_first_string_difference(message, message.replace("[2, 3]", "[3]")))
+    strings differ from character 6: expected 'size [2, 3] seen, saved at version 0; expected', got 'size [3] seen, saved at version 0; expected ve'
+      expected in full: 'size [2, 3] seen, saved at version 0; expected version 0 instead: fix the in-place op'
+      got in full:      'size [3] seen, saved at version 0; expected version 0 instead: fix the in-place op'
+    """
+    at = next((i for i, (a, b) in enumerate(zip(expected, actual)) if a != b), min(len(expected), len(actual)))
+    start = max(0, at - 10)
+    prefix = "..." if start else ""
+    return (f"strings differ from character {at}: expected {prefix + expected[start:at + 40]!r}, "
+            f"got {prefix + actual[start:at + 40]!r}\n"
+            f"  expected in full: {expected!r}\n  got in full:      {actual!r}")
 
 
 def describe(differences_found: list[str], limit: int = 12) -> str:
