@@ -1,5 +1,7 @@
 """Default dtypes, type promotion, and PyTorch's printing of tensors."""
 
+import random as _random
+
 
 def _err(e):
     return [type(e).__name__, str(e)]
@@ -342,3 +344,45 @@ def item_of_bool_and_int_ops(torch, nn):
 def float_conversion_methods(torch, nn):
     x = torch.tensor(2.5, requires_grad=True)
     return [float(x), int(torch.tensor(3.9)), int(torch.tensor(-3.9)), bool(torch.tensor(0.0))]
+
+
+def _value_sets():
+    # A fixed stdlib stream, the same on both libraries (their RNGs differ).
+    rng = _random.Random(1234)
+    sets = []
+    for scale in (1e-9, 1e-5, 1e-3, 0.1, 1.0, 7.0, 123.0, 1e4, 99999.0, 1e5, 1e8, 1e12, 1e20):
+        for n in (1, 3, 7):
+            sets.append([round(rng.uniform(-1, 1) * scale, 6 if scale >= 1 else 12) for _ in range(n)])
+    sets += [[1.0, 2.0, 3.5], [0.5, 0.25], [1e-4, 1e4], [-0.0, 0.0], [1.0, float("nan")], [float("inf"), -1.5],
+             [100.0, 1000.0, 10000.0], [0.1, 0.01, 0.001], [123456.7], [1.0, 1.0001], [3.0, 30.0, 300.0, 3000.0, 30000.0]]
+    return sets
+
+
+def repr_sweep_float32_vectors(torch, nn):
+    return [repr(torch.tensor(v)) for v in _value_sets()]
+
+
+def repr_sweep_float64_vectors(torch, nn):
+    return [repr(torch.tensor(v, dtype=torch.float64)) for v in _value_sets()]
+
+
+def repr_sweep_matrices(torch, nn):
+    out = []
+    for v in _value_sets():
+        if len(v) == 7:
+            out.append(repr(torch.tensor(v[:6]).reshape(2, 3)))
+    return out
+
+
+def repr_sweep_scalars(torch, nn):
+    return [repr(torch.tensor(v[0])) for v in _value_sets()]
+
+
+def repr_sweep_ints(torch, nn):
+    rng = _random.Random(99)
+    out = []
+    for scale in (1, 9, 10, 99, 1000, 10 ** 6, 10 ** 12):
+        v = [rng.randint(-scale, scale) for _ in range(5)]
+        out.append(repr(torch.tensor(v)))
+        out.append(repr(torch.tensor(v).reshape(5, 1)))
+    return out
