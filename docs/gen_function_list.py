@@ -16,8 +16,10 @@ def _namespaces():
     sys.path.insert(0, str(ROOT))
     from funcgrad.numpy import _table, fft, linalg
     from funcgrad.scipy import special
+    from funcgrad.scipy.stats import norm
     return [("funcgrad.numpy", _table.ns), ("funcgrad.numpy.linalg", linalg.ns),
-            ("funcgrad.numpy.fft", fft.ns), ("funcgrad.scipy.special", special.ns)]
+            ("funcgrad.numpy.fft", fft.ns), ("funcgrad.scipy.special", special.ns),
+            ("funcgrad.scipy.stats.norm", norm.ns)]
 
 
 def _how(fn, kind: str, first_name: dict, name: str) -> str:
