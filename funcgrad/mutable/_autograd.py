@@ -551,7 +551,26 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
     With `inputs` (edges), returns the gradient reaching each of them instead of (or, for
     ``backward(inputs=...)``, besides) accumulating into leaves.
     """
+    # backward runs with grad mode equal to create_graph, as in PyTorch
+    prev_mode = STATE.grad_enabled
+    STATE.grad_enabled = create_graph
+    try:
+        return _run(roots, grads, retain_graph, create_graph, inputs, accumulate)
+    finally:
+        STATE.grad_enabled = prev_mode
+
+
+def _priority(node) -> float:
+    """Ready-queue order: leaves' accumulators first, then the latest-created node."""
+    return -_INF if type(node) is AccumulateGrad else -node._seq
+
+
+_INF = float("inf")
+
+
+def _run(roots, grads, retain_graph, create_graph, inputs, accumulate):
     graph = _Graph(create_graph, accumulate)
+    pushes = itertools.count()
     # 1. discover the reachable graph, counting how many edges enter each node
     deps: dict = {}
     stack = []
@@ -600,7 +619,7 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
     for e in roots:
         if e is not None and deps[e[0]] == 0 and e[0] not in pushed:
             pushed.add(e[0])
-            heapq.heappush(ready, (-e[0]._seq, id(e[0]), e[0]))
+            heapq.heappush(ready, (_priority(e[0]), next(pushes), e[0]))
     # 3. walk
     heappop, heappush = heapq.heappop, heapq.heappush
     check_nan = STATE.anomaly and STATE.check_nan and not create_graph
@@ -648,7 +667,7 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
-                    heappush(ready, (-nxt._seq, id(nxt), nxt))
+                    heappush(ready, (_priority(nxt), next(pushes), nxt))
             k += 1
     if inputs is None:
         return None

@@ -40,7 +40,10 @@ def _infer(data):
 
 
 def _check_ragged(data) -> None:
-    """PyTorch's error for nested lists of uneven lengths."""
+    """PyTorch's errors for nested lists of uneven lengths or of strings."""
+    for leaf in _flat(data):
+        if isinstance(leaf, str):
+            raise TypeError("new(): invalid data type 'str'")
     level = [data]
     dim = 0
     while level:
@@ -51,6 +54,8 @@ def _check_ragged(data) -> None:
             for x in level:
                 got = len(x) if isinstance(x, (list, tuple)) else None
                 if got != expected:
+                    if got is None:
+                        raise TypeError("not a sequence")
                     if expected is None or got is None:
                         raise ValueError(f"expected sequence of length {expected} at dim {dim} "
                                          f"(got {got})")
@@ -101,6 +106,8 @@ def tensor(data: Any, dtype=None, device=None, requires_grad: bool = False,
             _check_ragged(data)
         arr = np.array(data, dtype=D.to_dtype(dtype).np)  # no detour through float32
     else:
+        if isinstance(data, str):
+            raise TypeError("new(): invalid data type 'str'")
         arr = _infer(data)
         if dtype is not None:
             arr = arr.astype(D.to_dtype(dtype).np)
@@ -145,8 +152,10 @@ def _shape_arg(size) -> tuple:
     return tuple(int(s) for s in size)
 
 
-def _filled(fill, size, dtype, requires_grad, default=None) -> Tensor:
+def _filled(fill, size, dtype, requires_grad, default=None, name="zeros") -> Tensor:
     dt = D.to_dtype(dtype) if dtype is not None else (default or D.DEFAULT_FLOAT)
+    if any(int(n) < 0 for n in _shape_arg(size)):
+        raise RuntimeError(f"{name}: Dimension size must be non-negative.")
     t = Tensor._wrap(np.full(_shape_arg(size), fill, dtype=dt.np))
     return _require_grad(t) if requires_grad else t
 
@@ -168,7 +177,7 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     >>> torch.ones(2, dtype=torch.int32)
     tensor([1, 1], dtype=torch.int32)
     """
-    return _filled(1, size, dtype, requires_grad)
+    return _filled(1, size, dtype, requires_grad, name="ones")
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -272,6 +281,10 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     """
     if end is None:
         start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     dt = D.to_dtype(dtype) if dtype is not None else (D.int64 if ints else D.DEFAULT_FLOAT)
     if ints:
@@ -458,7 +471,13 @@ cos = _unary(O.COS)
 tan = _unary(O.TAN)
 tanh = _unary(O.TANH)
 sigmoid = _unary(O.SIGMOID)
-relu = _unary(O.RELU)
+_relu = _unary(O.RELU)
+
+
+def relu(input: Tensor) -> Tensor:
+    if input._dtype is D.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return _relu(input)
 abs = _unary(O.ABS)
 log1p = _unary(O.LOG1P)
 expm1 = _unary(O.EXPM1)
@@ -531,8 +550,15 @@ def matmul(input, other) -> Tensor:
                                f"{kb} elements respectively")
         raise RuntimeError(f"size mismatch, got input ({ka}), mat ({kb}), vec ({kb})"
                            if b == 1 else "shapes cannot be multiplied")
+    if a == 1 and b == 2:
+        # as PyTorch: unsqueeze, mm, squeeze (so the saved operand is the [1, n] view)
+        row = apply(O.MATMUL, (unsqueeze(input, 0), other))
+        return apply(_SQUEEZE4, (row,), {"shape": row._data.shape[1:]})  # not a view
     op = _MATMUL_OPS.get((builtins.min(a, 3), builtins.min(b, 3)), _MATMUL_OPS["nd"])
     return apply(op, (input, other))
+
+
+_SQUEEZE4 = O._decl("squeeze_matmul", T.reshape, "SqueezeBackward4", ((),), result="same")
 
 
 _MATMUL_OPS = {(2, 2): O.MATMUL,
@@ -547,8 +573,8 @@ def _dims(dim, ndim):
     if dim is None:
         return None
     if isinstance(dim, (list, tuple)):
-        return tuple(d % ndim for d in dim) if ndim else ()
-    return dim % ndim if ndim else None
+        return tuple(_dim(d, ndim) for d in dim) if ndim else ()
+    return _dim(dim, ndim) if ndim else None
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
@@ -998,7 +1024,8 @@ def expand(input, *sizes) -> Tensor:
     for i in range(len(old) - 1, -1, -1):
         if old[i] != 1 and old[i] != shape[i + lead]:
             raise RuntimeError(expand_message(shape, old, i + lead, old[i]))
-    return view_op(O.EXPAND, input, {"shape": shape})
+    return view_op(O.EXPAND, input, {"shape": shape}, O.expand_impl(input._data, shape),
+                   replay_fn=O.expand_impl)
 
 
 def expand_message(target, sizes, dim, existing) -> str:
@@ -1129,6 +1156,7 @@ def _pieces(input, templates, name) -> tuple:
         finally:
             STATE.grad_enabled = prev
         piece._view.no_grad = False
+        piece._view.multi = True
         if node is not None:
             piece._grad_fn = node
             piece._nr = k

@@ -165,6 +165,8 @@ def _strip_leading_ones(value: Tensor, ndim: int) -> Tensor:
 
 def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     src_t = src if isinstance(src, Tensor) else F.tensor(src)
+    if src_t._dtype is not self._dtype:  # copy_ converts (float -> int truncates)
+        src_t = F._to(src_t, self._dtype)
     _check_expand(src_t._data.shape, self._data.shape)
     return inplace(O.COPY, self, (src_t,),
                    compute=lambda s, v: np.broadcast_to(np.asarray(v).astype(s.dtype), s.shape))
@@ -298,7 +300,22 @@ _METHODS = {
     "half": _cast(D.float16), "equal": F.equal, "allclose": F.allclose,
     "zeros_like": F.zeros_like, "ones_like": F.ones_like,
 }
+_OPERANDS = (Tensor, int, float, bool, complex, np.generic, np.ndarray)
+
+
+def _operator(fn):
+    """A binary dunder: unknown operand types give Python's own TypeError."""
+    def method(self, other):
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        return fn(self, other)
+    method.__name__ = getattr(fn, "__name__", "operator")
+    return method
+
+
 for _name, _fn in _METHODS.items():
+    if _name.startswith("__") and _name not in ("__getitem__", "__setitem__", "__neg__", "__abs__"):
+        _fn = _operator(_fn)
     setattr(Tensor, _name, _fn)
 def _logical(np_fn):
     def method(self, other):

@@ -406,7 +406,15 @@ _BY_PRIM[T.power] = POW_T
 
 
 # --- views ----------------------------------------------------------------------------------
-def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None) -> Tensor:
+def expand_impl(x: np.ndarray, shape) -> np.ndarray:
+    """A writable broadcast view (PyTorch lets you write single elements of expanded tensors)."""
+    b = np.broadcast_to(x, shape)
+    return np.lib.stride_tricks.as_strided(x, shape=b.shape, strides=b.strides,
+                                           writeable=x.flags.writeable)
+
+
+def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None,
+            replay_fn=None) -> Tensor:
     """A view of `x`: same storage, same version counter, grad_fn `op`'s node."""
     if op.prim is T.getitem_p:
         template = params["template"]
@@ -419,9 +427,10 @@ def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None) -> 
     out = Tensor._wrap(data)
     out._vc = x._vc
     base = x._base if x._base is not None else x
-    chain = (x._view.chain if x._base is not None else ()) + ((op.prim.impl, params),)
+    chain = (x._view.chain if x._base is not None else ()) + ((replay_fn or op.prim.impl, params),)
     out._base = base
-    out._view = _ViewInfo(chain, x._vc.value, not STATE.grad_enabled)
+    out._view = _ViewInfo(chain, x._vc.value, not STATE.grad_enabled,
+                          x._base is not None and x._view.multi)
     if STATE.grad_enabled and _requires_grad(x):
         _record(op, out, (x,), (x._data,), params)
     return out
@@ -494,7 +503,7 @@ def _replay_tensor(t: Tensor, chain) -> Tensor:
     return t
 
 
-_VIEW_BY_IMPL = {T.getitem_p.impl: SLICE, T.reshape.impl: VIEW, T.transpose.impl: PERMUTE,
+_VIEW_BY_IMPL = {expand_impl: EXPAND, T.getitem_p.impl: SLICE, T.reshape.impl: VIEW, T.transpose.impl: PERMUTE,
                  T.swapaxes_p.impl: TRANSPOSE, T.broadcast_to.impl: EXPAND}
 
 
@@ -520,6 +529,13 @@ def check_inplace(self: Tensor) -> None:
         return
     if self._view.no_grad and base.requires_grad:
         raise RuntimeError(NO_GRAD_VIEW_INPLACE)
+    if self._view.multi and base.requires_grad:
+        from ._autograd import _short_name
+        raise RuntimeError(
+            f"Output {self._nr} of {_short_name(self.grad_fn)} is a view and is being modified "
+            "inplace. This view is the output of a function that returns multiple views. Such "
+            "functions do not allow the output views to be modified inplace. You should replace "
+            "the inplace operation by an out-of-place one.")
     if base.grad_fn is None and base._rg:
         raise RuntimeError(VIEW_OF_LEAF_INPLACE)
 
@@ -571,6 +587,11 @@ def inplace(op: Op, self: Tensor, others: Sequence, params: dict | None = None,
         if np.broadcast_shapes(new_shape, self._data.shape) != self._data.shape:
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
                                f"broadcast shape {list(np.broadcast_shapes(new_shape, self._data.shape))}")
+    for a in others:
+        if isinstance(a, Tensor) and a._data is not self._data and _overlaps(a._data, self._data):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and the "
+                               "written-to tensor refer to a single memory location. Please "
+                               "clone() the tensor before performing the operation.")
     rg = STATE.grad_enabled and True in mask
     orig = None
     if rg:
@@ -582,7 +603,7 @@ def inplace(op: Op, self: Tensor, others: Sequence, params: dict | None = None,
                 orig = self._data.copy()
         old_edge = edge_of(self)
     _before_write(self, op.inplace_name)
-    if not self._data.flags.writeable:
+    if not self._data.flags.writeable or _self_overlapping(self._data):
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the "
                            "tensor before performing the operation.")
@@ -591,6 +612,19 @@ def inplace(op: Op, self: Tensor, others: Sequence, params: dict | None = None,
     if rg:
         _record_inplace(op, self, args, raws, params, old_edge, orig)
     return self
+
+
+def _self_overlapping(a: np.ndarray) -> bool:
+    return any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
+
+
+def _overlaps(a: np.ndarray, b: np.ndarray) -> bool:
+    """Partly shared memory (an exact alias, like ``x.add_(x)``, is fine, as in PyTorch)."""
+    if not np.may_share_memory(a, b):
+        return False
+    same = (a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+            and a.strides == b.strides and a.shape == b.shape)
+    return not same and bool(np.shares_memory(a, b))
 
 
 def _scalar_name(dt: D.dtype) -> str:

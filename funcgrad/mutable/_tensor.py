@@ -35,12 +35,13 @@ class Size(tuple):
 class _ViewInfo:
     """How a view was made from its base: the chain of view ops to replay, and state."""
 
-    __slots__ = ("chain", "version", "no_grad")
+    __slots__ = ("chain", "version", "no_grad", "multi")
 
-    def __init__(self, chain: tuple, version: int, no_grad: bool) -> None:
+    def __init__(self, chain: tuple, version: int, no_grad: bool, multi: bool = False) -> None:
         self.chain = chain
         self.version = version
         self.no_grad = no_grad
+        self.multi = multi  # made by split/chunk/unbind (or a view of one): no in-place
 
 
 NON_LEAF_GRAD_WARNING = (
@@ -112,6 +113,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
+        if type(value) is not bool:
+            raise RuntimeError("requires_grad must be a bool")
         if value and self.grad_fn is not None:
             raise RuntimeError("you can only change requires_grad flags of leaf variables.")
         self.requires_grad_(value)
