@@ -56,7 +56,8 @@ divide = primitive(
 
 
 def _pow_dx(out, x, y):
-    return y * power(x, y - 1)
+    # x**0 is constant: slope 0 everywhere, also at x == 0 where 0 * 0**-1 would be nan
+    return where(equal(y, 0), 0, y * power(x, y - 1))
 
 
 def _pow_dy(out, x, y):
@@ -1822,6 +1823,9 @@ def _quantile_fn(name, np_fn, scale, skip_nan, fixed_q=None):
                     keepdims=False):
         if out is not None:
             raise TypeError(f"funcgrad.numpy.{name}: out= is not supported")
+        if isinstance(q, Tracer):
+            raise TypeError(f"{name}: q must be a constant (no derivative flows into q); "
+                            "apply funcgrad.stop_gradient to it")
         qq = fixed_q if fixed_q is not None else np.asarray(raw(q), dtype=np.float64) / scale
         return wrap(_quantile(a, qq, axis, keepdims, method, skip_nan))
     if fixed_q is not None:
