@@ -1,0 +1,56 @@
+"""Unsupported calls of the new functions fail with errors that name the problem and the fix,
+never with a silently wrong gradient."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from funcgrad import FuncgradError
+
+
+def test_svd_vectors_of_a_non_square_full_svd_have_no_gradient():
+    f = lambda a: fnp.sum(fnp.linalg.svd(a)[0])  # noqa: E731  (full_matrices=True by default)
+    with pytest.raises(FuncgradError, match="full_matrices=False"):
+        fg.grad(f)(np.ones((3, 2)) + np.eye(3, 2))
+    fg.grad(lambda a: fnp.sum(fnp.linalg.svd(a, full_matrices=False)[1]))(np.eye(3, 2))
+
+
+def test_qr_of_a_wide_matrix_and_complete_qr_of_a_tall_one_refuse():
+    with pytest.raises(FuncgradError, match="wide matrix"):
+        fg.grad(lambda a: fnp.sum(fnp.linalg.qr(a)[1]))(np.eye(2, 3))
+    with pytest.raises(FuncgradError, match="mode='reduced'"):
+        fnp.linalg.qr(np.eye(3, 2), mode="complete")
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda x: fnp.pad(x, 1, mode="median"), "constant, edge, reflect, symmetric or wrap"),
+    (lambda x: fnp.gradient(x, np.arange(3.0)), "scalar spacings"),
+    (lambda x: fnp.quantile(x, 1.5), r"\[0, 1\]"),
+    (lambda x: fnp.percentile(x, 50, method="nearest"), "method='linear'"),
+    (lambda x: fnp.take_along_axis(x, np.array([0]), 0 if False else 1), "dimensions"),
+    (lambda x: fnp.einsum("ij,jk->ik", x), "operand subscripts"),
+    (lambda x: fnp.cumsum(x, out=x), "out="),
+    (lambda x: fnp.sort(x, order="f"), "order="),
+    (lambda x: fnp.split(x, 2, axis=1), "equal division"),
+])
+def test_unsupported_calls_say_so(call, match):
+    with pytest.raises((ValueError, TypeError, NotImplementedError), match=match):
+        call(fnp.ones((2, 3)))
+
+
+def test_interp_sample_points_must_be_constants():
+    with pytest.raises(TypeError, match="xp must be constants"):
+        fg.grad(lambda xp: fnp.interp(0.5, xp, fnp.array([0.0, 1.0])))(np.array([0.0, 1.0]))
+
+
+def test_quantile_q_is_not_differentiable():
+    with pytest.raises(TypeError, match="q must be a constant"):
+        fg.grad(lambda q: fnp.quantile(fnp.array([1.0, 2.0]), q))(0.5)
+
+
+def test_polygamma_order_must_be_a_constant_integer():
+    from funcgrad.scipy.special import polygamma
+    with pytest.raises(TypeError, match="non-negative integer"):
+        polygamma(1.5, 2.0)
