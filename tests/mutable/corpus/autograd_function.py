@@ -5,6 +5,14 @@ def _err(e):
     return [type(e).__name__, str(e)]
 
 
+def _attempt(fn):
+    try:
+        fn()
+        return None
+    except (RuntimeError, IndexError, TypeError, ValueError) as e:
+        return _err(e)
+
+
 def _cube(torch):
     class Cube(torch.autograd.Function):
         @staticmethod
@@ -457,3 +465,167 @@ def no_grad_in_custom_backward(torch, nn):
     x = torch.tensor([1.0], requires_grad=True)
     F.apply(x).sum().backward()
     return x.grad.tolist()
+
+
+def save_for_backward_non_tensor(torch, nn):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x, 3)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    return _attempt(lambda: F.apply(torch.tensor([1.0], requires_grad=True)))
+
+
+def save_for_backward_none_allowed(torch, nn):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x, None)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            x, nothing = ctx.saved_tensors
+            return g * 2 + 0 * x if nothing is None else g
+    x = torch.tensor([1.0], requires_grad=True)
+    F.apply(x).sum().backward()
+    return x.grad.tolist()
+
+
+def function_called_without_apply(torch, nn):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    return _attempt(lambda: F()(torch.tensor([1.0])))
+
+
+def backward_returns_python_float(torch, nn):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return 2.0
+    x = torch.tensor([1.0], requires_grad=True)
+    return _attempt(lambda: F.apply(x).sum().backward())
+
+
+def backward_gives_grad_to_input_without_grad(torch, nn):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, g * 3
+    x = torch.tensor([1.0], requires_grad=True)
+    y = torch.tensor([5.0])
+    F.apply(x, y).sum().backward()
+    return [x.grad.tolist(), y.grad]
+
+
+def forward_returns_non_tensor_only(torch, nn):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return 3
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    try:
+        r = F.apply(torch.tensor([1.0], requires_grad=True))
+        return [type(r).__name__, r]
+    except (RuntimeError, TypeError) as e:
+        return _err(e)
+
+
+def mark_dirty_output_not_returned(torch, nn):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    x = torch.tensor([1.0], requires_grad=True)
+    y = x * 1
+    return _attempt(lambda: F.apply(y))
+
+
+def mark_non_differentiable_then_backward_through_it(torch, nn):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            out = x * 2
+            ctx.mark_non_differentiable(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    x = torch.tensor([1.0], requires_grad=True)
+    y = F.apply(x)
+    return [y.requires_grad, y.grad_fn is None, _attempt(lambda: y.sum().backward())]
+
+
+def set_materialize_grads_default(torch, nn):
+    seen = []
+
+    class Two(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1, x * 2
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            seen.append([ga is None, gb is None, gb.tolist() if gb is not None else None])
+            return ga + (gb if gb is not None else 0)
+    x = torch.tensor([1.0], requires_grad=True)
+    a, b = Two.apply(x)
+    a.sum().backward()
+    return [seen, x.grad.tolist()]
+
+
+def grad_fn_of_function_output_name_with_digits(torch, nn):
+    class Scale2(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    y = Scale2.apply(torch.tensor([1.0], requires_grad=True))
+    return [type(y.grad_fn).__name__, repr(y)]
+
+
+def custom_function_inplace_without_mark_dirty_is_caught(torch, nn):
+    class Sneaky(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    x = torch.tensor([1.0], requires_grad=True)
+    y = x.exp()
+    z = Sneaky.apply(y)
+    return [y.tolist(), y._version, _attempt(lambda: z.sum().backward())]

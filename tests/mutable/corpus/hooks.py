@@ -353,3 +353,19 @@ def retain_grad_on_view(torch, nn):
 def retain_grad_on_non_requiring(torch, nn):
     x = torch.tensor([1.0])
     return _attempt(lambda: x.retain_grad())
+
+
+def hook_modifies_grad_in_place(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    # The gradient sum() hands back is an expanded (stride 0) tensor: writing into it fails.
+    y.register_hook(lambda g: g.mul_(10))
+    error = _attempt(lambda: y.sum().backward())
+    return [error, None if x.grad is None else x.grad.tolist()]
+
+
+def hook_on_leaf_modifies_in_place(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    x.register_hook(lambda g: g.add_(1))
+    (x * 3).sum().backward()
+    return x.grad.tolist()

@@ -5,6 +5,14 @@ def _err(e):
     return [type(e).__name__, str(e)]
 
 
+def _attempt(fn):
+    try:
+        fn()
+        return None
+    except (RuntimeError, IndexError, TypeError, ValueError) as e:
+        return _err(e)
+
+
 def no_grad_results_do_not_require_grad(torch, nn):
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     with torch.no_grad():
@@ -238,3 +246,30 @@ def grad_data_assignment(torch, nn):
 def float_of_float32_is_self(torch, nn):
     x = torch.tensor([1.0], requires_grad=True)
     return [x.float() is x, x.double().dtype == torch.float64]
+
+
+def no_grad_view_of_leaf_then_base_inplace_outside(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1
+    with torch.no_grad():
+        v = y[:2]
+    y.mul_(2)
+    out = [v.tolist(), v.requires_grad]
+    return out + [_attempt(lambda: v.sum().backward())]
+
+
+def no_grad_view_used_out_of_place(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with torch.no_grad():
+        v = x[:2]
+    z = v * 2
+    return [v.requires_grad, z.requires_grad, z.grad_fn is None]
+
+
+def view_of_view_created_in_no_grad(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1
+    with torch.no_grad():
+        v = y[:2]
+    w = v[:1]
+    return [w.requires_grad, w.grad_fn is None, _attempt(lambda: w.mul_(2))]

@@ -5,6 +5,14 @@ def _err(e):
     return [type(e).__name__, str(e)]
 
 
+def _attempt(fn):
+    try:
+        fn()
+        return None
+    except (RuntimeError, IndexError, TypeError, ValueError) as e:
+        return _err(e)
+
+
 def inplace_ops_bump_version(torch, nn):
     x = torch.tensor([1.0, 2.0, 3.0])
     versions = [x._version]
@@ -297,3 +305,11 @@ def split_output_inplace_without_grad(torch, nn):
     a, b = x.split(2)
     a.mul_(10)
     return [x.tolist(), x._version]
+
+
+def inplace_on_detached_view_shared_version(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x.sigmoid()
+    d = y.detach()[:1]
+    d.fill_(0)
+    return [y._version, _attempt(lambda: y.sum().backward())]
