@@ -56,7 +56,8 @@ divide = primitive(
 
 
 def _pow_dx(out, x, y):
-    return y * power(x, y - 1)
+    # x**0 is constant: slope 0 everywhere, also at x == 0 where 0 * 0**-1 would be nan
+    return where(equal(y, 0), 0, y * power(x, y - 1))
 
 
 def _pow_dy(out, x, y):
