@@ -294,3 +294,19 @@ def split_output_setitem(torch, nn):
 def overlapping_inplace(torch, nn):
     x = torch.arange(5.0)
     return [_try(lambda: x[1:].add_(x[:-1])), x.tolist()]
+
+
+def inplace_on_leaf_in_no_grad_then_used_in_graph(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with torch.no_grad():
+        x.mul_(2)
+    y = (x * x).sum()
+    y.backward()
+    return [x.grad.tolist(), x._version]
+
+
+def select_of_leaf_inplace_messages(torch, nn):
+    x = torch.ones(2, 2, requires_grad=True)
+    return [_try(lambda: x[0].add_(1)), _try(lambda: x.t().add_(1)), _try(lambda: x.view(4).fill_(0)),
+            _try(lambda: x.diagonal().zero_()), _try(lambda: x.expand(2, 2).mul_(2)),
+            _try(lambda: x.unsqueeze(0).clamp_(min=0)), _try(lambda: x[[0]].add_(1))]

@@ -273,3 +273,20 @@ def view_of_view_created_in_no_grad(torch, nn):
         v = y[:2]
     w = v[:1]
     return [w.requires_grad, w.grad_fn is None, _attempt(lambda: w.mul_(2))]
+
+
+def leaf_view_inplace_under_no_grad_and_grad(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    v = x[1:]
+    with torch.no_grad():
+        v.mul_(2)
+    out = [x.tolist(), x._version, v._version, v.requires_grad, type(v.grad_fn).__name__]
+    (v * v).sum().backward()
+    return out + [x.grad.tolist()]
+
+
+def leaf_view_made_in_no_grad_inplace_outside(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with torch.no_grad():
+        v = x[1:]
+    return [v.requires_grad, v.is_leaf, _attempt(lambda: v.mul_(2))]

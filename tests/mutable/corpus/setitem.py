@@ -336,3 +336,21 @@ def setitem_on_expanded_fails(torch, nn):
     def assign():
         x[0, 0] = 1
     return _attempt(assign)
+
+
+def leaf_without_grad_view_inplace_with_grad_value(torch, nn):
+    w = torch.tensor(2.0, requires_grad=True)
+    x = torch.ones(3)
+    v = x[1:]
+    v.mul_(w)
+    out = [x.requires_grad, x.is_leaf, type(x.grad_fn).__name__, v.requires_grad, type(v.grad_fn).__name__]
+    x.sum().backward()
+    return out + [w.grad.item(), x.tolist()]
+
+
+def setitem_leaf_without_grad_then_view_of_it(torch, nn):
+    w = torch.tensor(2.0, requires_grad=True)
+    x = torch.ones(3)
+    v = x[:2]
+    x[2] = w
+    return [v.requires_grad, type(v.grad_fn).__name__, x.is_leaf]

@@ -313,3 +313,91 @@ def inplace_on_detached_view_shared_version(torch, nn):
     d = y.detach()[:1]
     d.fill_(0)
     return [y._version, _attempt(lambda: y.sum().backward())]
+
+
+def versions_of_derived_tensors(torch, nn):
+    x = torch.arange(6.0).reshape(2, 3)
+    x.add_(1)
+    x.mul_(2)
+    x[0, 0] = 5
+    return [x._version, x.data._version, x.detach()._version, x.clone()._version, x[0]._version,
+            x[[0]]._version, x.reshape(6)._version, x.t().reshape(6)._version, x.contiguous()._version,
+            x[x > 3]._version, x.view(3, 2)._version, (x + 0)._version]
+
+
+def requires_grad_does_not_bump_version(torch, nn):
+    x = torch.tensor([1.0])
+    x.requires_grad_()
+    x.requires_grad = False
+    return x._version
+
+
+def empty_index_assignment_version(torch, nn):
+    x = torch.zeros(3)
+    x[[]] = 1
+    a = x._version
+    x[torch.tensor([], dtype=torch.long)] = 2
+    b = x._version
+    x[x > 100] = 3
+    return [a, b, x._version, x.tolist()]
+
+
+def copy_from_self_bumps(torch, nn):
+    x = torch.tensor([1.0, 2.0])
+    x.copy_(x)
+    x.fill_(x[0])
+    return [x._version, x.tolist()]
+
+
+def data_setter_version_and_views(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0])
+    v = x[:2]
+    x.add_(1)
+    x.data = torch.tensor([10.0, 20.0, 30.0])
+    return [x._version, v._version, v.tolist(), x.tolist()]
+
+
+def detach_underscore_version(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    y = x * 2
+    y.add_(1)
+    y.detach_()
+    return [y._version, y.requires_grad, y.grad_fn]
+
+
+def parameter_shares_storage_with_source(torch, nn):
+    t = torch.tensor([1.0, 2.0])
+    p = nn.Parameter(t)
+    t.add_(1)
+    return [p.tolist(), p._version, t._version]
+
+
+def parameter_data_version(torch, nn):
+    p = nn.Parameter(torch.tensor([1.0, 2.0]))
+    p.data.add_(1)
+    with torch.no_grad():
+        p.add_(1)
+    return [p._version, p.tolist()]
+
+
+def data_of_view_is_not_view_for_autograd(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    d = x.data[1:]
+    d.mul_(10)
+    return [x.tolist(), x._version, d._version]
+
+
+def view_of_data_then_backward(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    y.data[0] = 0
+    y.sum().backward()
+    return [x.grad.tolist(), y._version]
+
+
+def version_after_failed_inplace(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    _attempt(lambda: x.add_(1))
+    y = torch.tensor([1, 2])
+    _attempt(lambda: y.div_(2))
+    return [x._version, y._version, y.tolist()]
