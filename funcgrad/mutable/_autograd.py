@@ -667,7 +667,8 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate):
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
-                    heappush(ready, (_priority(nxt), next(pushes), nxt))
+                    heappush(ready, (-_INF if type(nxt) is AccumulateGrad else -nxt._seq,
+                                     next(pushes), nxt))
             k += 1
     if inputs is None:
         return None

@@ -8,7 +8,7 @@ from . import _dtypes as D
 from . import _functions as F
 from . import _ops as O
 from ._autograd import STATE
-from ._ops import inplace
+from ._ops import apply1, inplace
 from ._tensor import Tensor
 
 
@@ -313,8 +313,25 @@ def _operator(fn):
     return method
 
 
+def _fast_binary(op, general):
+    """The hot dunders: tensor with a Python float goes straight to `apply1`."""
+    def method(self, other):
+        if type(other) is float:
+            return apply1(op, self, other)
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        return general(self, other)
+    method.__name__ = general.__name__
+    return method
+
+
+_FAST = {"__add__": O.ADD, "__radd__": O.ADD, "__mul__": O.MUL, "__rmul__": O.MUL,
+         "__sub__": O.SUB, "__truediv__": O.DIV}
 for _name, _fn in _METHODS.items():
-    if _name.startswith("__") and _name not in ("__getitem__", "__setitem__", "__neg__", "__abs__"):
+    if _name in _FAST:
+        _fn = _fast_binary(_FAST[_name], _fn)
+    elif _name.startswith("__") and _name not in ("__getitem__", "__setitem__", "__neg__",
+                                                  "__abs__"):
         _fn = _operator(_fn)
     setattr(Tensor, _name, _fn)
 def _logical(np_fn):
