@@ -111,7 +111,8 @@ def test_differences_name_the_key_that_differs():
     expected = {"grad": [1.0, 2.0], "name": "MulBackward0", "version": 1, "leaf": True}
     assert corpus.differences(expected, dict(expected)) == []
     assert corpus.differences(expected, {**expected, "grad": [1.0, 2.0 + 1e-7]}) == []
-    assert corpus.differences(expected, {**expected, "grad": [1.0, 2.1]}) == ["result['grad'][1]: expected 2.0, got 2.1"]
+    assert corpus.differences(expected, {**expected, "grad": [1.0, 2.1]}) == [
+        "result['grad'][1]: expected 2.0, got 2.1"]
     assert corpus.differences(expected, {**expected, "name": "MulBackward"}) == [
         "result['name']: expected 'MulBackward0', got 'MulBackward'"]
     assert corpus.differences(expected, {**expected, "version": True}) == [

@@ -129,11 +129,9 @@ def differences(expected: Any, actual: Any, where: str = "result") -> list[str]:
 def _first_string_difference(expected: str, actual: str) -> str:
     """Long messages differ in a few characters: show where, then both in full.
 
-    >>> message = "size [2, 3] seen, saved at version 0; expected version 0 instead: fix the in-place op"
-    >>> print(_first_string_difference(message, message.replace("[2, 3]", "[3]")))
-    strings differ from character 6: expected 'size [2, 3] seen, saved at version 0; expected', got 'size [3] seen, saved at version 0; expected ve'
-      expected in full: 'size [2, 3] seen, saved at version 0; expected version 0 instead: fix the in-place op'
-      got in full:      'size [3] seen, saved at version 0; expected version 0 instead: fix the in-place op'
+    >>> message = "x" * 60 + " [torch.FloatTensor [2, 3]] is at version 1"
+    >>> print(_first_string_difference(message, message.replace("[2, 3]", "[3]")).splitlines()[0])
+    strings differ from character 81: expected '...atTensor [2, 3]] is at version 1', got '...atTensor [3]] is at version 1'
     """
     at = next((i for i, (a, b) in enumerate(zip(expected, actual)) if a != b), min(len(expected), len(actual)))
     start = max(0, at - 10)

@@ -315,7 +315,8 @@ def size_comparisons(torch, nn):
 
 def tensor_of_float64_dtype_from_ints(torch, nn):
     t = torch.tensor([1, 2], dtype=torch.float64)
-    return [t.tolist(), repr(t), t.numpy().dtype.name, torch.tensor([1, 2]).numpy().dtype.name, torch.tensor([True]).numpy().dtype.name]
+    numpy_dtypes = [u.numpy().dtype.name for u in (t, torch.tensor([1, 2]), torch.tensor([True]))]
+    return [t.tolist(), repr(t), numpy_dtypes]
 
 
 def constructors_with_bad_input(torch, nn):
@@ -354,7 +355,8 @@ def _value_sets():
         for n in (1, 3, 7):
             sets.append([round(rng.uniform(-1, 1) * scale, 6 if scale >= 1 else 12) for _ in range(n)])
     sets += [[1.0, 2.0, 3.5], [0.5, 0.25], [1e-4, 1e4], [-0.0, 0.0], [1.0, float("nan")], [float("inf"), -1.5],
-             [100.0, 1000.0, 10000.0], [0.1, 0.01, 0.001], [123456.7], [1.0, 1.0001], [3.0, 30.0, 300.0, 3000.0, 30000.0]]
+             [100.0, 1000.0, 10000.0], [0.1, 0.01, 0.001], [123456.7], [1.0, 1.0001],
+             [3.0, 30.0, 300.0, 3000.0, 30000.0]]
     return sets
 
 

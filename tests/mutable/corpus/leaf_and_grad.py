@@ -310,7 +310,8 @@ def no_grad_iadd_on_parameter_returns_parameter(torch, nn):
 def grad_fn_next_functions_names(torch, nn):
     x = torch.tensor([1.0], requires_grad=True)
     y = (x * 2).exp()
-    return [type(y.grad_fn).__name__, [type(f).__name__ if f is not None else None for f, _ in y.grad_fn.next_functions]]
+    next_names = [type(f).__name__ if f is not None else None for f, _ in y.grad_fn.next_functions]
+    return [type(y.grad_fn).__name__, next_names]
 
 
 def grad_fn_name_method(torch, nn):

@@ -315,7 +315,9 @@ def clamp_min_only_method_on_leaf(torch, nn):
 
 def unary_float_ops_on_int_tensors(torch, nn):
     x = torch.tensor([1, 4])
-    return [[str(t.dtype), t.tolist()] for t in (x.exp(), x.sqrt(), x.sigmoid(), x.tanh(), x.log(), x.abs(), -x, x.relu(), x.clamp(min=2), x.pow(2), x.float())]
+    results = (x.exp(), x.sqrt(), x.sigmoid(), x.tanh(), x.log(), x.abs(), -x, x.relu(), x.clamp(min=2),
+               x.pow(2), x.float())
+    return [[str(t.dtype), t.tolist()] for t in results]
 
 
 def mean_of_bool_fails(torch, nn):
@@ -412,7 +414,8 @@ def tanh_grad_float64(torch, nn):
 
 def grad_fn_for_ops_with_int_scalar(torch, nn):
     x = torch.tensor([1.0, 2.0], requires_grad=True)
-    return [type(t.grad_fn).__name__ for t in (x + 1, 1 + x, x - 1, 1 - x, x * 2, 2 * x, x / 2, 2 / x, x ** 2, 2 ** x, x + x, x - x)]
+    results = (x + 1, 1 + x, x - 1, 1 - x, x * 2, 2 * x, x / 2, 2 / x, x ** 2, 2 ** x, x + x, x - x)
+    return [type(t.grad_fn).__name__ for t in results]
 
 
 def grad_fn_for_tensor_ops(torch, nn):

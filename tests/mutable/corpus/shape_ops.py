@@ -282,7 +282,8 @@ def diagonal_3d_dims(torch, nn):
 
 def flatten_start_end(torch, nn):
     x = torch.zeros(2, 3, 4, 5)
-    return [list(x.flatten(1, 2).shape), list(x.flatten(-2).shape), list(x.flatten(0, -1).shape), list(torch.tensor(3.0).flatten().shape)]
+    results = (x.flatten(1, 2), x.flatten(-2), x.flatten(0, -1), torch.tensor(3.0).flatten())
+    return [list(t.shape) for t in results]
 
 
 def narrow_negative_start(torch, nn):
