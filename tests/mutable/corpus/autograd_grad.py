@@ -158,3 +158,39 @@ def autograd_grad_mismatched_grad_outputs(torch, nn):
     y = x * 2
     return [_attempt(lambda: torch.autograd.grad([y], [x], grad_outputs=[torch.ones(2), torch.ones(2)])),
             _attempt(lambda: torch.autograd.grad(y, x, grad_outputs=torch.ones(3)))]
+
+
+def autograd_grad_on_list_of_non_scalar_with_grad_outputs(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    a = x * 2
+    b = x * x
+    (g,) = torch.autograd.grad([a, b], [x], grad_outputs=[torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0])])
+    return g.tolist()
+
+
+def autograd_grad_none_grad_output_for_scalar(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    a = (x * 2).sum()
+    b = x * x
+    (g,) = torch.autograd.grad([a, b], [x], grad_outputs=[None, torch.tensor([1.0, 1.0])])
+    return g.tolist()
+
+
+def grad_wrt_same_input_twice(torch, nn):
+    x = torch.tensor(3.0, requires_grad=True)
+    g1, g2 = torch.autograd.grad(x * x, [x, x])
+    return [g1.item(), g2.item()]
+
+
+def grad_with_respect_to_output_itself(torch, nn):
+    x = torch.tensor(3.0, requires_grad=True)
+    y = x * 2
+    (g,) = torch.autograd.grad(y, y)
+    return g.item()
+
+
+def grad_wrt_leaf_not_in_graph_allow_unused_materialize(torch, nn):
+    x = torch.tensor(3.0, requires_grad=True)
+    z = torch.tensor(1.0, requires_grad=True)
+    r = torch.autograd.grad(x * 2, [x, z], allow_unused=True)
+    return [r[0].item(), r[1]]

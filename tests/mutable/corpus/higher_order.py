@@ -122,3 +122,49 @@ def autograd_grad_create_graph_under_no_grad(torch, nn):
     with torch.no_grad():
         (g,) = torch.autograd.grad(y, x, create_graph=True)
     return [g.item(), g.requires_grad]
+
+
+def grad_of_grad_through_inplace(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    y = x * 1
+    y.mul_(x)
+    y.add_(x)
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    (h,) = torch.autograd.grad(g, x)
+    return [y.item(), g.item(), h.item()]
+
+
+def grad_of_grad_through_view_inplace(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    y[0:1].mul_(y[1:2].detach() * 0 + x[1:2])
+    (g,) = torch.autograd.grad(y.sum(), x, create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), x)
+    return [y.tolist(), g.tolist(), h.tolist()]
+
+
+def hook_during_double_backward(torch, nn):
+    calls = []
+    x = torch.tensor(2.0, requires_grad=True)
+    y = x ** 3
+    y.register_hook(lambda g: calls.append(("y", g.requires_grad)))
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    (h,) = torch.autograd.grad(g, x)
+    return [calls, g.item(), h.item()]
+
+
+def create_graph_hook_returns_grad_requiring(torch, nn):
+    x = torch.tensor(3.0, requires_grad=True)
+    y = x * x
+    y.register_hook(lambda g: g * x)
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    (h,) = torch.autograd.grad(g, x)
+    return [g.item(), h.item()]
+
+
+def second_backward_accumulates_on_create_graph_grad(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    (x ** 3).backward(create_graph=True)
+    first = x.grad.item()
+    (x ** 2).backward(create_graph=True)
+    return [first, x.grad.item(), x.grad.requires_grad, type(x.grad.grad_fn).__name__]

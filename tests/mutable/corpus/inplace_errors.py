@@ -310,3 +310,46 @@ def select_of_leaf_inplace_messages(torch, nn):
     return [_try(lambda: x[0].add_(1)), _try(lambda: x.t().add_(1)), _try(lambda: x.view(4).fill_(0)),
             _try(lambda: x.diagonal().zero_()), _try(lambda: x.expand(2, 2).mul_(2)),
             _try(lambda: x.unsqueeze(0).clamp_(min=0)), _try(lambda: x[[0]].add_(1))]
+
+
+def anomaly_mode_reports_nan_gradient(torch, nn):
+    import warnings
+    x = torch.tensor([0.0, 1.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.autograd.set_detect_anomaly(True):
+            y = (x.sqrt() * 0).sum()
+            error = _try(lambda: y.backward())
+    return [error, None if x.grad is None else x.grad.tolist()]
+
+
+def nan_gradient_without_anomaly_mode(torch, nn):
+    x = torch.tensor([0.0, 1.0], requires_grad=True)
+    y = (x.sqrt() * 0).sum()
+    y.backward()
+    return x.grad.tolist()
+
+
+def anomaly_mode_check_nan_false(torch, nn):
+    import warnings
+    x = torch.tensor([0.0, 1.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.autograd.set_detect_anomaly(True, check_nan=False):
+            y = (x.sqrt() * 0).sum()
+            error = _try(lambda: y.backward())
+    return [error, None if x.grad is None else x.grad.tolist()]
+
+
+def anomaly_mode_warning_names_backward_node(torch, nn):
+    import warnings
+    x = torch.tensor([2.0], requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.autograd.set_detect_anomaly(True):
+            y = x.exp()
+            z = y * y
+            y.mul_(2)
+            error = _try(lambda: z.sum().backward())
+    first = [str(w.message).splitlines()[0] for w in caught]
+    return [error, first, [type(w.message).__name__ for w in caught]]

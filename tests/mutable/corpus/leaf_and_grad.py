@@ -399,3 +399,17 @@ def backward_scalar_gradient_on_1elem(torch, nn):
 
 def parameter_of_int_tensor(torch, nn):
     return _attempt(lambda: nn.Parameter(torch.tensor([1, 2])))
+
+
+def backward_inputs_with_unused_leaf(torch, nn):
+    x = torch.tensor(3.0, requires_grad=True)
+    z = torch.tensor(1.0, requires_grad=True)
+    y = x * 2
+    error = _attempt(lambda: y.backward(inputs=[z]))
+    return [error, z.grad, x.grad]
+
+
+def backward_inputs_empty_list(torch, nn):
+    x = torch.tensor(3.0, requires_grad=True)
+    y = x * 2
+    return _attempt(lambda: y.backward(inputs=[]))
