@@ -54,7 +54,7 @@ def _convert_index(index, shape=()):
             advanced = True
             if isinstance(item, list):
                 arr = np.asarray(item)
-                if arr.dtype.kind == "f":
+                if arr.dtype.kind == "f" and arr.size:
                     raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
                 _check_array_bounds(shape, out, arr)
         elif isinstance(item, slice):
@@ -174,8 +174,9 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
 
 def fill_(self: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
-        return inplace(O.COPY, self, (value,),
-                       compute=lambda s, v: np.broadcast_to(np.asarray(v).astype(s.dtype), s.shape))
+        scalar = value._data.copy()  # read before the write: value may alias self
+        return inplace(O.COPY, self, (value,), check_overlap=False,
+                       compute=lambda s, v: np.broadcast_to(scalar.astype(s.dtype), s.shape))
     return inplace(O.FILL, self, (), compute=lambda s: np.full(s.shape, value, dtype=s.dtype))
 
 

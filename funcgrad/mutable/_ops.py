@@ -66,7 +66,18 @@ class Op:
         return found
 
 
+NO_GRAD_VIEW_REBASED = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be "
+    "tracked) or both outside (if you want the inplace to be tracked).")
+
+
 def edge_of(t: Tensor):
+    if t._base is not None and t._view.no_grad and t._view.version != t._vc.value \
+            and STATE.grad_enabled and t._base.requires_grad:
+        raise RuntimeError(NO_GRAD_VIEW_REBASED)
     fn = t._grad_fn if t._base is None else t.grad_fn
     if fn is not None:
         return (fn, t._nr)
@@ -103,9 +114,11 @@ def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | 
             raw = raws[i]
             if inplace_orig is not None and i == 0:
                 edges.append(inplace_orig[0])
-            else:
-                fn = a._grad_fn if a._base is None else a.grad_fn
+            elif a._base is None:
+                fn = a._grad_fn
                 edges.append((fn, a._nr) if fn is not None else (a._accumulator(), 0))
+            else:
+                edges.append(edge_of(a) or (a._accumulator(), 0))
             meta.append((i, raw.shape, raw.dtype))
         elif isinstance(a, Tensor):
             raw = raws[i]
@@ -431,6 +444,8 @@ def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None,
     out._base = base
     out._view = _ViewInfo(chain, x._vc.value, not STATE.grad_enabled,
                           x._base is not None and x._view.multi)
+    if x._base is not None and x._view.no_grad and STATE.grad_enabled:
+        out._view.from_no_grad = True
     if STATE.grad_enabled and _requires_grad(x):
         _record(op, out, (x,), (x._data,), params)
     return out
@@ -529,6 +544,15 @@ def check_inplace(self: Tensor) -> None:
         return
     if self._view.no_grad and base.requires_grad:
         raise RuntimeError(NO_GRAD_VIEW_INPLACE)
+    if self._view.from_no_grad and base.requires_grad:
+        from ._autograd import _short_name
+        raise RuntimeError(
+            f"Output {self._nr} of {_short_name(self.grad_fn)} is a view of a view which was "
+            "created in no_grad mode and is being modified inplace with grad mode enabled. Given "
+            "that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+            "your code by moving both the view and the inplace either both inside the no_grad "
+            "block (if you don't want the inplace to be tracked) or both outside (if you want "
+            "the inplace to be tracked).")
     if self._view.multi and base.requires_grad:
         from ._autograd import _short_name
         raise RuntimeError(
@@ -551,7 +575,7 @@ def _before_write(self: Tensor, op_name: str) -> None:
 
 
 def inplace(op: Op, self: Tensor, others: Sequence, params: dict | None = None,
-            compute=None) -> Tensor:
+            compute=None, check_overlap: bool = True) -> Tensor:
     """``self.<op>_(*others)``: write the result into self's storage, then record it."""
     check_inplace(self)
     args = (self,) + tuple(others)
@@ -587,7 +611,7 @@ def inplace(op: Op, self: Tensor, others: Sequence, params: dict | None = None,
         if np.broadcast_shapes(new_shape, self._data.shape) != self._data.shape:
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
                                f"broadcast shape {list(np.broadcast_shapes(new_shape, self._data.shape))}")
-    for a in others:
+    for a in others if check_overlap else ():
         if isinstance(a, Tensor) and a._data is not self._data and _overlaps(a._data, self._data):
             raise RuntimeError("unsupported operation: some elements of the input tensor and the "
                                "written-to tensor refer to a single memory location. Please "

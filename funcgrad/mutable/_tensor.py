@@ -35,9 +35,10 @@ class Size(tuple):
 class _ViewInfo:
     """How a view was made from its base: the chain of view ops to replay, and state."""
 
-    __slots__ = ("chain", "version", "no_grad", "multi")
+    __slots__ = ("chain", "version", "no_grad", "multi", "from_no_grad")
 
     def __init__(self, chain: tuple, version: int, no_grad: bool, multi: bool = False) -> None:
+        self.from_no_grad = False  # a view (made with grad) of a view made in no_grad
         self.chain = chain
         self.version = version
         self.no_grad = no_grad
@@ -402,9 +403,11 @@ def _regenerate_view_grad_fn(view: Tensor) -> None:
     """After a write into a view's storage, its grad_fn reads through the (rebased) base."""
     from ._ops import AsStridedBackward0, edge_of
     info = view._view
+    if info.no_grad:
+        return  # stays stale: using it in a graph is an error (see _ops.edge_of)
     info.version = view._vc.value
     base = view._base
-    if info.no_grad or not base.requires_grad:
+    if not base.requires_grad:
         return
     node = AsStridedBackward0()
     node._init((edge_of(base),))

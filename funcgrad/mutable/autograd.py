@@ -73,7 +73,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
         return
     inputs = _as_list(inputs)
     if not inputs:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     in_edges = [t._edge() for t in inputs]
     found = run_backward(edges, seeds, retain_graph=retain_graph, create_graph=create_graph,
                          inputs=in_edges, accumulate=False)
@@ -186,6 +186,10 @@ class FunctionCtx:
         self.materialize_grads = True
 
     def save_for_backward(self, *tensors) -> None:
+        for k, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {k} "
+                                f"is of type {type(t).__name__}")
         self._saved = tensors
 
     def mark_dirty(self, *tensors) -> None:
@@ -254,7 +258,7 @@ class _FunctionNode(Node):
                 grads.append(None)
                 continue
             if not isinstance(r, Tensor):
-                raise TypeError("a custom Function's backward must return tensors or None")
+                raise RuntimeError(f"expected Variable or None (got {type(r).__name__})")
             if tuple(r.shape) != tuple(meta[0]):
                 raise RuntimeError(f"Function {type(self).__name__} returned an invalid gradient "
                                    f"at index {len(grads)} - got {list(r.shape)} but expected "
@@ -295,6 +299,12 @@ class Function(metaclass=_FunctionMeta):
         raise NotImplementedError("You must implement either the backward or vjp method for your "
                                   "custom autograd.Function to use it with backward mode AD.")
 
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         from ._ops import _attach_inplace, edge_of
@@ -330,6 +340,10 @@ class Function(metaclass=_FunctionMeta):
                                for o in outs)
         non_diff = {id(t) for t in ctx._non_diff}
         dirty = {id(t) for t in ctx._dirty}
+        if dirty - {id(o) for o in outs}:
+            raise RuntimeError("Some elements marked as dirty during the forward method were not "
+                               "returned as output. The inputs that are modified inplace must "
+                               "all be outputs of the Function.")
         new_outs = []
         for k, o in enumerate(outs):
             if not isinstance(o, Tensor):

@@ -28,6 +28,7 @@ class Parameter(Tensor):
         src = Tensor._wrap(data._data)
         for slot in ("_data", "_dtype", "_vc", "_grad_fn", "_nr", "_rg", "_grad", "_base"):
             setattr(p, slot, getattr(src, slot))
+        p._vc = data._vc  # shares storage and version counter with `data`, as in PyTorch
         if requires_grad and not (p._dtype.is_floating_point or p._dtype.is_complex):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
