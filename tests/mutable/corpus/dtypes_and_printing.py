@@ -388,3 +388,8 @@ def repr_sweep_ints(torch, nn):
         out.append(repr(torch.tensor(v)))
         out.append(repr(torch.tensor(v).reshape(5, 1)))
     return out
+
+
+def tensor_from_zero_dim_list_and_nested_tuples(torch, nn):
+    return [repr(torch.tensor(((1.0, 2.0), (3.0, 4.0)))), repr(torch.tensor([[[]]])), list(torch.tensor([[[]]]).shape),
+            repr(torch.tensor([[1.5]], dtype=torch.float64))]

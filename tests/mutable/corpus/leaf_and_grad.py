@@ -413,3 +413,31 @@ def backward_inputs_empty_list(torch, nn):
     x = torch.tensor(3.0, requires_grad=True)
     y = x * 2
     return _attempt(lambda: y.backward(inputs=[]))
+
+
+def torch_clone_and_detach_functions(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    c = torch.clone(x)
+    d = torch.detach(x)
+    return [type(c.grad_fn).__name__, d.requires_grad]
+
+
+def constructors_with_requires_grad_and_dtype(torch, nn):
+    a = torch.zeros(2, 3, requires_grad=True, dtype=torch.float64)
+    b = torch.ones((2,), dtype=torch.float32, requires_grad=True)
+    c = torch.tensor([[1, 2]], dtype=torch.float64, requires_grad=True)
+    d = torch.arange(3.0, requires_grad=True)
+    return [[str(t.dtype), t.requires_grad, t.is_leaf, list(t.shape)] for t in (a, b, c, d)]
+
+
+def zeros_requires_grad_int_fails(torch, nn):
+    return [_attempt(lambda: torch.zeros(2, dtype=torch.long, requires_grad=True)),
+            _attempt(lambda: torch.arange(3, requires_grad=True))]
+
+
+def detach_clone_chain_grad_fns(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    a = x.clone().detach()
+    b = x.detach().clone()
+    c = x.clone()
+    return [a.requires_grad, b.requires_grad, type(c.grad_fn).__name__]

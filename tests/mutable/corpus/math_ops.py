@@ -422,3 +422,46 @@ def grad_fn_for_tensor_ops(torch, nn):
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = torch.tensor([3.0, 4.0], requires_grad=True)
     return [type(t.grad_fn).__name__ for t in (x + y, x - y, x * y, x / y, x ** y, x @ y, torch.matmul(x, y))]
+
+
+def torch_functions_with_keywords(torch, nn):
+    x = torch.arange(1.0, 7.0).reshape(2, 3).requires_grad_()
+    parts = [torch.sum(x, dim=0), torch.sum(x, 1, keepdim=True), torch.mean(x, dim=-1),
+             torch.clamp(x, min=2.0, max=5.0), torch.pow(x, 2), torch.pow(2, x), torch.matmul(x, x.t()),
+             torch.exp(x * 0.1), torch.log(x), torch.sqrt(x), torch.abs(-x), torch.relu(x - 3),
+             torch.tanh(x * 0.1), torch.sigmoid(x * 0.1), torch.neg(x)]
+    total = sum(p.sum() for p in parts)
+    total.backward()
+    return [[type(p.grad_fn).__name__ for p in parts], total.item(), x.grad.tolist()]
+
+
+def sum_keepdim_and_mean_dtype_results(torch, nn):
+    x = torch.tensor([[1, 2], [3, 4]])
+    return [x.sum(0).tolist(), str(x.sum().dtype), x.sum(1, keepdim=True).tolist(),
+            torch.tensor([[True, False], [True, True]]).sum(0).tolist()]
+
+
+def pow_with_negative_exponent_grad(torch, nn):
+    x = torch.tensor([0.5, 2.0], requires_grad=True)
+    y = x ** -2
+    y.sum().backward()
+    return [y.tolist(), x.grad.tolist()]
+
+
+def pow_method_with_tensor(torch, nn):
+    x = torch.tensor([2.0, 3.0], requires_grad=True)
+    e = torch.tensor([3.0, 0.5], requires_grad=True)
+    y = x.pow(e)
+    y.sum().backward()
+    return [y.tolist(), x.grad.tolist(), e.grad.tolist(), type(y.grad_fn).__name__]
+
+
+def matmul_operator_with_int_tensors(torch, nn):
+    a = torch.tensor([[1, 2], [3, 4]])
+    return [(a @ a).tolist(), str((a @ a).dtype), _attempt(lambda: a @ torch.tensor([[1.0, 0.0], [0.0, 1.0]]))]
+
+
+def bool_mask_of_float_compare_and_sum(torch, nn):
+    x = torch.tensor([0.5, -1.0, 2.0])
+    m = x > 0
+    return [m.sum().item(), x[m].sum().item(), (x * m).tolist(), str((x * m).dtype)]

@@ -301,3 +301,12 @@ def transpose_same_dim_and_negative_permute(torch, nn):
 def chunk_dim1_and_uneven(torch, nn):
     x = torch.arange(10.0).reshape(2, 5)
     return [[p.tolist() for p in x.chunk(2, dim=1)], [list(p.shape) for p in x.chunk(4, 1)]]
+
+
+def torch_shape_functions(torch, nn):
+    x = torch.arange(6.0).reshape(2, 3)
+    return [torch.reshape(x, (3, 2)).tolist(), torch.transpose(x, 0, 1).tolist(), torch.t(x).tolist(),
+            list(torch.unsqueeze(x, 0).shape), list(torch.squeeze(x[None]).shape), torch.flatten(x).tolist(),
+            torch.permute(x, (1, 0)).tolist(), [p.tolist() for p in torch.split(x, 2, dim=1)],
+            [p.tolist() for p in torch.chunk(x, 2)], [p.tolist() for p in torch.unbind(x, 1)],
+            torch.narrow(x, 1, 0, 2).tolist(), torch.diagonal(x).tolist()]
