@@ -174,3 +174,59 @@ def version_counter_through_training_step(torch, nn):
         versions.append(p._version)
         p.grad = None
     return versions
+
+
+def deep_chain_backward(torch, nn):
+    x = torch.tensor(1.0, requires_grad=True)
+    y = x
+    for _ in range(5000):
+        y = y * 1.0001 + 0.0
+    y.backward()
+    return [y.item(), x.grad.item()]
+
+
+def deep_chain_of_inplace_ops(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    for _ in range(2000):
+        y.mul_(1.0001)
+    y.sum().backward()
+    return [y._version, x.grad.tolist()]
+
+
+def deep_chain_of_views(torch, nn):
+    x = torch.arange(4.0, requires_grad=True)
+    y = x * 1
+    for _ in range(1000):
+        y = y.view(2, 2).view(4)
+    y.sum().backward()
+    return x.grad.tolist()
+
+
+def graph_survives_deleted_intermediates(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    a = x.exp()
+    b = a * 3
+    del a
+    c = b.sum()
+    del b
+    c.backward()
+    return x.grad.tolist()
+
+
+def many_setitems_in_loop(torch, nn):
+    w = torch.tensor(1.5, requires_grad=True)
+    buf = torch.zeros(200)
+    for i in range(200):
+        buf[i] = w * i
+    buf.sum().backward()
+    return [buf._version, w.grad.item(), type(buf.grad_fn).__name__]
+
+
+def wide_fan_in_sum(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    total = torch.tensor(0.0)
+    for i in range(500):
+        total = total + x * i
+    total.backward()
+    return [total.item(), x.grad.item()]
