@@ -1,4 +1,4 @@
-"""Small whole programs (training loops, RNN-like state, clipping, Newton steps) that combine the features."""
+"""Whole programs (training loops, RNN-like state, clipping, Newton steps) and deep or wide graphs."""
 
 
 def _err(e):
