@@ -206,7 +206,7 @@ def _like(fill, x, dtype, requires_grad):
     dt = D.to_dtype(dtype) if dtype is not None else x._dtype
     t = Tensor._wrap(np.full(x._data.shape, fill, dtype=dt.np))
     if requires_grad:
-        t.requires_grad_(True)
+        _require_grad(t)
     return t
 
 
@@ -294,7 +294,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         data = (start + step * np.arange(n, dtype=np.float64)).astype(dt.np)
     t = Tensor._wrap(data)
     if requires_grad:
-        t.requires_grad_(True)
+        _require_grad(t)
     return t
 
 
@@ -307,7 +307,7 @@ def linspace(start, end, steps, dtype=None, requires_grad=False) -> Tensor:
     """
     dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
     t = Tensor._wrap(np.linspace(start, end, steps).astype(dt.np))
-    return t.requires_grad_(True) if requires_grad else t
+    return _require_grad(t) if requires_grad else t
 
 
 def eye(n, m=None, dtype=None, requires_grad=False) -> Tensor:
@@ -320,7 +320,7 @@ def eye(n, m=None, dtype=None, requires_grad=False) -> Tensor:
     """
     dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
     t = Tensor._wrap(np.eye(n, m, dtype=dt.np))
-    return t.requires_grad_(True) if requires_grad else t
+    return _require_grad(t) if requires_grad else t
 
 
 def manual_seed(seed: int):
@@ -344,7 +344,7 @@ def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=
     """
     dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
     t = Tensor._wrap(_random.uniform(_shape_arg(size), dt.np))
-    return t.requires_grad_(True) if requires_grad else t
+    return _require_grad(t) if requires_grad else t
 
 
 def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
@@ -357,7 +357,7 @@ def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator
     """
     dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
     t = Tensor._wrap(_random.normal(_shape_arg(size), dt.np))
-    return t.requires_grad_(True) if requires_grad else t
+    return _require_grad(t) if requires_grad else t
 
 
 # --- arithmetic --------------------------------------------------------------------------------
@@ -538,6 +538,17 @@ def matmul(input, other) -> Tensor:
     if a == 0 or b == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{a}D and {b}D")
+    da, db = input._dtype, other._dtype
+    if da is not db:
+        from ._tensor import _C_NAMES
+        if a == 1 and b == 1:
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                               f"{O._scalar_name(da)} and {O._scalar_name(db)}")
+        if a == 2 and b == 1:
+            raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                               f"{O._scalar_name(db)}, {O._scalar_name(da)}, and {O._scalar_name(db)}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_C_NAMES[da.name]} != {_C_NAMES[db.name]}")
     ka = input._data.shape[-1]
     kb = other._data.shape[0] if b == 1 else other._data.shape[-2]
     if ka != kb:
