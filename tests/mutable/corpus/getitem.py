@@ -189,3 +189,42 @@ def index_zero_dim_fails(torch, nn):
 def chained_list_indexing(torch, nn):
     x = torch.arange(9.0).reshape(3, 3)
     return [x[[0, 2]][:, [1]].tolist(), x[[0, 2], :].tolist()]
+
+
+def zero_dim_bool_tensor_index(torch, nn):
+    x = torch.arange(3.0)
+    a = x[torch.tensor(True)]
+    b = x[torch.tensor(False)]
+    return [list(a.shape), list(b.shape), a.tolist()]
+
+
+def nested_list_index(torch, nn):
+    x = torch.arange(6.0).reshape(2, 3)
+    return [x[[[0, 1], [1, 0]]].tolist(), list(x[[[0], [1]], [[0, 2]]].shape)]
+
+
+def tensor_index_with_none_and_ellipsis(torch, nn):
+    x = torch.arange(24.0).reshape(2, 3, 4)
+    idx = torch.tensor([1, 0])
+    return [list(x[None, idx].shape), list(x[..., idx].shape), list(x[:, None, idx].shape), list(x[idx, ..., None].shape)]
+
+
+def getitem_then_inplace_on_copy_does_not_touch_base(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1
+    c = y[[0, 2]]
+    c.mul_(10)
+    (y.sum() + c.sum()).backward()
+    return [y.tolist(), c.tolist(), y._version, x.grad.tolist()]
+
+
+def getitem_list_of_bools_and_bool_tensor_2d(torch, nn):
+    x = torch.arange(6.0).reshape(2, 3)
+    return [x[[True, False]].tolist(), x[torch.tensor([[True, False, True], [False, False, True]])].tolist()]
+
+
+def getitem_slice_step_larger_than_size(torch, nn):
+    x = torch.arange(5.0, requires_grad=True)
+    y = x[1::10]
+    y.sum().backward()
+    return [y.tolist(), x.grad.tolist(), type(y.grad_fn).__name__]

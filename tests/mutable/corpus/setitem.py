@@ -354,3 +354,79 @@ def setitem_leaf_without_grad_then_view_of_it(torch, nn):
     v = x[:2]
     x[2] = w
     return [v.requires_grad, type(v.grad_fn).__name__, x.is_leaf]
+
+
+def chained_basic_setitem_writes_base(torch, nn):
+    x = torch.zeros(2, 3)
+    x[0][1] = 5
+    x[:, 2][1] = 7
+    x[1, :2][0] = 9
+    return [x.tolist(), x._version]
+
+
+def chained_advanced_setitem_writes_copy(torch, nn):
+    x = torch.zeros(2, 3)
+    x[[0, 1]][0] = 5
+    x[x == 0][0] = 5
+    x[:, [0]][1] = 5
+    return [x.tolist(), x._version]
+
+
+def chained_setitem_with_grad(torch, nn):
+    w = torch.tensor(3.0, requires_grad=True)
+    x = torch.ones(2, 3, requires_grad=True)
+    y = x * 1
+    y[1][2] = w * w
+    (y * y).sum().backward()
+    return [y.tolist(), type(y.grad_fn).__name__, w.grad.item(), x.grad.tolist()]
+
+
+def int32_index_setitem(torch, nn):
+    x = torch.zeros(4)
+    x[torch.tensor([1, 3], dtype=torch.int32)] = torch.tensor([5.0, 6.0])
+    return x.tolist()
+
+
+def setitem_with_tensor_requiring_grad_into_view_of_leaf_under_no_grad(torch, nn):
+    w = torch.tensor([5.0], requires_grad=True)
+    x = torch.zeros(3, requires_grad=True)
+    with torch.no_grad():
+        x[1:2] = w
+    return [x.tolist(), x.is_leaf, x.requires_grad, x.grad_fn, x._version]
+
+
+def setitem_mask_with_tensor_values_grad(torch, nn):
+    x = torch.tensor([1.0, -2.0, 3.0, -4.0], requires_grad=True)
+    v = torch.tensor([10.0, 20.0], requires_grad=True)
+    y = x * 1
+    y[y < 0] = v
+    (y * torch.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    return [y.tolist(), x.grad.tolist(), v.grad.tolist()]
+
+
+def setitem_repeated_indices_grad(torch, nn):
+    v = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = torch.zeros(3)
+    y[[0, 0]] = v
+    y.sum().backward()
+    return [y.tolist(), v.grad.tolist()]
+
+
+def setitem_value_broadcast_grad_reduces(torch, nn):
+    v = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = torch.zeros(3, 2)
+    y[1:] = v
+    (y * torch.arange(6.0).reshape(3, 2)).sum().backward()
+    return [y.tolist(), v.grad.tolist()]
+
+
+def setitem_slice_with_none_start_negative_stop_step(torch, nn):
+    x = torch.arange(10.0)
+    x[:-2:3] = -1
+    return x.tolist()
+
+
+def setitem_scalar_tensor_value_requires_grad_into_int_tensor(torch, nn):
+    w = torch.tensor(2.5, requires_grad=True)
+    x = torch.zeros(2, dtype=torch.long)
+    return [_attempt(lambda: x.__setitem__(0, w)), x.tolist(), x.requires_grad]
