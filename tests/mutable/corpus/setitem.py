@@ -404,14 +404,6 @@ def setitem_mask_with_tensor_values_grad(torch, nn):
     return [y.tolist(), x.grad.tolist(), v.grad.tolist()]
 
 
-def setitem_repeated_indices_grad(torch, nn):
-    v = torch.tensor([1.0, 2.0], requires_grad=True)
-    y = torch.zeros(3)
-    y[[0, 0]] = v
-    y.sum().backward()
-    return [y.tolist(), v.grad.tolist()]
-
-
 def setitem_value_broadcast_grad_reduces(torch, nn):
     v = torch.tensor([1.0, 2.0], requires_grad=True)
     y = torch.zeros(3, 2)
