@@ -439,3 +439,27 @@ def test_create_graph_through_inplace_and_views_matches_live_torch():
         (h,) = module.autograd.grad(g.sum(), x)
         results.append((g.tolist(), h.tolist()))
     np.testing.assert_allclose(results[0], results[1], rtol=1e-12)
+
+
+def test_strict_policy_catches_item_assignment_into_a_saved_view():
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with torch.mutation_policy("strict"):
+        y = x * 1
+        row = y[:2]
+        z = (row * row).sum()
+        with pytest.raises(RuntimeError, match="strict mutation policy: .* saved by MulBackward0"):
+            y[0] = 5.0
+    z.backward()  # nothing was written, so the graph is intact
+    assert x.grad.tolist() == [2.0, 4.0, 0.0]
+
+
+def test_copy_on_write_protects_saved_outputs_of_inplace_ops():
+    x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
+    with torch.mutation_policy("copy-on-write"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y = x * 1
+        y.exp_()               # ExpBackward0 saves its output: y itself
+        s = y.sum()
+        y.mul_(0)              # would invalidate it under the "torch" policy
+        s.backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([0.5, 1.0]))
