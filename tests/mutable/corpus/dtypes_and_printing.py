@@ -393,3 +393,51 @@ def repr_sweep_ints(torch, nn):
 def tensor_from_zero_dim_list_and_nested_tuples(torch, nn):
     return [repr(torch.tensor(((1.0, 2.0), (3.0, 4.0)))), repr(torch.tensor([[[]]])), list(torch.tensor([[[]]]).shape),
             repr(torch.tensor([[1.5]], dtype=torch.float64))]
+
+
+def repr_after_inplace_and_views(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1
+    v = y[:2]
+    y.mul_(2)
+    z = x.clone()
+    z[0] = 5
+    return [repr(y), repr(v), repr(z), repr(z[1:]), repr(x.t()), repr(x.unsqueeze(0).squeeze(0))]
+
+
+def repr_parameter_states(torch, nn):
+    p = nn.Parameter(torch.tensor([[1.0, 2.0], [3.0, 4.5]]))
+    q = nn.Parameter(torch.tensor(2.0, dtype=torch.float64))
+    e = nn.Parameter(torch.zeros(0))
+    return [repr(p), str(p), repr(q), repr(e), repr(p * 1), repr(p[0]), repr(p.detach())]
+
+
+def repr_custom_function_output(torch, nn):
+    class Twice(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    y = Twice.apply(torch.tensor([1.0, 2.0], requires_grad=True))
+    return repr(y)
+
+
+def repr_grad_after_create_graph(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    (g,) = torch.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    return repr(g)
+
+
+def repr_int_and_bool_with_no_grad_results(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    return [repr(x > 1), repr((x > 1).sum()), repr(x.detach().long())]
+
+
+def repr_unbind_split_outputs(torch, nn):
+    x = torch.arange(4.0, requires_grad=True)
+    return [repr(x.unbind()[0]), repr(x.split(2)[1]), repr(x.chunk(2)[0]), repr(x.split([1, 3])[1]),
+            repr(x.narrow(0, 1, 2)), repr(x.expand(2, 4)), repr(x.view(2, 2).diagonal()), repr(x.flatten()),
+            repr(x.reshape(2, 2).permute(1, 0)), repr(x.reshape(2, 2).transpose(0, 1))]
