@@ -169,3 +169,60 @@ def graph_freed_then_unrelated_saved(torch, nn):
     z = h * h
     z.backward()
     return x.grad.item()
+
+
+def create_graph_implies_retain_graph(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    y = x.exp()
+    y.backward(create_graph=True)
+    x.grad = None
+    y.backward()
+    return x.grad.item()
+
+
+def autograd_grad_create_graph_keeps_graph(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    y = x ** 3
+    (g1,) = torch.autograd.grad(y, x, create_graph=True)
+    (g2,) = torch.autograd.grad(y, x)
+    return [g1.item(), g2.item()]
+
+
+def retain_graph_false_with_create_graph(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    y = x.exp()
+    (g,) = torch.autograd.grad(y, x, create_graph=True, retain_graph=False)
+    try:
+        torch.autograd.grad(y, x)
+        second = None
+    except RuntimeError as e:
+        second = _err(e)
+    try:
+        (h,) = torch.autograd.grad(g, x)
+        third = h.item()
+    except RuntimeError as e:
+        third = _err(e)
+    return [g.item(), second, third]
+
+
+def partial_graph_freed(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    a = x.exp()
+    b = a * 2
+    c = b.sin()
+    torch.autograd.grad(b, x)
+    try:
+        c.backward()
+        return [None, x.grad.item()]
+    except RuntimeError as e:
+        return [_err(e), x.grad]
+
+
+def backward_on_output_whose_graph_partially_freed_no_saved(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    a = x + 1
+    b = a + 2
+    c = b * 3
+    b.backward()
+    c.backward()
+    return x.grad.item()
