@@ -36,6 +36,9 @@ def _check_array_bounds(shape, before, arr) -> None:
 
 def _convert_index(index, shape=()):
     """Tensors in an index become ints (0-d integer) or arrays; report if any is advanced."""
+    if isinstance(index, list) and any(isinstance(i, (list, tuple, slice, Tensor)) or i is None
+                                       or i is Ellipsis for i in index):
+        index = tuple(index)  # PyTorch (like old NumPy) reads such a list as a tuple index
     items = index if isinstance(index, tuple) else (index,)
     out = []
     advanced = False

@@ -92,7 +92,7 @@ def _requires_grad(t) -> bool:
 
 # --- recording ----------------------------------------------------------------------------
 def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | None,
-            inplace_orig=None) -> Node:
+            inplace_orig=None, where=None) -> Node:
     """Attach a grad_fn for `op` to `out`. `args` are tensors or constants."""
     mask = []
     for a in args:
@@ -155,7 +155,7 @@ def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | 
         node._out = None
         node._has_saved = bool(saved_idx)
     if node._has_saved:
-        node._where = user_frame(3)
+        node._where = where or user_frame(3)
         if STATE.policy != "torch":
             ref = weakref.ref(node)
             for v in node._vals:
@@ -564,10 +564,10 @@ def check_inplace(self: Tensor) -> None:
         raise RuntimeError(VIEW_OF_LEAF_INPLACE)
 
 
-def _before_write(self: Tensor, op_name: str) -> None:
+def _before_write(self: Tensor, op_name: str, where: tuple) -> None:
     """Record who writes (for error messages) and apply the mutation policy."""
     vc = self._vc
-    vc.modified_by = (op_name,) + user_frame(3)  # cheap: one frame walk, no formatting
+    vc.modified_by = (op_name,) + where
     watchers = vc.watchers
     if watchers:
         from ._policy import on_write
@@ -626,7 +626,8 @@ def inplace(op: Op, self: Tensor, others: Sequence, params: dict | None = None,
             if 0 in saved_idx:
                 orig = self._data.copy()
         old_edge = edge_of(self)
-    _before_write(self, op.inplace_name)
+    where = user_frame(2)  # one frame walk, shared by the version record and the node
+    _before_write(self, op.inplace_name, where)
     if not self._data.flags.writeable or _self_overlapping(self._data):
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the "
@@ -634,12 +635,12 @@ def inplace(op: Op, self: Tensor, others: Sequence, params: dict | None = None,
     np.copyto(self._data, new, casting="unsafe")
     self._vc.value += 1
     if rg:
-        _record_inplace(op, self, args, raws, params, old_edge, orig)
+        _record_inplace(op, self, args, raws, params, old_edge, orig, where)
     return self
 
 
 def _self_overlapping(a: np.ndarray) -> bool:
-    return any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
+    return 0 in a.strides and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
 
 
 def _overlaps(a: np.ndarray, b: np.ndarray) -> bool:
@@ -675,7 +676,7 @@ class _Plain(Node):
         return grads
 
 
-def _record_inplace(op, self, args, raws, params, old_edge, orig) -> None:
+def _record_inplace(op, self, args, raws, params, old_edge, orig, where=None) -> None:
     old_fn = self._grad_fn
     if op.prim is None:
         node = op.node_cls.__new__(node_class(op.node_cls.__name__, _Plain))
@@ -685,7 +686,7 @@ def _record_inplace(op, self, args, raws, params, old_edge, orig) -> None:
         node._meta = tuple((a._data.shape, a._data.dtype) if isinstance(a, Tensor) else ((), None)
                            for a in args)
     else:
-        node = _record(op, self, args, raws, params, inplace_orig=(old_edge, orig))
+        node = _record(op, self, args, raws, params, inplace_orig=(old_edge, orig), where=where)
         self._grad_fn = old_fn
     _attach_inplace(self, node)
 
