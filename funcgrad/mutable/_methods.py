@@ -44,7 +44,10 @@ def _convert_index(index, shape=()):
     advanced = False
     for item in items:
         if isinstance(item, Tensor):
-            if item._dtype.category == 1 and item._data.ndim == 0:
+            if item._dtype is D.bool_ and item._data.ndim == 0:
+                item = bool(item._data)  # like Python True / False
+                advanced = True
+            elif item._dtype.category == 1 and item._data.ndim == 0:
                 item = int(item._data)
             elif item._dtype.category >= 2:
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
