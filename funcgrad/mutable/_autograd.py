@@ -65,7 +65,8 @@ class Version:
 class Saved:
     """A tensor a node needs at backward, with the version it had when saved."""
 
-    __slots__ = ("data", "version", "counter", "tensor", "output_node", "owner", "__weakref__")
+    __slots__ = ("data", "version", "counter", "tensor", "output_node", "owner", "fallback",
+                 "__weakref__")
 
     def __init__(self, data, counter: Version, tensor=None, output_node=None) -> None:
         self.data = data
@@ -74,6 +75,7 @@ class Saved:
         self.tensor = tensor            # the input tensor itself (None for an output)
         self.output_node = output_node  # weakref to the node this is output 0 of
         self.owner = output_node        # weakref to the node that saved it (policies only)
+        self.fallback = None            # node named when output_node has died
         if STATE.policy != "torch":
             watchers = counter.watchers
             if watchers is None:
@@ -82,7 +84,10 @@ class Saved:
 
     def current_grad_fn(self):
         if self.output_node is not None:
-            return self.output_node()
+            node = self.output_node()
+            if node is None and self.fallback is not None:
+                node = self.fallback()
+            return node
         return self.tensor.grad_fn if self.tensor is not None else None
 
 

@@ -705,10 +705,6 @@ def _attach_inplace(self: Tensor, node: Node) -> None:
             node._retain = {0: weakref.ref(self)}
         return
     base = self._base
-    out = getattr(node, "_out", None)
-    if type(out) is Saved:  # PyTorch names the view's (regenerated) grad_fn in errors
-        out.output_node = None
-        out.tensor = self
     cs = CopySlices.__new__(CopySlices)
     cs._init((edge_of(base),) + tuple(node._next[1:]))
     cs._chain = self._view.chain
@@ -720,5 +716,13 @@ def _attach_inplace(self: Tensor, node: Node) -> None:
     base._rg = True
     if base._retains:
         cs._retain = {0: weakref.ref(base)}
-    # the view's own grad_fn is regenerated on next access (its version moved on)
+    # the view's own grad_fn is regenerated now (AsStridedBackward0 over the new history)
     self._view.version = -1
+    view_fn = self.grad_fn
+    out = getattr(node, "_out", None)
+    if type(out) is Saved:
+        # As PyTorch: errors name the view's grad_fn of that moment while it lives, else
+        # the in-place node itself; create_graph differentiates through the view.
+        out.tensor = self
+        out.output_node = weakref.ref(view_fn) if view_fn is not None else None
+        out.fallback = weakref.ref(node)
