@@ -711,6 +711,9 @@ def _attach_inplace(self: Tensor, node: Node) -> None:
     cs._base_shape = base._data.shape
     cs._base_dtype = base._data.dtype
     cs._fn = node
+    # the op's own edge to the view's old history is never followed (CopySlices routes that
+    # gradient to the base), so drop it: PyTorch keeps no reference to it either
+    node._next = (None,) + tuple(node._next[1:])
     base._grad_fn = cs
     base._nr = 0
     base._rg = True
