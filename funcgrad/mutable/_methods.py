@@ -8,7 +8,7 @@ from . import _dtypes as D
 from . import _functions as F
 from . import _ops as O
 from ._autograd import STATE
-from ._ops import apply1, inplace
+from ._ops import apply1, inplace, inplace1
 from ._tensor import Tensor
 
 
@@ -227,6 +227,8 @@ def _inplace_binary(op):
     def method(self, other, *, alpha=1):
         if alpha != 1:
             other = other * alpha
+        if type(other) is float:
+            return inplace1(op, self, other)
         return inplace(op, self, (other,))
     method.__name__ = op.name + "_"
     return method
@@ -234,7 +236,7 @@ def _inplace_binary(op):
 
 def _inplace_unary(op):
     def method(self):
-        return inplace(op, self, ())
+        return inplace1(op, self)
     method.__name__ = op.name + "_"
     return method
 

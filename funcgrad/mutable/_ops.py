@@ -249,6 +249,60 @@ def apply1(op: Op, x: Tensor, const=_NO_CONST, params: dict | None = None) -> Te
     return res
 
 
+def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
+    """The hot path of `inplace`: a float non-view tensor, optionally a Python float."""
+    if (x._base is not None or not x._dtype.is_floating_point or op.prim is None
+            or (const is not _NO_CONST and type(const) is not float) or x._vc.watchers):
+        return inplace(op, x, () if const is _NO_CONST else (const,))
+    rg = STATE.grad_enabled and x._rg
+    if rg:
+        if x._grad_fn is None:
+            raise RuntimeError(LEAF_INPLACE)
+        saved, needs_out = op._plans.get(_MASK1) or op.plan(_MASK1)
+        if 0 in saved:  # the rule reads the overwritten value: the general path copies it
+            return inplace(op, x, () if const is _NO_CONST else (const,))
+    data = x._data
+    if not data.flags.writeable or _self_overlapping(data):
+        return inplace(op, x, () if const is _NO_CONST else (const,))
+    impl = op.prim.impl
+    where = user_frame(2)
+    vc = x._vc
+    vc.modified_by = (op.inplace_name,) + where
+    if const is _NO_CONST:
+        new = impl(data)
+    else:
+        new = impl(data, const)
+    np.copyto(data, new, casting="unsafe")
+    vc.value += 1
+    if rg:
+        cls = op.node_cls
+        node = cls.__new__(cls)
+        old = x._grad_fn
+        node._init(((old, x._nr),))
+        node._prim = op.prim
+        node._params = None
+        node._vals = [_Spec(data.shape, data.dtype)]
+        if const is not _NO_CONST:
+            node._vals.append(const)
+        node._meta = ((0, data.shape, data.dtype),)
+        node._freed = False
+        if needs_out is True and op.saves_out:
+            node._out = Saved(data, vc, None, weakref.ref(node))
+            node._has_saved = True
+            node._where = where
+            if STATE.policy != "torch":
+                node._out.owner = node._out.output_node
+        else:
+            node._out = _Spec(data.shape, data.dtype) if needs_out == "spec" else None
+            node._has_saved = False
+        if x._retains and old is not None and old._retain:
+            old._retain.pop(x._nr, None)
+            node._retain = {0: weakref.ref(x)}
+        x._grad_fn = node
+        x._nr = 0
+    return x
+
+
 def apply(op: Op, args: Sequence, params: dict | None = None) -> Tensor:
     """Apply `op` out of place: compute with the primitive's impl, record if needed."""
     raws = [a._data if isinstance(a, Tensor) else a for a in args]
