@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import weakref
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -215,12 +216,12 @@ class FunctionCtx:
                 continue
             t, version, is_output = item
             if t._vc.value != version:
-                import weakref
                 from ._autograd import Saved, version_error
-                s = (Saved(t._data, t._vc, None, weakref.ref(self._node)) if is_output
+                node = self._node()
+                s = (Saved(t._data, t._vc, None, weakref.ref(node)) if is_output
                      else Saved(t._data, t._vc, t))
                 s.version = version
-                raise version_error(s, self._node)
+                raise version_error(s, node)
             out.append(t)
         return tuple(out)
 
@@ -332,7 +333,7 @@ class Function(metaclass=_FunctionMeta):
                          for a in args))
         node._nout = len(outs)
         node.ctx = ctx
-        ctx._node = node
+        ctx._node = weakref.ref(node)  # node -> ctx is strong; no cycle back
         node._fn_cls = cls
         node._in_meta = tuple((a._data.shape, a._data.dtype) if isinstance(a, Tensor) else ((), None)
                               for a in args)
