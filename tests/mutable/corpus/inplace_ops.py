@@ -182,3 +182,10 @@ def inplace_twice_on_saved_output_in_chain(torch, nn):
 def inplace_on_broadcast_result_shape(torch, nn):
     x = torch.zeros(2, 1)
     return _attempt(lambda: x.mul_(torch.ones(2, 3)))
+
+
+def inplace_pow_operator(torch, nn):
+    z = torch.tensor([2.0])
+    w = z
+    z **= 3
+    return [z.tolist(), z is w, w._version]

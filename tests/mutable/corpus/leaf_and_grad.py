@@ -441,3 +441,10 @@ def detach_clone_chain_grad_fns(torch, nn):
     b = x.detach().clone()
     c = x.clone()
     return [a.requires_grad, b.requires_grad, type(c.grad_fn).__name__]
+
+
+def requires_grad_underscore_on_non_leaf(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    y = x * 2
+    r = y.requires_grad_(True)
+    return [r is y, _attempt(lambda: y.requires_grad_(False)), y.requires_grad]

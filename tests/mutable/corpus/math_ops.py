@@ -465,3 +465,41 @@ def bool_mask_of_float_compare_and_sum(torch, nn):
     x = torch.tensor([0.5, -1.0, 2.0])
     m = x > 0
     return [m.sum().item(), x[m].sum().item(), (x * m).tolist(), str((x * m).dtype)]
+
+
+def python_dunders(torch, nn):
+    x = torch.tensor([-1.5, 2.5], requires_grad=True)
+    results = [abs(x), +x, x // 2, x % 2, x ** x.detach().abs(), 2.0 - x, -x]
+    return [[r.tolist(), None if r.grad_fn is None else type(r.grad_fn).__name__] for r in results]
+
+
+def compare_with_none_and_bool_scalar(torch, nn):
+    x = torch.tensor([1.0, 0.0])
+    return [(x == None), (x != None), (x * True).tolist(), str((x * True).dtype), (x + False).tolist()]
+
+
+def zero_dim_compare_with_python_number(torch, nn):
+    t = torch.tensor(3.0)
+    return [bool(t < 4), repr(t < 4), (t == 3).item(), 3 == t.item()]
+
+
+def tensor_in_python_if(torch, nn):
+    t = torch.tensor([2.0])
+    out = "yes" if t > 1 else "no"
+    return [out, _attempt(lambda: bool(torch.tensor([1.0, 2.0]) > 1)), bool(torch.tensor([]).numel())]
+
+
+def floor_divide_and_remainder_negative(torch, nn):
+    a = torch.tensor([-7.0, 7.0, -7.5])
+    b = torch.tensor([2, -2, 3])
+    return [(a // 2).tolist(), (a % 2).tolist(), (b // 2).tolist(), (b % 3).tolist(), (a % -2).tolist()]
+
+
+def floordiv_grad_fn_and_error(torch, nn):
+    x = torch.tensor([3.5], requires_grad=True)
+    y = x // 2
+    return [y.requires_grad, None if y.grad_fn is None else type(y.grad_fn).__name__, _attempt(lambda: y.sum().backward())]
+
+
+def true_divide_int_by_zero_int(torch, nn):
+    return [(torch.tensor([1, 0]) / torch.tensor([0, 0])).tolist(), _attempt(lambda: torch.tensor([1]) // torch.tensor([0]))]

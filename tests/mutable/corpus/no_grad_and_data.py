@@ -290,3 +290,27 @@ def leaf_view_made_in_no_grad_inplace_outside(torch, nn):
     with torch.no_grad():
         v = x[1:]
     return [v.requires_grad, v.is_leaf, _attempt(lambda: v.mul_(2))]
+
+
+def numpy_write_does_not_bump_version(torch, nn):
+    x = torch.tensor([1.0, 2.0])
+    n = x.numpy()
+    n[0] = 5.0
+    return [x.tolist(), x._version]
+
+
+def tensor_from_numpy_arrays_keeps_dtype(torch, nn):
+    f32 = torch.tensor([1.5, 2.0]).numpy()
+    f64 = torch.tensor([1.5, 2.0], dtype=torch.float64).numpy()
+    i64 = torch.tensor([1, 2]).numpy()
+    b = torch.tensor([True]).numpy()
+    made = [torch.tensor(a) for a in (f32, f64, i64, b)]
+    copy = made[0]
+    copy[0] = 100.0
+    return [[str(t.dtype) for t in made], f32.tolist(), repr(made[1])]
+
+
+def tensor_from_numpy_scalar(torch, nn):
+    s64 = torch.tensor([1.5], dtype=torch.float64).numpy()[0]
+    s32 = torch.tensor([1.5]).numpy()[0]
+    return [str(torch.tensor(s64).dtype), str(torch.tensor(s32).dtype), str((torch.tensor([1.0]) * s64).dtype)]
