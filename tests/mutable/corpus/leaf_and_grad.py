@@ -448,3 +448,60 @@ def requires_grad_underscore_on_non_leaf(torch, nn):
     y = x * 2
     r = y.requires_grad_(True)
     return [r is y, _attempt(lambda: y.requires_grad_(False)), y.requires_grad]
+
+
+def parameter_from_non_leaf_becomes_leaf(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    p = nn.Parameter(y)
+    (p * p).sum().backward()
+    return [p.is_leaf, p.grad_fn, p.grad.tolist(), x.grad, p.tolist()]
+
+
+def parameter_without_arguments(torch, nn):
+    p = nn.Parameter()
+    return [repr(p), list(p.shape), p.requires_grad, str(p.dtype)]
+
+
+def parameter_of_parameter(torch, nn):
+    p = nn.Parameter(torch.tensor([1.0]))
+    q = nn.Parameter(p)
+    q.data.add_(1)
+    return [type(q).__name__, p.tolist(), isinstance(q, nn.Parameter), isinstance(p * 1, nn.Parameter)]
+
+
+def parameter_clone_and_ops_types(torch, nn):
+    p = nn.Parameter(torch.tensor([1.0, 2.0]))
+    return [type(p.clone()).__name__, type(p[0]).__name__, type(p.view(2, 1)).__name__, type(p.data).__name__,
+            isinstance(p, torch.Tensor), type(p.exp()).__name__]
+
+
+def parameter_created_in_no_grad(torch, nn):
+    with torch.no_grad():
+        p = nn.Parameter(torch.tensor([1.0]))
+    (p * 2).sum().backward()
+    return [p.requires_grad, p.grad.tolist()]
+
+
+def parameter_requires_grad_toggle(torch, nn):
+    p = nn.Parameter(torch.tensor([1.0]))
+    p.requires_grad_(False)
+    y = p * 2
+    p.requires_grad = True
+    z = p * 2
+    return [y.requires_grad, z.requires_grad, repr(p)]
+
+
+def parameter_float64_repr_and_grad(torch, nn):
+    p = nn.Parameter(torch.tensor([1.0, 2.0], dtype=torch.float64))
+    (p ** 2).sum().backward()
+    return [repr(p), repr(p.grad)]
+
+
+def parameter_grad_assign_and_setitem_under_no_grad(torch, nn):
+    p = nn.Parameter(torch.zeros(3))
+    with torch.no_grad():
+        p[1] = 5
+        p[2:] += 1
+    p.grad = torch.ones(3)
+    return [p.tolist(), p._version, p.grad.tolist(), type(p).__name__]
