@@ -629,3 +629,146 @@ def custom_function_inplace_without_mark_dirty_is_caught(torch, nn):
     y = x.exp()
     z = Sneaky.apply(y)
     return [y.tolist(), y._version, _attempt(lambda: z.sum().backward())]
+
+
+def save_intermediate_tensor(torch, nn):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            mid = x.exp()
+            ctx.save_for_backward(mid)
+            return mid * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (mid,) = ctx.saved_tensors
+            return g * 2 * mid
+    x = torch.tensor([0.0, 1.0], requires_grad=True)
+    F.apply(x).sum().backward()
+    return x.grad.tolist()
+
+
+def tensors_in_list_argument_not_tracked(torch, nn):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, extras):
+            return x * extras[0]
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3, None
+    x = torch.tensor([1.0], requires_grad=True)
+    w = torch.tensor([3.0], requires_grad=True)
+    y = F.apply(x, [w])
+    y.sum().backward()
+    return [x.grad.tolist(), w.grad]
+
+
+def function_output_is_view_of_input_then_inplace(torch, nn):
+    class View(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.view(2, 1)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.view(2)
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 1
+    y = View.apply(h)
+    try:
+        y.mul_(2)
+        first = None
+    except RuntimeError as e:
+        first = _err(e)
+    return [first, type(y.grad_fn).__name__]
+
+
+def needs_input_grad_all_false_when_no_grad(torch, nn):
+    seen = []
+
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            seen.append(list(ctx.needs_input_grad))
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    with torch.no_grad():
+        y = F.apply(torch.tensor([1.0], requires_grad=True))
+    F.apply(torch.tensor([1.0], requires_grad=True))
+    return [seen, y.requires_grad]
+
+
+def saved_tensors_of_input_modified_after_forward(torch, nn):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+    x = torch.tensor([1.0], requires_grad=True)
+    h = x * 1
+    y = F.apply(h)
+    h.add_(1)
+    try:
+        y.sum().backward()
+        return x.grad.tolist()
+    except RuntimeError as e:
+        return _err(e)
+
+
+def function_forward_raises(torch, nn):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            raise ValueError("bad input")
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    try:
+        F.apply(torch.tensor([1.0], requires_grad=True))
+        return [None, torch.is_grad_enabled()]
+    except ValueError as e:
+        return [_err(e), torch.is_grad_enabled()]
+
+
+def function_backward_raises(torch, nn):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            raise ValueError("no backward today")
+    x = torch.tensor([1.0], requires_grad=True)
+    try:
+        F.apply(x).sum().backward()
+        return [None, torch.is_grad_enabled()]
+    except ValueError as e:
+        return [_err(e), torch.is_grad_enabled()]
+
+
+def function_with_zero_dim_and_int_output(torch, nn):
+    class ArgMaxish(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            idx = torch.tensor(1)
+            ctx.mark_non_differentiable(idx)
+            return x.sum(), idx
+
+        @staticmethod
+        def backward(ctx, g, gi):
+            return g * torch.ones(2)
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    s, i = ArgMaxish.apply(x)
+    s.backward()
+    return [s.item(), i.item(), i.requires_grad, x.grad.tolist()]
