@@ -6,12 +6,11 @@ all come from the same declarations.
 """
 from __future__ import annotations
 
-import functools
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
-from .batching import batch_axis_param, batch_elementwise
+from .batching import batch_elementwise
 from .core import Array, Primitive, engine, function_handlers, ufunc_handlers, wrap
 
 __all__ = ["Namespace", "elementwise", "linear", "primitive", "nondiff"]
@@ -136,15 +135,3 @@ def nondiff(name: str, impl: Callable, *, nargs: int = 1, batch: Callable = batc
             **kwargs) -> Primitive:
     """A function whose result never carries a derivative (comparisons, argmax, floor)."""
     return Primitive(name, impl, nargs=nargs, differentiable=False, batch=batch, **kwargs)
-
-
-def reduction_batch() -> Callable:
-    return batch_axis_param
-
-
-def method_from(fn: Callable) -> Callable:
-    """An `Array` method that forwards to a public function with ``self`` first."""
-    @functools.wraps(fn)
-    def method(self, *args, **kwargs):
-        return fn(self, *args, **kwargs)
-    return method

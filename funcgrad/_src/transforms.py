@@ -12,8 +12,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .batching import BatchTrace, BatchTracer, batch_elementwise
-from .core import Array, FuncgradError, Primitive, Tracer, engine, raw, wrap
-from .forward import JVPTrace, JVPTracer, _fit
+from .core import Array, Primitive, Tracer, engine, raw, wrap
+from .forward import JVPTrace, JVPTracer
 from .reverse import ReverseTrace, ReverseTracer, backward
 from .tree_util import tree_flatten, tree_unflatten
 

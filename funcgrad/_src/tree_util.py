@@ -3,7 +3,7 @@ outputs to lists of leaves and rebuild them afterwards."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Hashable, Iterable, NamedTuple, TypeVar
+from typing import Any, Callable, Hashable, Iterable, TypeVar
 
 __all__ = ["tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
            "register_pytree_node", "register_dataclass", "PyTreeDef"]

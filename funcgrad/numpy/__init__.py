@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from . import _methods, _table, fft, linalg
+from . import _methods, _table, fft, linalg  # noqa: F401  (_methods gives Array its methods)
 from ._table import ns as _ns
 
 globals().update(_ns.exports)

@@ -13,7 +13,7 @@ import operator
 import numpy as np
 
 from .._src import batching as B
-from .._src.core import Array, FuncgradError, Primitive, Tracer, engine, raw, wrap
+from .._src.core import Array, Primitive, Tracer, engine, raw, wrap
 from .._src.declare import Namespace, elementwise, linear, nondiff, primitive
 
 ns = Namespace("funcgrad.numpy")
@@ -183,24 +183,27 @@ def clip(a, a_min=None, a_max=None):
 
 
 # --- non-differentiable functions: pass through, carry no derivative ----------------------
-_NONDIFF_UFUNCS = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-                   "logical_and", "logical_or", "logical_xor", "logical_not", "isnan",
-                   "isfinite", "isinf", "floor", "ceil", "trunc", "rint", "sign", "signbit",
-                   "isneginf", "isposinf")
-for _name in _NONDIFF_UFUNCS:
-    _f = getattr(np, _name)
-    _nargs = 2 if isinstance(_f, np.ufunc) and _f.nin == 2 else 1
-    globals()[_name] = public(nondiff(_name, _f, nargs=_nargs), numpy=_f)
-    globals()[_name] = globals()[_name].primitive
-equal = globals()["equal"]
-not_equal = globals()["not_equal"]
-less = globals()["less"]
-less_equal = globals()["less_equal"]
-greater = globals()["greater"]
-greater_equal = globals()["greater_equal"]
-logical_and = globals()["logical_and"]
-sign = globals()["sign"]
-floor = globals()["floor"]
+def _nondiff_ufunc(name: str) -> Primitive:
+    """A NumPy ufunc whose result carries no derivative, exported under its own name."""
+    ufunc = getattr(np, name)
+    nargs = 2 if isinstance(ufunc, np.ufunc) and ufunc.nin == 2 else 1
+    prim = nondiff(name, ufunc, nargs=nargs)
+    public(prim, numpy=ufunc)
+    return prim
+
+
+equal = _nondiff_ufunc("equal")
+not_equal = _nondiff_ufunc("not_equal")
+less = _nondiff_ufunc("less")
+less_equal = _nondiff_ufunc("less_equal")
+greater = _nondiff_ufunc("greater")
+greater_equal = _nondiff_ufunc("greater_equal")
+logical_and = _nondiff_ufunc("logical_and")
+sign = _nondiff_ufunc("sign")
+floor = _nondiff_ufunc("floor")
+for _name in ("logical_or", "logical_xor", "logical_not", "isnan", "isfinite", "isinf", "ceil",
+              "trunc", "rint", "signbit", "isneginf", "isposinf"):
+    _nondiff_ufunc(_name)
 
 
 def _round_impl(x, decimals=0):
@@ -293,10 +296,6 @@ def _stop(x):
 
 
 # --- array creation (constants) ------------------------------------------------------------
-def _float_default(dtype):
-    return dtype
-
-
 @export(numpy=(np.array,))
 def array(object, dtype=None, copy=True, ndmin=0):
     """An `Array` from nested lists, NumPy arrays or Arrays; traced entries stay traced."""
@@ -1210,12 +1209,12 @@ class _IndexUpdate:
 
     def set(self, values):
         template, arrays = split_index(self.index)
-        return wrap(index_set_p(self.array, _broadcast_update(self, values), *arrays,
+        return wrap(index_set_p(self.array, values, *arrays,
                                 template=template))
 
     def add(self, values):
         template, arrays = split_index(self.index)
-        return wrap(index_add_p(self.array, _broadcast_update(self, values), *arrays,
+        return wrap(index_add_p(self.array, values, *arrays,
                                 template=template))
 
     def _combine(self, values, combine, what):
@@ -1238,10 +1237,6 @@ class _IndexUpdate:
 
     def max(self, values):
         return self._combine(values, maximum, "max")
-
-
-def _broadcast_update(upd, values):
-    return values
 
 
 class _At:
