@@ -6,28 +6,16 @@ most 10 us per step and 300 bytes of peak memory per recorded op.
 """
 from __future__ import annotations
 
-import gc
-import time
-import tracemalloc
 
 import numpy as np
+
+from _measure import median_time, peak_bytes
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
 
 N_BLOCKS = 75            # 4 ops each: sin, *1.01, +0.1, tanh -> 300 ops
 LONG_STEPS = 100_000     # x = x*0.999 + 0.001*sin(x): 4 recorded ops per step
-
-
-def _median_time(fn, repeat: int, number: int = 1) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - start) / number)
-    return float(np.median(times))
 
 
 # --- per-op overhead ---------------------------------------------------------------------
@@ -90,13 +78,13 @@ def per_op_rows(repeat: int = 60) -> list[tuple[str, str, str]]:
     ref_value, ref_g = chain_by_hand(x)
     assert np.allclose(g, ref_g) and np.isclose(value, ref_value), "benchmark gradients disagree"
     n_ops = 4 * N_BLOCKS
-    base = _median_time(lambda: chain_by_hand(x), repeat)
+    base = median_time(lambda: chain_by_hand(x), repeat)
     rows = [("300 small ops, value+grad, per op", "NumPy by hand", f"{base / n_ops * 1e6:.2f} us (1.00x)")]
-    ours = _median_time(lambda: value_and_grad(x), repeat)
+    ours = median_time(lambda: value_and_grad(x), repeat)
     rows.append(("300 small ops, value+grad, per op", "funcgrad",
                  f"{ours / n_ops * 1e6:.2f} us ({ours / base:.2f}x; target <= 3x)"))
     for name, fn in _peers_chain().items():
-        t = _median_time(lambda: fn(x), repeat)
+        t = median_time(lambda: fn(x), repeat)
         rows.append(("300 small ops, value+grad, per op", name, f"{t / n_ops * 1e6:.2f} us ({t / base:.2f}x)"))
     return rows
 
@@ -108,15 +96,6 @@ def long_loop(x, steps=LONG_STEPS):
     return x
 
 
-def _peak_bytes(fn) -> int:
-    gc.collect()
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
 
 def long_tape_rows(steps: int = LONG_STEPS) -> list[tuple[str, str, str]]:
     g = fg.grad(lambda x: long_loop(x, steps))
@@ -127,9 +106,9 @@ def long_tape_rows(steps: int = LONG_STEPS) -> list[tuple[str, str, str]]:
         expected *= 0.999 + 0.001 * np.cos(x)
         x = x * 0.999 + 0.001 * np.sin(x)
     assert np.isclose(g(x0), expected), "long-tape gradient is wrong"
-    seconds = _median_time(lambda: g(x0), repeat=3)
+    seconds = median_time(lambda: g(x0), repeat=3)
     n_ops = 4 * steps
-    peak = _peak_bytes(lambda: g(x0))
+    peak = peak_bytes(lambda: g(x0))
     rows = [("100,000-step scalar loop, per step", "funcgrad",
              f"{seconds / steps * 1e6:.1f} us (target <= 10 us)"),
             ("same loop, peak memory per recorded op", "funcgrad",
@@ -144,11 +123,11 @@ def long_tape_rows(steps: int = LONG_STEPS) -> list[tuple[str, str, str]]:
                 y = y * 0.999 + 0.001 * torch.sin(y)
             y.backward()
             return t.grad
-        seconds = _median_time(torch_loop, repeat=3)
+        seconds = median_time(torch_loop, repeat=3)
         rows.append(("100,000-step scalar loop, per step", "PyTorch CPU",
                      f"{seconds / steps * 1e6:.1f} us"))
         rows.append(("same loop, peak memory per recorded op", "PyTorch CPU",
-                     f"{_peak_bytes(torch_loop) / n_ops:.0f} B (Python-side only: tracemalloc "
+                     f"{peak_bytes(torch_loop) / n_ops:.0f} B (Python-side only: tracemalloc "
                      "does not see PyTorch's C++ allocations)"))
     except ImportError:
         pass
@@ -170,8 +149,8 @@ def big_array_rows() -> list[tuple[str, str, str]]:
         return value, e * np.cos(x) * x + e
 
     np.testing.assert_allclose(g(x), by_hand()[1], rtol=1e-9, atol=1e-14)
-    base = _peak_bytes(by_hand)
-    ours = _peak_bytes(lambda: g(x))
+    base = peak_bytes(by_hand)
+    ours = peak_bytes(lambda: g(x))
     label = "sum(exp(sin(x))*x), x float64[4M]: peak memory"
     return [(label, "NumPy by hand", f"{base / 1e6:.0f} MB (1.00x)"),
             (label, "funcgrad", f"{ours / 1e6:.0f} MB ({ours / base:.2f}x)")]

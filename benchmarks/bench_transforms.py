@@ -7,37 +7,16 @@ of torch.autograd.functional.hessian measured in the same run.
 """
 from __future__ import annotations
 
-import gc
-import time
-import tracemalloc
 
 import numpy as np
+
+from _measure import median_time, peak_bytes
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
 
 N = 100
 
-
-def _median_time(fn, repeat: int, number: int = 1) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - start) / number)
-    return float(np.median(times))
-
-
-def _peak_bytes(fn) -> int:
-    gc.collect()
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 # --- Hessian ------------------------------------------------------------------------------
@@ -88,9 +67,9 @@ def hessian_rows(repeat: int = 30) -> list[tuple[str, str, str]]:
     hessian = fg.hessian(objective)
     np.testing.assert_allclose(hessian(x), hessian_by_hand(x), rtol=1e-10, atol=1e-12)
     label = f"Hessian of sum(tanh(x)**2*x), x in R^{N}"
-    ours = _median_time(lambda: hessian(x), repeat)
+    ours = median_time(lambda: hessian(x), repeat)
     peers = _hessian_peers(x)
-    times = {name: _median_time(fn, repeat) for name, fn in peers.items()}
+    times = {name: median_time(fn, repeat) for name, fn in peers.items()}
     torch_time = next((t for name, t in times.items() if name.startswith("PyTorch")), None)
     verdict = "; PyTorch not installed, so the target (<= 0.50x its time) is not checked"
     if torch_time is not None:
@@ -117,8 +96,8 @@ def per_example_rows(repeat: int = 20) -> list[tuple[str, str, str]]:
     np.testing.assert_allclose(batched(w, xs, ys), np.stack([np.asarray(g) for g in looped()]),
                                rtol=1e-10)
     label = "256 per-example gradients, 20x10 tanh layer"
-    t_loop = _median_time(looped, max(3, repeat // 5))
-    t_vmap = _median_time(lambda: batched(w, xs, ys), repeat)
+    t_loop = median_time(looped, max(3, repeat // 5))
+    t_vmap = median_time(lambda: batched(w, xs, ys), repeat)
     return [(label, "funcgrad, Python loop of grad", f"{t_loop * 1e3:.2f} ms (1.00x)"),
             (label, "funcgrad, vmap(grad)",
              f"{t_vmap * 1e3:.2f} ms ({t_loop / t_vmap:.0f}x faster)")]
@@ -146,10 +125,10 @@ def checkpoint_rows() -> list[tuple[str, str, str]]:
     remat = fg.grad(lambda x: _chain(x, True))
     np.testing.assert_allclose(remat(x), plain(x), rtol=1e-13, atol=1e-15)
     label = f"grad of a {DEPTH}-block chain (5 ops each), float64[{WIDTH}]: peak memory"
-    peak_plain = _peak_bytes(lambda: plain(x))
-    peak_remat = _peak_bytes(lambda: remat(x))
-    t_plain = _median_time(lambda: plain(x), 5)
-    t_remat = _median_time(lambda: remat(x), 5)
+    peak_plain = peak_bytes(lambda: plain(x))
+    peak_remat = peak_bytes(lambda: remat(x))
+    t_plain = median_time(lambda: plain(x), 5)
+    t_remat = median_time(lambda: remat(x), 5)
     return [(label, "funcgrad", f"{peak_plain / 1e6:.1f} MB, {t_plain * 1e3:.0f} ms"),
             (label, "funcgrad, checkpoint per block",
              f"{peak_remat / 1e6:.1f} MB ({peak_remat / peak_plain:.2f}x), "
