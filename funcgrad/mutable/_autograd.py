@@ -148,6 +148,7 @@ class Node:
     __slots__ = ("_next", "_seq", "_x", "_where", "__weakref__")
     _nout = 1
     _display = None
+    _no_formula = False  # PyTorch's NotImplemented node (see _ops.NotImplementedNode)
 
     def _init(self, next_edges) -> None:
         self._next = next_edges

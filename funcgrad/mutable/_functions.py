@@ -25,8 +25,12 @@ def _infer(data):
         return data._data.copy()
     if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
         data = _tolist(data)
+    if isinstance(data, np.generic):
+        return np.array(data)  # a NumPy scalar keeps its own dtype, as in PyTorch
     if isinstance(data, (list, tuple)):
         _check_ragged(data)
+        if any(isinstance(leaf, np.generic) for leaf in _flat(data)):
+            return np.array(data, dtype=_sequence_dtype(data).np)
     arr = np.array(data)
     if arr.dtype == np.float64 and not isinstance(data, np.ndarray):
         arr = arr.astype(D.DEFAULT_FLOAT.np)
@@ -37,6 +41,25 @@ def _infer(data):
     elif arr.dtype == object:
         raise TypeError(f"could not infer a dtype from {type(data).__name__}")
     return arr
+
+
+def _sequence_dtype(data) -> D.dtype:
+    """PyTorch's dtype for a nested sequence holding NumPy scalars: NumPy scalars count with
+    their own dtype, Python numbers with the default ones, all promoted together."""
+    found = None
+    for leaf in _flat(data):
+        if isinstance(leaf, np.generic):
+            dt = D.from_numpy_dtype(leaf.dtype)
+        elif isinstance(leaf, bool):
+            dt = D.bool_
+        elif isinstance(leaf, int):
+            dt = D.int64
+        elif isinstance(leaf, complex):
+            dt = D.complex64
+        else:
+            dt = D.DEFAULT_FLOAT
+        found = dt if found is None else D.promote(found, dt)
+    return found
 
 
 def _check_ragged(data) -> None:
@@ -443,6 +466,56 @@ def pow(input, exponent) -> Tensor:
     if isinstance(exponent, Tensor):
         return apply(O.POW_T, (input, exponent))
     return apply(O.POW, (input, exponent))
+
+
+def _check_divisor(kernel: str, input, other) -> None:
+    """PyTorch's errors for integer division by zero and for bool operands."""
+    dt = D.result_type_of((input, other))
+    if dt is D.bool_:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    if dt.category == 1:
+        divisor = other._data if isinstance(other, Tensor) else other
+        if np.any(np.asarray(divisor) == 0):
+            raise RuntimeError("ZeroDivisionError")
+
+
+def floor_divide(input, other) -> Tensor:
+    """``input // other``, rounded toward minus infinity. PyTorch has no derivative for it:
+    the result requires grad, and backward through it fails.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.floor_divide(torch.tensor([7, -7]), 2)
+    tensor([ 3, -4])
+    >>> torch.tensor([3.5], requires_grad=True) // 2
+    tensor([1.], grad_fn=<NotImplemented>)
+    """
+    _check_divisor("div_floor_cpu", input, other)
+    return apply(O.FLOOR_DIVIDE, (input, other))
+
+
+def remainder(input, other) -> Tensor:
+    """``input % other``, with the sign of `other` (Python's modulo).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.remainder(torch.tensor([-7.0, 7.0], requires_grad=True), 2)
+    tensor([1., 1.], grad_fn=<RemainderBackward0>)
+    """
+    _check_divisor("remainder_cpu", input, other)
+    if not isinstance(input, Tensor):
+        return apply(O.RREMAINDER, (input, other))
+    return apply(O.REMAINDER_T if isinstance(other, Tensor) else O.REMAINDER, (input, other))
+
+
+def positive(input: Tensor) -> Tensor:
+    """``+input``: the tensor itself (an error for bool tensors, as in PyTorch).
+
+    >>> import funcgrad.mutable as torch
+    >>> x = torch.tensor([1.0]); torch.positive(x) is x
+    True
+    """
+    if input._dtype is D.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
 
 
 def neg(input) -> Tensor:

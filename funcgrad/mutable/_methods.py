@@ -245,6 +245,24 @@ def _pow_(self, exponent):
     return inplace(O.POW_T if isinstance(exponent, Tensor) else O.POW, self, (exponent,))
 
 
+def _floor_divide_(self, other):
+    F._check_divisor("div_floor_cpu", self, other)
+    return inplace(O.FLOOR_DIVIDE, self, (other,))
+
+
+def _remainder_(self, other):
+    F._check_divisor("remainder_cpu", self, other)
+    return inplace(O.REMAINDER_T if isinstance(other, Tensor) else O.REMAINDER, self, (other,))
+
+
+def _rfloordiv(self, other):
+    return F.floor_divide(other, self)
+
+
+def _rmod(self, other):
+    return F.remainder(other, self)
+
+
 def _clamp_(self, min=None, max=None):
     return inplace(O.CLAMP, self, (min, max))
 
@@ -281,7 +299,11 @@ _METHODS = {
     "__mul__": F.mul, "__rmul__": F.mul, "__truediv__": F.div, "__rtruediv__": _rdiv,
     "__pow__": F.pow, "__rpow__": _rpow, "__matmul__": F.matmul, "__rmatmul__": _rmatmul,
     "__neg__": F.neg, "__abs__": F.abs, "__iadd__": _iadd, "__isub__": _isub,
-    "__imul__": _imul, "__itruediv__": _idiv,
+    "__imul__": _imul, "__itruediv__": _idiv, "__ipow__": _pow_, "__pos__": F.positive,
+    "__floordiv__": F.floor_divide, "__rfloordiv__": _rfloordiv, "__mod__": F.remainder,
+    "__rmod__": _rmod, "__ifloordiv__": _floor_divide_, "__imod__": _remainder_,
+    "floor_divide": F.floor_divide, "remainder": F.remainder, "positive": F.positive,
+    "floor_divide_": _floor_divide_, "remainder_": _remainder_,
     "__eq__": F.eq, "__ne__": F.ne, "__lt__": F.lt, "__le__": F.le, "__gt__": F.gt,
     "__ge__": F.ge, "__getitem__": getitem, "__setitem__": setitem,
     "add": F.add, "sub": F.sub, "mul": F.mul, "div": F.div, "pow": F.pow, "neg": F.neg,
@@ -340,7 +362,7 @@ for _name, _fn in _METHODS.items():
     if _name in _FAST:
         _fn = _fast_binary(_FAST[_name], _fn)
     elif _name.startswith("__") and _name not in ("__getitem__", "__setitem__", "__neg__",
-                                                  "__abs__"):
+                                                  "__abs__", "__pos__"):
         _fn = _operator(_fn)
     setattr(Tensor, _name, _fn)
 def _logical(np_fn):
@@ -349,18 +371,6 @@ def _logical(np_fn):
         dt = D.result_type_of((self, other))
         return Tensor._wrap(np.asarray(np_fn(self._data, b)).astype(dt.np))
     return method
-
-
-def _floordiv(self, other):
-    b = other._data if isinstance(other, Tensor) else other
-    dt = D.result_type_of((self, other))
-    return Tensor._wrap(np.asarray(np.floor_divide(self._data, b)).astype(dt.np))
-
-
-def _mod(self, other):
-    b = other._data if isinstance(other, Tensor) else other
-    dt = D.result_type_of((self, other))
-    return Tensor._wrap(np.asarray(np.remainder(self._data, b)).astype(dt.np))
 
 
 def _invert(self):
@@ -379,9 +389,8 @@ def _any(self, dim=None, keepdim=False):
 
 for _name, _fn in {"__and__": _logical(np.bitwise_and), "__or__": _logical(np.bitwise_or),
                    "__xor__": _logical(np.bitwise_xor), "__rand__": _logical(np.bitwise_and),
-                   "__ror__": _logical(np.bitwise_or), "__floordiv__": _floordiv,
-                   "__mod__": _mod, "__invert__": _invert, "all": _all, "any": _any,
-                   "logical_not": _invert, "remainder": _mod, "floor_divide": _floordiv}.items():
+                   "__ror__": _logical(np.bitwise_or), "__invert__": _invert, "all": _all, "any": _any,
+                   "logical_not": _invert}.items():
     setattr(Tensor, _name, _fn)
 Tensor.__hash__ = lambda self: id(self)
 Tensor.T = property(lambda self: F.permute(self, tuple(reversed(range(self.dim())))))

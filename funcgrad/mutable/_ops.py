@@ -17,7 +17,7 @@ from ..numpy import _table as T
 from . import _dtypes as D
 from ._autograd import (STATE, Node, OpNode, Saved, Version, _Spec, _fix, freed_error,
                         node_class, user_frame)
-from ._tensor import Tensor, _ViewInfo
+from ._tensor import CUSTOM_VIEW_DETAIL, Tensor, _ViewInfo
 
 __all__ = ["Op", "OPS", "apply_primitive", "edge_of"]
 
@@ -33,13 +33,17 @@ class Op:
     """
 
     __slots__ = ("name", "prim", "node_cls", "reads", "saves_out", "result", "_plans",
-                 "is_view", "inplace_name")
+                 "is_view", "inplace_name", "records")
 
     def __init__(self, name: str, prim, grad_fn: str, reads: Sequence = (), *,
-                 saves_out: bool = False, result: str = "promote", is_view: bool = False):
+                 saves_out: bool = False, result: str = "promote", is_view: bool = False,
+                 node_base: type = OpNode):
         self.name = name
         self.prim = prim
-        self.node_cls = node_class(grad_fn)
+        self.node_cls = node_class(grad_fn, node_base)
+        # recorded when an input requires grad: differentiable, or failing only at backward
+        self.records = prim is not None and (prim.differentiable
+                                             or issubclass(node_base, NotImplementedNode))
         self.reads = tuple(tuple(r) for r in reads)
         self.saves_out = saves_out
         self.result = result
@@ -139,6 +143,8 @@ def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | 
         else:
             vals.append(_Spec(raw.shape, raw.dtype))
         i += 1
+    if cls._no_formula:
+        edges = [e for e in edges if e is not None]  # as PyTorch: edges to grad inputs only
     node._init(tuple(edges))
     node._prim = op.prim
     node._params = params
@@ -330,7 +336,7 @@ def apply(op: Op, args: Sequence, params: dict | None = None) -> Tensor:
         out = np.asarray(out)
         dt = D.from_numpy_dtype(out.dtype)
     res = Tensor._wrap(_as_array(out, dt))
-    if STATE.grad_enabled and op.prim.differentiable:
+    if STATE.grad_enabled and op.records:
         for a in args:
             if isinstance(a, Tensor) and (a._rg if a._base is None else a.requires_grad):
                 _record(op, res, args, raws, params)
@@ -383,6 +389,18 @@ def apply_primitive(prim, args: Sequence, params: dict) -> Tensor:
     return res
 
 
+class NotImplementedNode(OpNode):
+    """PyTorch's node for an op without a derivative formula: the forward records it (the
+    result requires grad), backward through it fails naming the op."""
+
+    __slots__ = ()
+    _display = "torch::autograd::NotImplemented"
+    _no_formula = True
+
+    def _apply(self, cts, graph):
+        raise RuntimeError(f"derivative for aten::{self._prim.name} is not implemented")
+
+
 # --- the table ------------------------------------------------------------------------------
 def _decl(name, prim, grad_fn, reads=(), **kw) -> Op:
     op = Op(name, prim, grad_fn, reads, **kw)
@@ -417,6 +435,14 @@ LOG1P = _decl("log1p", T.log1p, "Log1PBackward0", ((0,),), result="float")
 EXPM1 = _decl("expm1", T.expm1, "Expm1Backward0", (("out",),), saves_out=True, result="float")
 RECIPROCAL = _decl("reciprocal", T.reciprocal, "ReciprocalBackward0", (("out",),),
                    saves_out=True, result="float")
+REMAINDER = _decl("remainder", T.remainder, "RemainderBackward0", (("out_shape",), (0, 1)))
+REMAINDER_T = _decl("remainder_tensor", T.remainder, "RemainderBackward1",
+                    (("out_shape",), (0, 1)))
+# no derivative in PyTorch: a Python number % tensor, and floor division
+RREMAINDER = _decl("rremainder", T.remainder, "NotImplemented", ((), ()),
+                   node_base=NotImplementedNode)
+FLOOR_DIVIDE = _decl("floor_divide", T.floor_divide, "NotImplemented", ((), ()),
+                     node_base=NotImplementedNode)
 SQUARE = _decl("square", T.square, "PowBackward0", ((0,),))
 # "out_shape": the rule reads only the output's shape and dtype (kept as a stand-in)
 CLAMP = _decl("clamp", T.clip_p, "ClampBackward1", ((0, "out_shape"),) * 3)
@@ -498,8 +524,10 @@ def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None,
     out._base = base
     out._view = _ViewInfo(chain, x._vc.value, not STATE.grad_enabled,
                           x._base is not None and x._view.multi)
-    if x._base is not None and x._view.no_grad and STATE.grad_enabled:
-        out._view.from_no_grad = True
+    if x._base is not None:
+        if x._view.no_grad and STATE.grad_enabled:
+            out._view.from_no_grad = True
+        out._view.custom = x._view.custom
     if STATE.grad_enabled and _requires_grad(x):
         _record(op, out, (x,), (x._data,), params)
     return out
@@ -597,6 +625,9 @@ def check_inplace(self: Tensor) -> None:
             raise RuntimeError(LEAF_INPLACE)
         return
     if self._view.no_grad and base.requires_grad:
+        if self._view.custom:
+            raise RuntimeError("A view was created in no_grad mode and is being modified inplace "
+                               f"with grad mode enabled. {CUSTOM_VIEW_DETAIL}")
         raise RuntimeError(NO_GRAD_VIEW_INPLACE)
     if self._view.from_no_grad and base.requires_grad:
         from ._autograd import _short_name
@@ -614,6 +645,10 @@ def check_inplace(self: Tensor) -> None:
             "inplace. This view is the output of a function that returns multiple views. Such "
             "functions do not allow the output views to be modified inplace. You should replace "
             "the inplace operation by an out-of-place one.")
+    if self._view.custom and base.requires_grad:
+        from ._autograd import _short_name
+        raise RuntimeError(f"Output {self._nr} of {_short_name(self.grad_fn)} is a view and is "
+                           f"being modified inplace. {CUSTOM_VIEW_DETAIL}")
     if base.grad_fn is None and base._rg:
         raise RuntimeError(VIEW_OF_LEAF_INPLACE)
 

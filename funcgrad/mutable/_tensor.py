@@ -35,10 +35,11 @@ class Size(tuple):
 class _ViewInfo:
     """How a view was made from its base: the chain of view ops to replay, and state."""
 
-    __slots__ = ("chain", "version", "no_grad", "multi", "from_no_grad")
+    __slots__ = ("chain", "version", "no_grad", "multi", "from_no_grad", "custom")
 
     def __init__(self, chain: tuple, version: int, no_grad: bool, multi: bool = False) -> None:
         self.from_no_grad = False  # a view (made with grad) of a view made in no_grad
+        self.custom = False  # a custom Function's output viewing an input (or a view of one)
         self.chain = chain
         self.version = version
         self.no_grad = no_grad
@@ -368,6 +369,12 @@ class Tensor:
         return (_rebuild, (self._data.copy(), self._rg))
 
 
+CUSTOM_VIEW_DETAIL = (
+    "This view was created inside a custom Function (or because an input was returned as-is) "
+    "and the autograd logic to handle view+inplace would override the custom backward "
+    "associated with the custom Function, leading to incorrect gradients. This behavior is "
+    "forbidden. You can fix this by cloning the output of the custom Function.")
+
 _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
             "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
             "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
@@ -405,8 +412,14 @@ def _regenerate_view_grad_fn(view: Tensor) -> None:
     info = view._view
     if info.no_grad:
         return  # stays stale: using it in a graph is an error (see _ops.edge_of)
-    info.version = view._vc.value
     base = view._base
+    if info.custom and base.requires_grad:
+        # regenerating would replace the custom backward by the view's own: PyTorch forbids it
+        from ._autograd import _short_name
+        raise RuntimeError(
+            f"Output {view._nr} of {_short_name(view._grad_fn)} is a view and its base or another "
+            f"view of its base has been modified inplace. {CUSTOM_VIEW_DETAIL}")
+    info.version = view._vc.value
     if not base.requires_grad:
         return
     node = AsStridedBackward0()

@@ -8,7 +8,8 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from ._autograd import STATE, Node, node_class, run_backward
-from ._tensor import Tensor
+from ..numpy import _table as T
+from ._tensor import Tensor, _ViewInfo
 
 __all__ = ["backward", "grad", "Function", "set_detect_anomaly", "detect_anomaly",
            "is_anomaly_enabled"]
@@ -326,6 +327,10 @@ class Function(metaclass=_FunctionMeta):
             ctx._saved = tuple(None if t is None else (t, t._vc.value, id(t) in out_ids)
                                for t in ctx._saved)
         if not rg:
+            for o in outs:  # views of inputs keep their origin for the in-place checks
+                if isinstance(o, Tensor) and o._base is not None and any(
+                        o._base is (a._base if a._base is not None else a) for a in tensors):
+                    o._view.custom = True
             return outputs
         cls_node = node_class(cls.__name__ + "Backward", _FunctionNode, nout=len(outs))
         node = cls_node.__new__(cls_node)
@@ -362,7 +367,7 @@ class Function(metaclass=_FunctionMeta):
                 new_outs.append(o)
                 continue
             if any(o is a for a in tensors) or o._base is not None:
-                o = o.view_as(o) if False else _alias(o)
+                o = _output_view(o, tensors)
             o._grad_fn = node
             o._nr = k
             o._rg = True
@@ -373,4 +378,21 @@ class Function(metaclass=_FunctionMeta):
 def _alias(t: Tensor) -> Tensor:
     out = Tensor._wrap(t._data)
     out._vc = t._vc
+    return out
+
+
+_WHOLE = ((T.getitem_p.impl, {"template": (Ellipsis,)}),)  # the view chain of an alias
+
+
+def _output_view(t: Tensor, inputs: list) -> Tensor:
+    """An output that is an input, or a view of one: a view of that input that may not be
+    modified in place (PyTorch forbids it: view+inplace would bypass the custom backward)."""
+    out = _alias(t)
+    base = t._base if t._base is not None else t
+    if not any(base is (a._base if a._base is not None else a) for a in inputs):
+        return out  # a view of a value made inside forward: an ordinary new tensor
+    out._base = base
+    chain = t._view.chain if t._base is not None else _WHOLE
+    out._view = _ViewInfo(chain, t._vc.value, False, t._base is not None and t._view.multi)
+    out._view.custom = True
     return out
