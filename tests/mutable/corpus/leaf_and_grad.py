@@ -505,3 +505,20 @@ def parameter_grad_assign_and_setitem_under_no_grad(torch, nn):
         p[2:] += 1
     p.grad = torch.ones(3)
     return [p.tolist(), p._version, p.grad.tolist(), type(p).__name__]
+
+
+def zero_grad_when_grad_is_none(torch, nn):
+    x = torch.tensor([1.0], requires_grad=True)
+    try:
+        x.grad.zero_()
+        return None
+    except AttributeError as e:
+        return _err(e)
+
+
+def backward_retain_graph_positional(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    y.backward(None, True)
+    y.backward()
+    return x.grad.tolist()

@@ -503,3 +503,23 @@ def floordiv_grad_fn_and_error(torch, nn):
 
 def true_divide_int_by_zero_int(torch, nn):
     return [(torch.tensor([1, 0]) / torch.tensor([0, 0])).tolist(), _attempt(lambda: torch.tensor([1]) // torch.tensor([0]))]
+
+
+def matmul_mixed_float_dtypes(torch, nn):
+    a = torch.ones(2, 2)
+    b = torch.ones(2, 2, dtype=torch.float64)
+    return [_attempt(lambda: a @ b), _attempt(lambda: torch.ones(2) @ torch.ones(2, dtype=torch.float64)),
+            _attempt(lambda: torch.ones(2, 2) @ torch.ones(2, dtype=torch.float64))]
+
+
+def sum_with_dim_none_and_keepdim(torch, nn):
+    x = torch.arange(6.0).reshape(2, 3)
+    return [x.sum(dim=None).item(), list(x.sum(dim=(0, 1), keepdim=True).shape), x.mean(dim=None).item()]
+
+
+def clamp_with_only_max_keyword_and_positional(torch, nn):
+    x = torch.tensor([-2.0, 0.5, 3.0], requires_grad=True)
+    a = x.clamp(None, 1.0)
+    b = x.clamp(-1.0)
+    (a.sum() + b.sum()).backward()
+    return [a.tolist(), b.tolist(), x.grad.tolist()]

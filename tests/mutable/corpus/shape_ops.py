@@ -310,3 +310,48 @@ def torch_shape_functions(torch, nn):
             torch.permute(x, (1, 0)).tolist(), [p.tolist() for p in torch.split(x, 2, dim=1)],
             [p.tolist() for p in torch.chunk(x, 2)], [p.tolist() for p in torch.unbind(x, 1)],
             torch.narrow(x, 1, 0, 2).tolist(), torch.diagonal(x).tolist()]
+
+
+def squeeze_tuple_of_dims(torch, nn):
+    x = torch.zeros(1, 2, 1, 3)
+    return [list(x.squeeze((0, 2)).shape), list(x.squeeze(-2).shape)]
+
+
+def missing_required_arguments(torch, nn):
+    x = torch.zeros(2, 3)
+    return [_attempt(lambda: x.unsqueeze()), _attempt(lambda: x.transpose(0)), _attempt(lambda: x.narrow(0, 1))]
+
+
+def reshape_and_view_with_inferred_and_list_sizes(torch, nn):
+    x = torch.zeros(2, 3)
+    return [list(x.reshape(-1, 1).shape), list(x.view(3, -1).shape), list(x.reshape([6]).shape)]
+
+
+def transpose_of_1d_and_0d(torch, nn):
+    v = torch.tensor([1.0, 2.0], requires_grad=True)
+    s = torch.tensor(3.0, requires_grad=True)
+    return [v.t().tolist(), type(v.t().grad_fn).__name__, s.t().item(), _attempt(lambda: v.transpose(0, 1))]
+
+
+def expand_scalar_and_new_dims(torch, nn):
+    s = torch.tensor(2.0, requires_grad=True)
+    e = s.expand(2, 3)
+    e.sum().backward()
+    return [e.tolist(), s.grad.item(), type(e.grad_fn).__name__]
+
+
+def split_size_zero_and_large(torch, nn):
+    x = torch.arange(4.0)
+    return [[p.tolist() for p in x.split(10)], _attempt(lambda: x.split(0))]
+
+
+def chunk_zero(torch, nn):
+    return _attempt(lambda: torch.arange(4.0).chunk(0))
+
+
+def unbind_zero_dim(torch, nn):
+    return _attempt(lambda: torch.tensor(1.0).unbind())
+
+
+def diagonal_of_1d(torch, nn):
+    return _attempt(lambda: torch.arange(3.0).diagonal())
