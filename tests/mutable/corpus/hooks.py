@@ -369,3 +369,73 @@ def hook_on_leaf_modifies_in_place(torch, nn):
     x.register_hook(lambda g: g.add_(1))
     (x * 3).sum().backward()
     return x.grad.tolist()
+
+
+def hook_on_unused_split_output(torch, nn):
+    calls = []
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    a, b = (x * 1).split(2)
+    # PyTorch still calls b's hook; what it passes is what this records.
+    a.register_hook(lambda g: calls.append(("a", None if g is None else g.tolist())))
+    b.register_hook(lambda g: calls.append(("b", None if g is None else g.tolist())))
+    (a * 3).sum().backward()
+    return [calls, x.grad.tolist()]
+
+
+def hook_on_leaf_not_reached(torch, nn):
+    calls = []
+    x = torch.tensor([1.0], requires_grad=True)
+    w = torch.tensor([2.0], requires_grad=True)
+    w.register_hook(lambda g: calls.append("w"))
+    (x * 2).sum().backward()
+    return [calls, w.grad]
+
+
+def hook_on_tensor_reached_through_two_paths_called_once(torch, nn):
+    calls = []
+    x = torch.tensor(1.0, requires_grad=True)
+    h = x * 2
+    h.register_hook(lambda g: calls.append(g.item()))
+    (h * 3 + h * 4).backward()
+    return [calls, x.grad.item()]
+
+
+def hook_on_output_called_with_seed_gradient(torch, nn):
+    calls = []
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: calls.append(g.tolist()))
+    y.backward(torch.tensor([0.5, -1.0]))
+    return [calls, x.grad.tolist()]
+
+
+def hook_replacing_grad_of_output(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * 2).sum()
+    y.register_hook(lambda g: g * 0)
+    y.backward()
+    return x.grad.tolist()
+
+
+def hooks_fire_for_autograd_grad_inputs_only_along_path(torch, nn):
+    calls = []
+    x = torch.tensor(1.0, requires_grad=True)
+    w = torch.tensor(2.0, requires_grad=True)
+    a = x * w
+    b = a * 3
+    a.register_hook(lambda g: calls.append("a"))
+    b.register_hook(lambda g: calls.append("b"))
+    x.register_hook(lambda g: calls.append("x"))
+    w.register_hook(lambda g: calls.append("w"))
+    torch.autograd.grad(b, [x])
+    return calls
+
+
+def hook_on_non_leaf_with_backward_inputs(torch, nn):
+    calls = []
+    x = torch.tensor(1.0, requires_grad=True)
+    a = x * 2
+    b = a * 3
+    a.register_hook(lambda g: calls.append(("a", g.item())))
+    b.backward(inputs=[a])
+    return [calls, a.grad.item(), x.grad]
