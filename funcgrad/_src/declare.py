@@ -19,10 +19,13 @@ __all__ = ["Namespace", "elementwise", "linear", "primitive", "nondiff"]
 class Namespace:
     """The public names of one module (``funcgrad.numpy``, ``funcgrad.numpy.linalg``...)."""
 
-    def __init__(self, module: str) -> None:
+    def __init__(self, module: str, examples: dict[str, str] | None = None) -> None:
         self.module = module
         self.exports: dict[str, Callable] = {}
         self.kinds: dict[str, str] = {}
+        # Doctest examples for functions whose docstring has none, by public name, written
+        # by tools/gen_stubs.py from real runs (pytest's doctest run checks them).
+        self.examples = examples or {}
 
     def export(self, fn: Callable | None = None, *, name: str | None = None,
                numpy: Any = None, kind: str = "differentiable"):
@@ -32,12 +35,20 @@ class Namespace:
             self.exports[public_name] = fn
             self.kinds[public_name] = kind
             fn.__module__ = self.module
+            self._add_example(fn, public_name)
             if numpy is not None:
                 for np_fn in (numpy if isinstance(numpy, (tuple, list)) else (numpy,)):
                     table = ufunc_handlers if type(np_fn).__name__ == "ufunc" else function_handlers
                     table[np_fn] = fn
             return fn
         return register(fn) if fn is not None else register
+
+    def _add_example(self, fn: Callable, public_name: str) -> None:
+        doc = fn.__doc__ or ""
+        # "reshape_public" is renamed "reshape" once exported: its example is under the new name
+        example = self.examples.get(public_name.removesuffix("_public"))
+        if example and ">>>" not in doc:
+            fn.__doc__ = doc.rstrip() + "\n\n" + example
 
     def public(self, prim: Primitive, *, name: str | None = None, numpy: Any = None,
                doc: str = "") -> Callable:

@@ -15,8 +15,9 @@ import numpy as np
 from .._src import batching as B
 from .._src.core import Array, Primitive, Tracer, engine, raw, wrap
 from .._src.declare import Namespace, elementwise, linear, nondiff, primitive
+from ._examples import EXAMPLES
 
-ns = Namespace("funcgrad.numpy")
+ns = Namespace("funcgrad.numpy", EXAMPLES.get("funcgrad.numpy"))
 public = ns.public
 export = ns.export
 
@@ -125,6 +126,8 @@ where_p = primitive(
 
 
 def where(cond, x=None, y=None):
+    """Differentiable ``numpy.where``: `x` where `cond` holds, else `y` (the slope follows the
+    chosen side); with `cond` alone, the indices of its nonzero entries, as ``nonzero``."""
     if x is None and y is None:
         return nonzero(cond)
     return where_p(cond, x, y)
@@ -756,12 +759,14 @@ def stack(arrays, axis=0):
 
 @export(numpy=(np.hstack,))
 def hstack(arrays):
+    """Differentiable ``numpy.hstack``."""
     arrays = [atleast_1d(a) for a in arrays]
     return concatenate(arrays, axis=0 if arrays[0].ndim == 1 else 1)
 
 
 @export(numpy=(np.vstack,))
 def vstack(arrays):
+    """Differentiable ``numpy.vstack``."""
     return concatenate([atleast_2d(a) for a in arrays], axis=0)
 
 
@@ -840,11 +845,13 @@ ns.exports["broadcast_to"] = ns.exports.pop("broadcast_to_public")
 
 @export(numpy=np.atleast_1d)
 def atleast_1d(a):
+    """Differentiable ``numpy.atleast_1d``."""
     return wrap(reshape(a, (1,))) if _ndim(a) == 0 else wrap(a)
 
 
 @export(numpy=np.atleast_2d)
 def atleast_2d(a):
+    """Differentiable ``numpy.atleast_2d``."""
     n = _ndim(a)
     return wrap(reshape(a, (1,) * (2 - n) + tuple(_shape(a)))) if n < 2 else wrap(a)
 

@@ -19,9 +19,10 @@ from .._src import batching as B
 from .._src.core import wrap
 from .._src.declare import Namespace, linear
 from . import _table as T
+from ._examples import EXAMPLES
 from ._table import _ndim, _shape, asarray, real_p
 
-ns = Namespace("funcgrad.numpy.fft")
+ns = Namespace("funcgrad.numpy.fft", EXAMPLES.get("funcgrad.numpy.fft"))
 export = ns.export
 
 _DUAL = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}

@@ -20,11 +20,12 @@ from .._src import batching as B
 from .._src.core import FuncgradError, wrap
 from .._src.declare import Namespace, nondiff, primitive
 from . import _table as T
+from ._examples import EXAMPLES
 from ._table import _conj, _dtype, _expand, _ndim, _shape, asarray, real_p, reshape, sum_p
 from ._table import matmul as _mm
 from ._table import swapaxes_p, where_p
 
-ns = Namespace("funcgrad.numpy.linalg")
+ns = Namespace("funcgrad.numpy.linalg", EXAMPLES.get("funcgrad.numpy.linalg"))
 public = ns.public
 export = ns.export
 

@@ -22,9 +22,10 @@ from .._src.core import Tracer, wrap
 from .._src.declare import Namespace, elementwise, primitive
 from .._src.transforms import stop_gradient
 from ..numpy import _table as T
+from ..numpy._examples import EXAMPLES
 from ..numpy._table import _dtype, equal, exp, log, log1p, max_p, sum_p, where_p
 
-ns = Namespace("funcgrad.scipy.special")
+ns = Namespace("funcgrad.scipy.special", EXAMPLES.get("funcgrad.scipy.special"))
 public = ns.public
 export = ns.export
 

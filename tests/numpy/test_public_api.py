@@ -1,0 +1,67 @@
+"""Every public function of funcgrad.numpy, .linalg, .fft and funcgrad.scipy carries a
+docstring with a runnable example, which pytest's doctest run collects and checks."""
+from __future__ import annotations
+
+import doctest
+import importlib
+import sys
+
+import pytest
+
+NAMESPACES = ["funcgrad.numpy", "funcgrad.numpy.linalg", "funcgrad.numpy.fft",
+              "funcgrad.scipy.special", "funcgrad.scipy.stats.norm"]
+
+
+def _declared(module):
+    mod = importlib.import_module(module)
+    table = importlib.import_module("funcgrad.numpy._table") if module == "funcgrad.numpy" else mod
+    return mod, table.ns
+
+
+@pytest.mark.parametrize("module", NAMESPACES)
+def test_every_exported_function_has_an_example(module):
+    mod, ns = _declared(module)
+    names = set(ns.exports) | {n for n in mod.__all__ if callable(getattr(mod, n))
+                               and getattr(getattr(mod, n), "__module__", None) == module}
+    missing = sorted(n for n in names if ">>>" not in (getattr(mod, n).__doc__ or ""))
+    assert not missing, (
+        f"{module}: {missing} have no doctest example; write one in the docstring, or add a "
+        "call to EXAMPLE_CALLS in tools/gen_stubs.py and run python tools/gen_stubs.py")
+
+
+@pytest.mark.parametrize("module", NAMESPACES)
+def test_doctest_collects_every_example(module):
+    """doctest only finds a function whose __module__ is the module it is an attribute of."""
+    mod, ns = _declared(module)
+    # a function is collected once, under one of its names (amax is max)
+    found = {t.docstring for t in doctest.DocTestFinder().find(mod) if t.examples}
+    for name, fn in ns.exports.items():
+        assert fn.__module__ == module, f"{module}.{name}.__module__ is {fn.__module__!r}"
+        assert getattr(mod, name) is fn, f"{module}.{name} is not the declared function"
+        assert fn.__doc__ in found, f"doctest does not collect the example of {module}.{name}"
+
+
+def test_a_generated_example_holds_a_derivative():
+    import funcgrad.numpy as fnp
+    assert "fg.grad(fnp.sin)(0.5)" in fnp.sin.__doc__
+    assert "Array(0.87758256, dtype=float64)" in fnp.sin.__doc__
+
+
+def test_an_example_is_appended_only_where_the_docstring_has_none():
+    from funcgrad._src.declare import Namespace
+    ns = Namespace("funcgrad.numpy", {"own": ">>> 1 + 1\n2", "bare": ">>> 2 + 2\n4"})
+
+    def own():
+        """Has its own.
+
+        >>> 0
+        0
+        """
+
+    def bare():
+        """Has none."""
+    ns.export(own)
+    ns.export(bare)
+    assert ">>> 1 + 1" not in own.__doc__
+    assert bare.__doc__ == "Has none.\n\n>>> 2 + 2\n4"
+    assert sys.modules["funcgrad.numpy"]  # the namespace object touched no module
