@@ -333,6 +333,8 @@ class OpNode(Node):
                     args.append(graph.wrap_saved(v, self))
                 else:
                     args.append(v.data)
+            elif v is _STAND_IN:
+                args.append(stand_in(self._meta[0][1], self._meta[0][2]))
             elif t is _Spec:
                 args.append(v.make())
             else:
@@ -359,6 +361,8 @@ class OpNode(Node):
                     if v.counter.value != v.version:
                         raise version_error(v, self)
                     args.append(v.data)
+                elif v is _STAND_IN:
+                    args.append(stand_in(self._meta[0][1], self._meta[0][2]))
                 elif t is _Spec:
                     args.append(v.make())
                 else:
@@ -375,7 +379,7 @@ class OpNode(Node):
         params = self._params
         ct = cts[0] if self._nout == 1 else tuple(cts)
         rules = prim.vjps
-        if out is None and rules is not None and self._needs_recompute(prim):
+        if out is None and rules is not None and prim in _READS_OUT:
             out = prim(*args, **params) if params else prim(*args)
         grads = []
         if graph.create_graph:
@@ -419,16 +423,25 @@ class _Spec:
         self.dtype = dtype
 
     def make(self):
-        key = (self.shape, self.dtype)
-        found = _STAND_INS.get(key)
-        if found is None:
-            if len(_STAND_INS) > 4096:
-                _STAND_INS.clear()
-            found = _STAND_INS[key] = np.broadcast_to(np.zeros((), self.dtype), self.shape)
-        return found
+        return stand_in(self.shape, self.dtype)
+
+
+def stand_in(shape, dtype) -> np.ndarray:
+    """A read-only array of `shape` and `dtype` (zeros, no memory): what a rule that reads
+    only an argument's shape and dtype gets."""
+    key = (shape, dtype)
+    found = _STAND_INS.get(key)
+    if found is None:
+        if len(_STAND_INS) > 4096:
+            _STAND_INS.clear()
+        found = _STAND_INS[key] = np.broadcast_to(np.zeros((), dtype), shape)
+    return found
 
 
 _STAND_INS: dict = {}
+# in `_vals`, for the single tensor argument of an `apply1` node that the rules do not
+# read: the stand-in is made from `_meta` at backward (no per-op _Spec object)
+_STAND_IN = object()
 
 
 _CLASSES: dict = {}
@@ -566,12 +579,13 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
         STATE.grad_enabled = prev_mode
 
 
-def _priority(node) -> float:
-    """Ready-queue order: leaves' accumulators first, then the latest-created node."""
-    return -_INF if type(node) is AccumulateGrad else -node._seq
+def _priority(node, pushes) -> int:
+    """Ready-queue order: leaves' accumulators first (in the order they became ready), then
+    the latest-created node. Keys are unique, so nodes themselves are never compared."""
+    return next(pushes) - _FIRST if type(node) is AccumulateGrad else -node._seq
 
 
-_INF = float("inf")
+_FIRST = 1 << 62
 
 
 def _run(roots, grads, retain_graph, create_graph, inputs, accumulate):
@@ -625,12 +639,20 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate):
     for e in roots:
         if e is not None and deps[e[0]] == 0 and e[0] not in pushed:
             pushed.add(e[0])
-            heapq.heappush(ready, (_priority(e[0]), next(pushes), e[0]))
-    # 3. walk
+            heapq.heappush(ready, (_priority(e[0], pushes), e[0]))
+    # 3. walk. When a node makes exactly one node ready and nothing else waits, that node
+    # runs next without going through the heap (chains, the common case, never touch it).
     heappop, heappush = heapq.heappop, heapq.heappush
     check_nan = STATE.anomaly and STATE.check_nan and not create_graph
-    while ready:
-        node = heappop(ready)[2]
+    following = None
+    while True:
+        if following is not None:
+            node = following
+            following = None
+        elif ready:
+            node = heappop(ready)[1]
+        else:
+            break
         buf = buffers.pop(node, None) or [None] * node._nout
         run = True
         if node._x is not None or captures is not None or type(node) is AccumulateGrad:
@@ -673,9 +695,17 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate):
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
-                    heappush(ready, (-_INF if type(nxt) is AccumulateGrad else -nxt._seq,
-                                     next(pushes), nxt))
+                    if following is not None:
+                        heappush(ready, (_priority(following, pushes), following))
+                        following = nxt
+                    elif ready:
+                        heappush(ready, (_priority(nxt, pushes), nxt))
+                    else:
+                        following = nxt
             k += 1
+        if following is not None and ready:
+            heappush(ready, (_priority(following, pushes), following))
+            following = None
     if inputs is None:
         return None
     return results

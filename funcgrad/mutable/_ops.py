@@ -15,8 +15,8 @@ import numpy as np
 
 from ..numpy import _table as T
 from . import _dtypes as D
-from ._autograd import (STATE, Node, OpNode, Saved, Version, _Spec, _fix, freed_error,
-                        node_class, user_frame)
+from ._autograd import (_STAND_IN, STATE, Node, OpNode, Saved, Version, _seq, _Spec, _fix,
+                        freed_error, node_class, user_frame)
 from ._tensor import CUSTOM_VIEW_DETAIL, Tensor, _ViewInfo
 
 __all__ = ["Op", "OPS", "apply_primitive", "edge_of"]
@@ -33,7 +33,7 @@ class Op:
     """
 
     __slots__ = ("name", "prim", "node_cls", "reads", "saves_out", "result", "_plans",
-                 "is_view", "inplace_name", "records")
+                 "is_view", "inplace_name", "records", "impl", "float_fast", "unary_plan")
 
     def __init__(self, name: str, prim, grad_fn: str, reads: Sequence = (), *,
                  saves_out: bool = False, result: str = "promote", is_view: bool = False,
@@ -50,6 +50,14 @@ class Op:
         self.is_view = is_view
         self._plans: dict = {}
         self.inplace_name = name if name.endswith("_") else name + "_"
+        # for `apply1`: a float tensor in, the same float dtype out, and what one input
+        # requiring grad makes the node keep (the input?, the output: True / "spec" / False)
+        self.impl = prim.impl if prim is not None else None
+        self.float_fast = prim is not None and result in ("promote", "float")
+        saved, needs_out = self.plan((True,))
+        keeps_out = needs_out if (needs_out != True or saves_out) else False  # noqa: E712
+        # a node that saved only a Python number is freed after backward too (as PyTorch)
+        self.unary_plan = (0 in saved, keeps_out, bool(saved) or keeps_out is True)
 
     def plan(self, mask: tuple):
         """For which arguments require grad: (saved argument positions, needs out)."""
@@ -209,50 +217,75 @@ def _as_array(out, dt: D.dtype) -> np.ndarray:
 
 
 def apply1(op: Op, x: Tensor, const=_NO_CONST, params: dict | None = None) -> Tensor:
-    """The hot path of `apply`: one float tensor, optionally one Python float constant."""
-    if (not x._dtype.is_floating_point or op.result not in ("promote", "float")
+    """The hot path of `apply`: one float tensor, optionally one Python float constant.
+
+    Spelled out (no `_wrap`, `_record` or `Node._init` calls): at a few microseconds per
+    op, every call and attribute write here shows in the per-op time."""
+    dt = x._dtype
+    if (not dt.is_floating_point or not op.float_fast
             or (const is not _NO_CONST and type(const) is not float)):
         return apply(op, (x,) if const is _NO_CONST else (x, const), params)
     data = x._data
-    impl = op.prim.impl
     if const is _NO_CONST:
-        out = impl(data, **params) if params else impl(data)
+        out = op.impl(data, **params) if params else op.impl(data)
     else:
-        out = impl(data, const)
+        out = op.impl(data, const)
     if type(out) is not np.ndarray or out.dtype != data.dtype:
         out = np.asarray(out, dtype=data.dtype)
-    res = Tensor._wrap(out)
-    if STATE.grad_enabled and (x._rg if x._base is None else x.requires_grad):
-        saved, needs_out = op._plans.get(_MASK1) or op.plan(_MASK1)
-        cls = op.node_cls
-        node = cls.__new__(cls)
-        fn = x._grad_fn if x._base is None else x.grad_fn
-        node._init(((fn, x._nr) if fn is not None else (x._accumulator(), 0),))
-        node._prim = op.prim
-        node._params = params
-        node._vals = [Saved(data, x._vc, x) if 0 in saved else _Spec(data.shape, data.dtype)]
-        if const is not _NO_CONST:
-            node._vals.append(const)
-        node._meta = ((0, data.shape, data.dtype),)
-        node._freed = False
-        if needs_out is True and op.saves_out:
-            node._out = Saved(out, res._vc, None, weakref.ref(node))
-            node._has_saved = True
-        else:
-            node._out = _Spec(out.shape, out.dtype) if needs_out == "spec" else None
-            node._has_saved = bool(saved)
-        if node._has_saved:
-            node._where = user_frame(2)
-            if STATE.policy != "torch":
-                ref = weakref.ref(node)
-                for v in node._vals:
-                    if type(v) is Saved:
-                        v.owner = ref
-                if type(node._out) is Saved:
-                    node._out.owner = ref
-        res._grad_fn = node
-        res._rg = True
+    res = _new_object(Tensor)
+    res._data = out
+    res._dtype = dt  # the output has the input's float dtype (checked just above)
+    res._vc = Version()
+    res._nr = 0
+    res._grad = None
+    res._base = None
+    if not (STATE.grad_enabled and (x._rg if x._base is None else x.requires_grad)):
+        res._grad_fn = None
+        res._rg = False
+        return res
+    saves_x, keeps_out, frees = op.unary_plan
+    cls = op.node_cls
+    node = _new_object(cls)
+    fn = x._grad_fn if x._base is None else x.grad_fn
+    edges = ((fn, x._nr) if fn is not None else (x._accumulator(), 0),)
+    if STATE.anomaly:
+        node._init(edges)
+    else:
+        node._next = edges
+        node._seq = next(_seq)
+        node._x = None
+    node._prim = op.prim
+    node._params = params
+    node._meta = ((0, data.shape, data.dtype),)
+    node._freed = False
+    if saves_x:
+        node._vals = [Saved(data, x._vc, x)] if const is _NO_CONST else [Saved(data, x._vc, x), const]
+    else:
+        node._vals = [_STAND_IN] if const is _NO_CONST else [_STAND_IN, const]
+    if keeps_out is True:
+        node._out = Saved(out, res._vc, None, weakref.ref(node))
+    elif keeps_out:
+        node._out = _Spec(out.shape, out.dtype)
+    else:
+        node._out = None
+    node._has_saved = frees
+    if saves_x or keeps_out is True:
+        node._where = user_frame(2)  # named in version errors (Saved tensors only)
+        if STATE.policy != "torch":
+            ref = weakref.ref(node)
+            for v in node._vals:
+                if type(v) is Saved:
+                    v.owner = ref
+            if type(node._out) is Saved:
+                node._out.owner = ref
+    else:
+        node._where = None
+    res._grad_fn = node
+    res._rg = True
     return res
+
+
+_new_object = object.__new__
 
 
 def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
@@ -264,43 +297,47 @@ def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
     if rg:
         if x._grad_fn is None:
             raise RuntimeError(LEAF_INPLACE)
-        saved, needs_out = op._plans.get(_MASK1) or op.plan(_MASK1)
-        if 0 in saved:  # the rule reads the overwritten value: the general path copies it
+        saves_x, keeps_out, _ = op.unary_plan
+        if saves_x:  # the rule reads the overwritten value: the general path copies it
             return inplace(op, x, () if const is _NO_CONST else (const,))
     data = x._data
-    if not data.flags.writeable or _self_overlapping(data):
+    if not data.flags.writeable or (0 in data.strides and _self_overlapping(data)):
         return inplace(op, x, () if const is _NO_CONST else (const,))
-    impl = op.prim.impl
     where = user_frame(2)
     vc = x._vc
     vc.modified_by = (op.inplace_name,) + where
     if const is _NO_CONST:
-        new = impl(data)
+        new = op.impl(data)
     else:
-        new = impl(data, const)
+        new = op.impl(data, const)
     np.copyto(data, new, casting="unsafe")
     vc.value += 1
     if rg:
         cls = op.node_cls
-        node = cls.__new__(cls)
+        node = _new_object(cls)
         old = x._grad_fn
-        node._init(((old, x._nr),))
+        edges = ((old, x._nr),)
+        if STATE.anomaly:
+            node._init(edges)
+        else:
+            node._next = edges
+            node._seq = next(_seq)
+            node._x = None
         node._prim = op.prim
         node._params = None
-        node._vals = [_Spec(data.shape, data.dtype)]
-        if const is not _NO_CONST:
-            node._vals.append(const)
+        node._vals = [_STAND_IN] if const is _NO_CONST else [_STAND_IN, const]
         node._meta = ((0, data.shape, data.dtype),)
         node._freed = False
-        if needs_out is True and op.saves_out:
+        if keeps_out is True:
             node._out = Saved(data, vc, None, weakref.ref(node))
             node._has_saved = True
             node._where = where
             if STATE.policy != "torch":
                 node._out.owner = node._out.output_node
         else:
-            node._out = _Spec(data.shape, data.dtype) if needs_out == "spec" else None
+            node._out = _Spec(data.shape, data.dtype) if keeps_out else None
             node._has_saved = False
+            node._where = None
         if x._retains and old is not None and old._retain:
             old._retain.pop(x._nr, None)
             node._retain = {0: weakref.ref(x)}
