@@ -120,7 +120,8 @@ def test_mypy_accepts_typed_usage_and_rejects_wrong_calls(tmp_path):
         [sys.executable, "-m", "mypy", "--follow-imports=silent", "--no-error-summary",
          "--cache-dir", str(tmp_path / "cache"), "--python-version", "3.10", str(usage)],
         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
-    lines = [line.split(":", 1)[1] for line in result.stdout.splitlines() if line.startswith(str(usage))]
+    lines = [line.split(":", 1)[1] for line in result.stdout.splitlines()
+             if line.startswith(("usage.py:", f"{usage}:"))]
     source = textwrap.dedent(TYPED_USAGE).splitlines()
     line_of = {text: i + 1 for i, text in enumerate(source)}
     reveals = {int(line.split(":")[0]): line.split('Revealed type is ')[1]
