@@ -93,7 +93,8 @@ PARAM_TYPES: dict[str, str] = {
 # Parameters whose meaning (and type) differs in one function.
 FUNCTION_PARAM_TYPES: dict[tuple[str, str], str] = {
     ("funcgrad.numpy.diff", "n"): "int", ("funcgrad.numpy.fft.*", "n"): "int",
-    ("funcgrad.numpy.fft.*", "axes"): "Sequence[int]", ("funcgrad.numpy.fft.*", "axis"): "int",
+    ("funcgrad.numpy.fft.*", "axes"): "Sequence[int] | None",
+    ("funcgrad.numpy.fft.*", "axis"): "int",
     ("funcgrad.numpy.linalg.matrix_power", "n"): "int",
     ("funcgrad.scipy.special.polygamma", "n"): "int", ("funcgrad.numpy.interp", "left"): A,
     ("funcgrad.numpy.interp", "right"): A, ("funcgrad.numpy.linalg.cond", "p"): "float | str",
@@ -102,7 +103,8 @@ FUNCTION_PARAM_TYPES: dict[tuple[str, str], str] = {
     ("funcgrad.numpy.linalg.tensordot", "axes"): "int | Sequence[int] | Sequence[Sequence[int]]",
     ("funcgrad.numpy.searchsorted", "sorter"): A, ("funcgrad.numpy.digitize", "right"): "bool",
     ("funcgrad.numpy.histogram", "range"): "tuple[float, float]",
-    ("funcgrad.numpy.searchsorted", "side"): "str",
+    ("funcgrad.numpy.searchsorted", "side"): "str", ("funcgrad.numpy.rollaxis", "axis"): "int",
+    ("funcgrad.numpy.rollaxis", "start"): "int",
 }
 
 # Return types other than `Array`.

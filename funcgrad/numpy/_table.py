@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from .._src import batching as B
 from .._src.core import Array, Primitive, Tracer, engine, raw, wrap
 from .._src.declare import Namespace, elementwise, linear, nondiff, primitive
 from ._examples import EXAMPLES
+from ._typing import ArrayLike, Axis, DTypeLike, Shape
 
 ns = Namespace("funcgrad.numpy", EXAMPLES.get("funcgrad.numpy"))
 public = ns.public
@@ -125,7 +127,8 @@ where_p = primitive(
     jvps=(None, lambda t, out, c, x, y: where_p(c, t, 0), lambda t, out, c, x, y: where_p(c, 0, t)))
 
 
-def where(cond, x=None, y=None):
+def where(cond: ArrayLike, x: ArrayLike | None = None,
+          y: ArrayLike | None = None) -> Array | tuple[Array, ...]:
     """Differentiable ``numpy.where``: `x` where `cond` holds, else `y` (the slope follows the
     chosen side); with `cond` alone, the indices of its nonzero entries, as ``nonzero``."""
     if x is None and y is None:
@@ -178,7 +181,7 @@ export(where, numpy=np.where)
 
 
 @export(numpy=np.clip)
-def clip(a, a_min=None, a_max=None):
+def clip(a: ArrayLike, a_min: ArrayLike | None = None, a_max: ArrayLike | None = None) -> Array:
     """Differentiable ``numpy.clip``; inside ``[a_min, a_max]`` (ends included) the slope is 1."""
     if a_min is None and a_max is None:
         raise ValueError("clip: give a_min, a_max or both (both are None)")
@@ -282,7 +285,7 @@ astype = linear("astype", _astype_impl, _astype_t, params=("dtype",), batch=B.ba
 
 
 @export
-def astype_public(x, dtype):
+def astype_public(x: ArrayLike, dtype: DTypeLike) -> Array:
     """``x.astype(dtype)``; a cast to an integer or bool dtype carries no derivative."""
     dtype = np.dtype(dtype)
     if not np.issubdtype(dtype, np.inexact):
@@ -300,7 +303,8 @@ def _stop(x):
 
 # --- array creation (constants) ------------------------------------------------------------
 @export(numpy=(np.array,))
-def array(object, dtype=None, copy=True, ndmin=0):
+def array(object: ArrayLike, dtype: DTypeLike | None = None, copy: bool = True,
+          ndmin: int = 0) -> Array:
     """An `Array` from nested lists, NumPy arrays or Arrays; traced entries stay traced."""
     if isinstance(object, Tracer):
         out = object if dtype is None else astype_public(object, dtype)
@@ -318,7 +322,7 @@ def _contains_tracer(seq):
 
 
 @export(numpy=np.asarray)
-def asarray(a, dtype=None):
+def asarray(a: ArrayLike, dtype: DTypeLike | None = None) -> Array:
     """Like `array`, without a copy where none is needed."""
     if isinstance(a, Array) and (dtype is None or np.dtype(dtype) == a.dtype):
         return a
@@ -339,7 +343,8 @@ for _name in ("zeros", "ones", "empty", "arange", "linspace", "logspace", "eye",
 
 
 def _like(np_fn, name):
-    def make(a, *args, dtype=None, **kwargs):
+    def make(a: ArrayLike, *args: ArrayLike, dtype: DTypeLike | None = None,
+             **kwargs: Any) -> Array:
         return Array(np_fn(np.empty(_shape(a), dtype=_dtype(a) if dtype is None else dtype),
                            *[raw(x) for x in args], **kwargs))
     make.__name__ = make.__qualname__ = name
@@ -477,7 +482,8 @@ any_p = nondiff("any", np.any, batch=B.batch_axis_param)
 
 
 def _reduction(prim, np_fn, name):
-    def reduce(a, axis=None, dtype=None, out=None, keepdims=False, **unsupported):
+    def reduce(a: ArrayLike, axis: Axis = None, dtype: DTypeLike | None = None, out: None = None,
+               keepdims: bool = False, **unsupported: Any) -> Array:
         if out is not None or unsupported:
             raise TypeError(f"funcgrad.numpy.{name}: the out= and where= arguments are not "
                             "supported (arrays are immutable); use the returned value")
@@ -498,7 +504,8 @@ prod = _reduction(prod_p, np.prod, "prod")
 
 
 def _chooser(prim, np_fns, name):
-    def reduce(a, axis=None, out=None, keepdims=False, **unsupported):
+    def reduce(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False,
+               **unsupported: Any) -> Array:
         if out is not None or unsupported:
             raise TypeError(f"funcgrad.numpy.{name}: out=, initial= and where= are not supported")
         if isinstance(axis, list):
@@ -518,7 +525,8 @@ ns.exports["amin"] = min
 
 
 @export(numpy=np.var)
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+def var(a: ArrayLike, axis: Axis = None, dtype: DTypeLike | None = None, out: None = None,
+        ddof: float = 0, keepdims: bool = False) -> Array:
     """Differentiable ``numpy.var`` (``ddof`` as in NumPy)."""
     if out is not None:
         raise TypeError("funcgrad.numpy.var: out= is not supported")
@@ -532,7 +540,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 
 @export(numpy=np.std)
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+def std(a: ArrayLike, axis: Axis = None, dtype: DTypeLike | None = None, out: None = None,
+        ddof: float = 0, keepdims: bool = False) -> Array:
     """Differentiable ``numpy.std``; its slope is undefined (NaN) where the spread is zero."""
     return wrap(sqrt(var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)))
 
@@ -737,7 +746,7 @@ def stack_p(*xs, axis=0):
 
 
 @export(numpy=np.concatenate)
-def concatenate(arrays, axis=0):
+def concatenate(arrays: Sequence[ArrayLike], axis: Axis = 0) -> Array:
     """Differentiable ``numpy.concatenate``."""
     if axis is None:
         arrays = [ravel(a) for a in arrays]
@@ -746,7 +755,7 @@ def concatenate(arrays, axis=0):
 
 
 @export(numpy=np.stack)
-def stack(arrays, axis=0):
+def stack(arrays: Sequence[ArrayLike], axis: Axis = 0) -> Array:
     """Differentiable ``numpy.stack``."""
     arrays = list(arrays)
     if not arrays:
@@ -758,20 +767,21 @@ def stack(arrays, axis=0):
 
 
 @export(numpy=(np.hstack,))
-def hstack(arrays):
+def hstack(arrays: Sequence[ArrayLike]) -> Array:
     """Differentiable ``numpy.hstack``."""
     arrays = [atleast_1d(a) for a in arrays]
     return concatenate(arrays, axis=0 if arrays[0].ndim == 1 else 1)
 
 
 @export(numpy=(np.vstack,))
-def vstack(arrays):
+def vstack(arrays: Sequence[ArrayLike]) -> Array:
     """Differentiable ``numpy.vstack``."""
     return concatenate([atleast_2d(a) for a in arrays], axis=0)
 
 
 @export(numpy=np.reshape)
-def reshape_public(a, shape=None, order="C", *, newshape=None):
+def reshape_public(a: ArrayLike, shape: Shape | None = None, order: str = "C", *,
+                   newshape: Shape | None = None) -> Array:
     """Differentiable ``numpy.reshape`` (C order)."""
     if order != "C":
         raise NotImplementedError("funcgrad.numpy.reshape supports order='C' only")
@@ -784,7 +794,7 @@ ns.exports["reshape"] = ns.exports.pop("reshape_public")
 
 
 @export(numpy=np.transpose)
-def transpose_public(a, axes=None):
+def transpose_public(a: ArrayLike, axes: int | Sequence[int] | None = None) -> Array:
     """Differentiable ``numpy.transpose``."""
     return wrap(transpose(a, None if axes is None else tuple(axes)))
 
@@ -793,19 +803,19 @@ ns.exports["transpose"] = ns.exports.pop("transpose_public")
 
 
 @export(numpy=np.swapaxes)
-def swapaxes(a, axis1, axis2):
+def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
     """Differentiable ``numpy.swapaxes``."""
     return wrap(swapaxes_p(a, axis1, axis2))
 
 
 @export(numpy=np.moveaxis)
-def moveaxis(a, source, destination):
+def moveaxis(a: ArrayLike, source: int | Sequence[int], destination: int | Sequence[int]) -> Array:
     """Differentiable ``numpy.moveaxis``."""
     return wrap(moveaxis_p(a, source, destination))
 
 
 @export(numpy=np.expand_dims)
-def expand_dims(a, axis):
+def expand_dims(a: ArrayLike, axis: Axis) -> Array:
     """Differentiable ``numpy.expand_dims``."""
     shape = list(_shape(a))
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
@@ -816,7 +826,7 @@ def expand_dims(a, axis):
 
 
 @export(numpy=np.squeeze)
-def squeeze(a, axis=None):
+def squeeze(a: ArrayLike, axis: Axis = None) -> Array:
     """Differentiable ``numpy.squeeze``."""
     shape = _shape(a)
     axes = _axes(axis, len(shape)) if axis is not None else tuple(i for i, s in enumerate(shape) if s == 1)
@@ -828,13 +838,13 @@ def squeeze(a, axis=None):
 
 
 @export(numpy=np.ravel)
-def ravel(a, order="C"):
+def ravel(a: ArrayLike, order: str = "C") -> Array:
     """Differentiable ``numpy.ravel``."""
     return wrap(reshape(a, (-1,) if _shape(a) != () else (1,)))
 
 
 @export(numpy=np.broadcast_to)
-def broadcast_to_public(array, shape):
+def broadcast_to_public(array: ArrayLike, shape: Shape) -> Array:
     """Differentiable ``numpy.broadcast_to``."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     return wrap(broadcast_to(array, shape))
@@ -844,13 +854,13 @@ ns.exports["broadcast_to"] = ns.exports.pop("broadcast_to_public")
 
 
 @export(numpy=np.atleast_1d)
-def atleast_1d(a):
+def atleast_1d(a: ArrayLike) -> Array:
     """Differentiable ``numpy.atleast_1d``."""
     return wrap(reshape(a, (1,))) if _ndim(a) == 0 else wrap(a)
 
 
 @export(numpy=np.atleast_2d)
-def atleast_2d(a):
+def atleast_2d(a: ArrayLike) -> Array:
     """Differentiable ``numpy.atleast_2d``."""
     n = _ndim(a)
     return wrap(reshape(a, (1,) * (2 - n) + tuple(_shape(a)))) if n < 2 else wrap(a)
@@ -918,7 +928,7 @@ public(matmul, numpy=np.matmul)
 
 
 @export(numpy=np.dot)
-def dot(a, b):
+def dot(a: ArrayLike, b: ArrayLike) -> Array:
     """Differentiable ``numpy.dot`` for scalars, vectors and matrices (matmul otherwise)."""
     if _ndim(a) == 0 or _ndim(b) == 0:
         return wrap(multiply(a, b))
@@ -928,19 +938,19 @@ def dot(a, b):
 
 
 @export(numpy=np.outer)
-def outer(a, b):
+def outer(a: ArrayLike, b: ArrayLike) -> Array:
     """Differentiable ``numpy.outer``."""
     return wrap(multiply(reshape(a, (-1, 1)), reshape(b, (1, -1))))
 
 
 @export(numpy=np.vdot)
-def vdot(a, b):
+def vdot(a: ArrayLike, b: ArrayLike) -> Array:
     """Differentiable ``numpy.vdot`` (real arrays)."""
     return wrap(sum_p(multiply(_conj(reshape(a, (-1,))), reshape(b, (-1,)))))
 
 
 @export(numpy=np.inner)
-def inner(a, b):
+def inner(a: ArrayLike, b: ArrayLike) -> Array:
     """Differentiable ``numpy.inner`` (1-d and n-d)."""
     if _ndim(a) == 0 or _ndim(b) == 0:
         return wrap(multiply(a, b))
@@ -1304,7 +1314,7 @@ def _abs_jvp(t, out, x):
 
 
 @export(numpy=np.angle)
-def angle(z, deg=False):
+def angle(z: ArrayLike, deg: bool = False) -> Array:
     """Differentiable ``numpy.angle``: ``arctan2(imag(z), real(z))``.
 
     >>> import funcgrad.numpy as fnp
@@ -1316,7 +1326,7 @@ def angle(z, deg=False):
 
 
 @export(numpy=np.real_if_close)
-def real_if_close(a, tol=100):
+def real_if_close(a: ArrayLike, tol: float = 100) -> Array:
     """Differentiable ``numpy.real_if_close``: the real part when every imaginary part is tiny.
 
     >>> import funcgrad.numpy as fnp
@@ -1419,7 +1429,8 @@ public(deg2rad, name="radians", numpy=np.radians)
 
 
 @export(numpy=np.nan_to_num)
-def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+def nan_to_num(x: ArrayLike, copy: bool = True, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Array:
     """Differentiable ``numpy.nan_to_num``: slope 1 where `x` is finite, 0 where replaced.
 
     >>> import funcgrad as fg, funcgrad.numpy as fnp
@@ -1430,7 +1441,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 
 @export(numpy=np.float_power)
-def float_power(x1, x2):
+def float_power(x1: ArrayLike, x2: ArrayLike) -> Array:
     """Differentiable ``numpy.float_power``: `power` computed in float64 (complex128).
 
     >>> import funcgrad.numpy as fnp
@@ -1515,7 +1526,8 @@ cumprod_p = primitive("cumprod", _cumprod_impl, params=("axis",), vjps=(_cumprod
 
 
 def _cumulative(prim, np_fn, name, fill=None):
-    def cumulative(a, axis=None, dtype=None, out=None):
+    def cumulative(a: ArrayLike, axis: Axis = None, dtype: DTypeLike | None = None,
+                   out: None = None) -> Array:
         if out is not None:
             raise TypeError(f"funcgrad.numpy.{name}: out= is not supported (arrays are immutable)")
         a = asarray(a)
@@ -1544,7 +1556,8 @@ def _slice_axis(x, axis, start=None, stop=None, step=None):
 
 
 @export(numpy=np.diff)
-def diff(a, n=1, axis=-1, prepend=None, append=None):
+def diff(a: ArrayLike, n: int = 1, axis: Axis = -1, prepend: ArrayLike | None = None,
+         append: ArrayLike | None = None) -> Array:
     """Differentiable ``numpy.diff``.
 
     >>> import funcgrad.numpy as fnp
@@ -1571,7 +1584,8 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
 
 
 @export(numpy=np.ediff1d)
-def ediff1d(ary, to_end=None, to_begin=None):
+def ediff1d(ary: ArrayLike, to_end: ArrayLike | None = None,
+            to_begin: ArrayLike | None = None) -> Array:
     """Differentiable ``numpy.ediff1d``.
 
     >>> import funcgrad.numpy as fnp
@@ -1587,7 +1601,8 @@ def ediff1d(ary, to_end=None, to_begin=None):
 
 
 @export(numpy=np.gradient)
-def gradient(f, *varargs, axis=None, edge_order=1):
+def gradient(f: ArrayLike, *varargs: float, axis: Axis = None,
+             edge_order: int = 1) -> Array | tuple[Array, ...]:
     """Differentiable ``numpy.gradient`` with scalar (uniform) spacings.
 
     >>> import funcgrad.numpy as fnp
@@ -1622,7 +1637,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 
 
 @export(numpy=np.trapezoid)
-def trapezoid(y, x=None, dx=1.0, axis=-1):
+def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: float = 1.0, axis: Axis = -1) -> Array:
     """Differentiable ``numpy.trapezoid`` (in `y` and in the sample points `x`).
 
     >>> import funcgrad.numpy as fnp
@@ -1641,7 +1656,8 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
 
 # --- statistics ----------------------------------------------------------------------------
 @export(numpy=np.average)
-def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+def average(a: ArrayLike, axis: Axis = None, weights: ArrayLike | None = None,
+            returned: bool = False, *, keepdims: bool = False) -> Array | tuple[Array, Array]:
     """Differentiable ``numpy.average`` (in `a` and in `weights`).
 
     >>> import funcgrad as fg, funcgrad.numpy as fnp
@@ -1681,7 +1697,8 @@ logical_not = ns.exports["logical_not"].primitive
 
 
 def _nan_reduction(name, np_fn, compute):
-    def reduce(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    def reduce(a: ArrayLike, axis: Axis = None, dtype: DTypeLike | None = None, out: None = None,
+               keepdims: bool = False, **kwargs: Any) -> Array:
         if out is not None:
             raise TypeError(f"funcgrad.numpy.{name}: out= is not supported")
         a = asarray(a)
@@ -1722,7 +1739,7 @@ _nan_reduction("nanstd", np.nanstd, lambda a, axis, kd, ddof=0: sqrt(_nanvar(a, 
 
 
 @export(numpy=np.ptp)
-def ptp(a, axis=None, keepdims=False):
+def ptp(a: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Differentiable ``numpy.ptp``: ``max - min`` (ties share the slope).
 
     >>> import funcgrad.numpy as fnp
@@ -1749,7 +1766,8 @@ public(argpartition_p, numpy=np.argpartition)
 
 
 @export(numpy=np.sort)
-def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+def sort(a: ArrayLike, axis: Axis = -1, kind: str | None = None, order: str | None = None, *,
+         stable: bool | None = None) -> Array:
     """Differentiable ``numpy.sort``: the gradient flows back through the permutation
     (tied elements each keep their own slot, in stable-sort order).
 
@@ -1766,7 +1784,8 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
 
 
 @export(numpy=np.partition)
-def partition(a, kth, axis=-1, kind="introselect", order=None):
+def partition(a: ArrayLike, kth: ArrayLike, axis: Axis = -1, kind: str = "introselect",
+              order: str | None = None) -> Array:
     """Differentiable ``numpy.partition``, through ``numpy.argpartition``'s permutation (the
     element at each `kth` is NumPy's; the others are ordered as argpartition leaves them).
 
@@ -1821,8 +1840,9 @@ def _quantile(a, q, axis, keepdims, method, skip_nan):
 
 
 def _quantile_fn(name, np_fn, scale, skip_nan, fixed_q=None):
-    def quantile_fn(a, q=None, axis=None, out=None, overwrite_input=False, method="linear",
-                    keepdims=False):
+    def quantile_fn(a: ArrayLike, q: ArrayLike | None = None, axis: Axis = None, out: None = None,
+                    overwrite_input: bool = False, method: str = "linear",
+                    keepdims: bool = False) -> Array:
         if out is not None:
             raise TypeError(f"funcgrad.numpy.{name}: out= is not supported")
         if isinstance(q, Tracer):
@@ -1831,7 +1851,8 @@ def _quantile_fn(name, np_fn, scale, skip_nan, fixed_q=None):
         qq = fixed_q if fixed_q is not None else np.asarray(raw(q), dtype=np.float64) / scale
         return wrap(_quantile(a, qq, axis, keepdims, method, skip_nan))
     if fixed_q is not None:
-        def median_fn(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+        def median_fn(a: ArrayLike, axis: Axis = None, out: None = None,
+                      overwrite_input: bool = False, keepdims: bool = False) -> Array:
             return quantile_fn(a, None, axis, out, overwrite_input, "linear", keepdims)
         fn = median_fn
     else:
@@ -1851,7 +1872,8 @@ _quantile_fn("nanmedian", np.nanmedian, 1.0, True, fixed_q=0.5)
 
 
 @export(numpy=np.cov)
-def cov(m, y=None, rowvar=True, bias=False, ddof=None):
+def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: bool = False,
+        ddof: float | None = None) -> Array:
     """Differentiable ``numpy.cov`` (no frequency or analytic weights).
 
     >>> import funcgrad.numpy as fnp
@@ -1874,7 +1896,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None):
 
 
 @export(numpy=np.corrcoef)
-def corrcoef(x, y=None, rowvar=True):
+def corrcoef(x: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True) -> Array:
     """Differentiable ``numpy.corrcoef``.
 
     >>> import funcgrad.numpy as fnp
@@ -1890,7 +1912,8 @@ def corrcoef(x, y=None, rowvar=True):
 
 # --- gathering and selecting ---------------------------------------------------------------
 @export(numpy=np.take)
-def take(a, indices, axis=None, out=None, mode=None):
+def take(a: ArrayLike, indices: ArrayLike, axis: Axis = None, out: None = None,
+         mode: str | None = None) -> Array:
     """Differentiable ``numpy.take``; the gradient scatters back (repeats accumulate).
 
     >>> import funcgrad as fg, funcgrad.numpy as fnp
@@ -1909,7 +1932,7 @@ def take(a, indices, axis=None, out=None, mode=None):
 
 
 @export(numpy=np.take_along_axis)
-def take_along_axis(arr, indices, axis=-1):
+def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: Axis = -1) -> Array:
     """Differentiable ``numpy.take_along_axis``.
 
     >>> import funcgrad.numpy as fnp
@@ -1935,7 +1958,7 @@ def take_along_axis(arr, indices, axis=-1):
 
 
 @export(numpy=np.compress)
-def compress(condition, a, axis=None):
+def compress(condition: ArrayLike, a: ArrayLike, axis: Axis = None) -> Array:
     """Differentiable ``numpy.compress``.
 
     >>> import funcgrad.numpy as fnp
@@ -1946,7 +1969,7 @@ def compress(condition, a, axis=None):
 
 
 @export(numpy=np.extract)
-def extract(condition, arr):
+def extract(condition: ArrayLike, arr: ArrayLike) -> Array:
     """Differentiable ``numpy.extract``.
 
     >>> import funcgrad.numpy as fnp
@@ -1958,7 +1981,8 @@ def extract(condition, arr):
 
 
 @export(numpy=np.select)
-def select(condlist, choicelist, default=0):
+def select(condlist: Sequence[ArrayLike], choicelist: Sequence[ArrayLike],
+           default: ArrayLike = 0) -> Array:
     """Differentiable ``numpy.select``: the first true condition picks its choice.
 
     >>> import funcgrad.numpy as fnp
@@ -1974,7 +1998,7 @@ def select(condlist, choicelist, default=0):
 
 
 @export(numpy=np.delete)
-def delete(arr, obj, axis=None):
+def delete(arr: ArrayLike, obj: int | slice | Sequence[int], axis: Axis = None) -> Array:
     """Differentiable ``numpy.delete``.
 
     >>> import funcgrad.numpy as fnp
@@ -1990,7 +2014,7 @@ def delete(arr, obj, axis=None):
 
 
 @export(numpy=np.append)
-def append(arr, values, axis=None):
+def append(arr: ArrayLike, values: ArrayLike, axis: Axis = None) -> Array:
     """Differentiable ``numpy.append``.
 
     >>> import funcgrad.numpy as fnp
@@ -2004,7 +2028,7 @@ def append(arr, values, axis=None):
 
 # --- triangles and diagonals ---------------------------------------------------------------
 @export(numpy=np.diagonal)
-def diagonal(a, offset=0, axis1=0, axis2=1):
+def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
     """Differentiable ``numpy.diagonal`` (the diagonal becomes the last axis).
 
     >>> import funcgrad.numpy as fnp
@@ -2020,7 +2044,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 
 
 @export(numpy=np.diag)
-def diag(v, k=0):
+def diag(v: ArrayLike, k: int = 0) -> Array:
     """Differentiable ``numpy.diag``: a 1-d input builds a matrix, a 2-d one gives a diagonal.
 
     >>> import funcgrad.numpy as fnp
@@ -2039,7 +2063,7 @@ def diag(v, k=0):
 
 
 @export(numpy=np.diagflat)
-def diagflat(v, k=0):
+def diagflat(v: ArrayLike, k: int = 0) -> Array:
     """Differentiable ``numpy.diagflat``.
 
     >>> import funcgrad.numpy as fnp
@@ -2050,7 +2074,8 @@ def diagflat(v, k=0):
 
 
 @export(numpy=np.trace)
-def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+def trace(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1,
+          dtype: DTypeLike | None = None, out: None = None) -> Array:
     """Differentiable ``numpy.trace``.
 
     >>> import funcgrad as fg, funcgrad.numpy as fnp
@@ -2069,7 +2094,7 @@ def _tri_mask(shape, k, lower):
 
 
 @export(numpy=np.tril)
-def tril(m, k=0):
+def tril(m: ArrayLike, k: int = 0) -> Array:
     """Differentiable ``numpy.tril``.
 
     >>> import funcgrad.numpy as fnp
@@ -2080,7 +2105,7 @@ def tril(m, k=0):
 
 
 @export(numpy=np.triu)
-def triu(m, k=0):
+def triu(m: ArrayLike, k: int = 0) -> Array:
     """Differentiable ``numpy.triu``.
 
     >>> import funcgrad.numpy as fnp
@@ -2092,7 +2117,7 @@ def triu(m, k=0):
 
 # --- rearranging ---------------------------------------------------------------------------
 @export(numpy=np.flip)
-def flip(m, axis=None):
+def flip(m: ArrayLike, axis: Axis = None) -> Array:
     """Differentiable ``numpy.flip``.
 
     >>> import funcgrad.numpy as fnp
@@ -2106,7 +2131,7 @@ def flip(m, axis=None):
 
 
 @export(numpy=np.fliplr)
-def fliplr(m):
+def fliplr(m: ArrayLike) -> Array:
     """Differentiable ``numpy.fliplr``.
 
     >>> import funcgrad.numpy as fnp
@@ -2117,7 +2142,7 @@ def fliplr(m):
 
 
 @export(numpy=np.flipud)
-def flipud(m):
+def flipud(m: ArrayLike) -> Array:
     """Differentiable ``numpy.flipud``.
 
     >>> import funcgrad.numpy as fnp
@@ -2128,7 +2153,7 @@ def flipud(m):
 
 
 @export(numpy=np.rot90)
-def rot90(m, k=1, axes=(0, 1)):
+def rot90(m: ArrayLike, k: int = 1, axes: int | Sequence[int] = (0, 1)) -> Array:
     """Differentiable ``numpy.rot90``.
 
     >>> import funcgrad.numpy as fnp
@@ -2150,7 +2175,7 @@ def rot90(m, k=1, axes=(0, 1)):
 
 
 @export(numpy=np.roll)
-def roll(a, shift, axis=None):
+def roll(a: ArrayLike, shift: ArrayLike, axis: Axis = None) -> Array:
     """Differentiable ``numpy.roll``.
 
     >>> import funcgrad.numpy as fnp
@@ -2169,7 +2194,7 @@ def roll(a, shift, axis=None):
 
 
 @export(numpy=np.rollaxis)
-def rollaxis(a, axis, start=0):
+def rollaxis(a: ArrayLike, axis: int, start: int = 0) -> Array:
     """Differentiable ``numpy.rollaxis``.
 
     >>> import funcgrad.numpy as fnp
@@ -2190,7 +2215,7 @@ def rollaxis(a, axis, start=0):
 
 
 @export(numpy=np.tile)
-def tile(A, reps):
+def tile(A: ArrayLike, reps: int | Sequence[int]) -> Array:
     """Differentiable ``numpy.tile``.
 
     >>> import funcgrad.numpy as fnp
@@ -2208,7 +2233,7 @@ def tile(A, reps):
 
 
 @export(numpy=np.repeat)
-def repeat(a, repeats, axis=None):
+def repeat(a: ArrayLike, repeats: ArrayLike, axis: Axis = None) -> Array:
     """Differentiable ``numpy.repeat``.
 
     >>> import funcgrad as fg, funcgrad.numpy as fnp
@@ -2228,7 +2253,8 @@ def repeat(a, repeats, axis=None):
 
 
 @export(numpy=np.pad)
-def pad(array, pad_width, mode="constant", **kwargs):
+def pad(array: ArrayLike, pad_width: int | Sequence[int] | Sequence[Sequence[int]],
+        mode: str = "constant", **kwargs: Any) -> Array:
     """Differentiable ``numpy.pad`` for the modes constant, edge, reflect, symmetric and wrap.
 
     >>> import funcgrad.numpy as fnp
@@ -2271,7 +2297,7 @@ def _split(ary, indices_or_sections, axis, equal):
 
 
 @export(numpy=np.split)
-def split(ary, indices_or_sections, axis=0):
+def split(ary: ArrayLike, indices_or_sections: int | Sequence[int], axis: Axis = 0) -> list[Array]:
     """Differentiable ``numpy.split``: a list of arrays.
 
     >>> import funcgrad.numpy as fnp
@@ -2282,7 +2308,8 @@ def split(ary, indices_or_sections, axis=0):
 
 
 @export(numpy=np.array_split)
-def array_split(ary, indices_or_sections, axis=0):
+def array_split(ary: ArrayLike, indices_or_sections: int | Sequence[int],
+                axis: Axis = 0) -> list[Array]:
     """Differentiable ``numpy.array_split``.
 
     >>> import funcgrad.numpy as fnp
@@ -2293,7 +2320,7 @@ def array_split(ary, indices_or_sections, axis=0):
 
 
 @export(numpy=np.hsplit)
-def hsplit(ary, indices_or_sections):
+def hsplit(ary: ArrayLike, indices_or_sections: int | Sequence[int]) -> list[Array]:
     """Differentiable ``numpy.hsplit``.
 
     >>> import funcgrad.numpy as fnp
@@ -2304,7 +2331,7 @@ def hsplit(ary, indices_or_sections):
 
 
 @export(numpy=np.vsplit)
-def vsplit(ary, indices_or_sections):
+def vsplit(ary: ArrayLike, indices_or_sections: int | Sequence[int]) -> list[Array]:
     """Differentiable ``numpy.vsplit``.
 
     >>> import funcgrad.numpy as fnp
@@ -2317,7 +2344,7 @@ def vsplit(ary, indices_or_sections):
 
 
 @export(numpy=np.dsplit)
-def dsplit(ary, indices_or_sections):
+def dsplit(ary: ArrayLike, indices_or_sections: int | Sequence[int]) -> list[Array]:
     """Differentiable ``numpy.dsplit``.
 
     >>> import funcgrad.numpy as fnp
@@ -2330,7 +2357,7 @@ def dsplit(ary, indices_or_sections):
 
 
 @export(numpy=np.atleast_3d)
-def atleast_3d(a):
+def atleast_3d(a: ArrayLike) -> Array:
     """Differentiable ``numpy.atleast_3d``.
 
     >>> import funcgrad.numpy as fnp
@@ -2343,7 +2370,7 @@ def atleast_3d(a):
 
 
 @export(numpy=np.dstack)
-def dstack(tup):
+def dstack(tup: Sequence[ArrayLike]) -> Array:
     """Differentiable ``numpy.dstack``.
 
     >>> import funcgrad.numpy as fnp
@@ -2354,7 +2381,7 @@ def dstack(tup):
 
 
 @export(numpy=np.column_stack)
-def column_stack(tup):
+def column_stack(tup: Sequence[ArrayLike]) -> Array:
     """Differentiable ``numpy.column_stack``.
 
     >>> import funcgrad.numpy as fnp
@@ -2365,7 +2392,8 @@ def column_stack(tup):
 
 
 @export(numpy=np.meshgrid)
-def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+def meshgrid(*xi: ArrayLike, copy: bool = True, sparse: bool = False,
+             indexing: str = "xy") -> tuple[Array, ...]:
     """Differentiable ``numpy.meshgrid``: a tuple of arrays.
 
     >>> import funcgrad.numpy as fnp
@@ -2387,7 +2415,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 
 
 @export(numpy=np.broadcast_arrays)
-def broadcast_arrays(*args):
+def broadcast_arrays(*args: ArrayLike) -> tuple[Array, ...]:
     """Differentiable ``numpy.broadcast_arrays``: a tuple of arrays.
 
     >>> import funcgrad.numpy as fnp
@@ -2399,7 +2427,7 @@ def broadcast_arrays(*args):
 
 
 @export(numpy=np.copy)
-def copy(a, order="K", subok=False):
+def copy(a: ArrayLike, order: str = "K", subok: bool = False) -> Array:
     """``numpy.copy``; arrays are immutable, so this is the identity (slope 1).
 
     >>> import funcgrad.numpy as fnp
@@ -2410,7 +2438,7 @@ def copy(a, order="K", subok=False):
 
 
 @export(numpy=np.matrix_transpose)
-def matrix_transpose(x):
+def matrix_transpose(x: ArrayLike) -> Array:
     """Differentiable ``numpy.matrix_transpose``: swaps the last two axes.
 
     >>> import funcgrad.numpy as fnp
@@ -2421,7 +2449,7 @@ def matrix_transpose(x):
 
 
 @export(numpy=np.permute_dims)
-def permute_dims(a, axes=None):
+def permute_dims(a: ArrayLike, axes: int | Sequence[int] | None = None) -> Array:
     """Differentiable ``numpy.permute_dims`` (``transpose``).
 
     >>> import funcgrad.numpy as fnp
@@ -2432,7 +2460,7 @@ def permute_dims(a, axes=None):
 
 
 @export(numpy=np.concat)
-def concat(arrays, axis=0):
+def concat(arrays: Sequence[ArrayLike], axis: Axis = 0) -> Array:
     """Differentiable ``numpy.concat`` (``concatenate``).
 
     >>> import funcgrad.numpy as fnp
@@ -2443,7 +2471,7 @@ def concat(arrays, axis=0):
 
 
 @export(numpy=np.unstack)
-def unstack(x, axis=0):
+def unstack(x: ArrayLike, axis: Axis = 0) -> tuple[Array, ...]:
     """Differentiable ``numpy.unstack``: a tuple of the slices along `axis`.
 
     >>> import funcgrad.numpy as fnp
@@ -2565,7 +2593,8 @@ einsum_p.jvps = _EinsumRules(_einsum_jvp)
 
 
 @export(numpy=np.einsum)
-def einsum(*operands, optimize=False, **kwargs):
+def einsum(*operands: str | ArrayLike | Sequence[Any], optimize: bool | str = False,
+           **kwargs: Any) -> Array:
     """Differentiable ``numpy.einsum``: every subscript form (implicit or explicit output,
     ellipses, repeated letters, the interleaved operand/sublist form).
 
@@ -2594,7 +2623,8 @@ def _sublist_to_subscripts(operands):
 
 
 @export(numpy=np.tensordot)
-def tensordot(a, b, axes=2):
+def tensordot(a: ArrayLike, b: ArrayLike,
+              axes: int | Sequence[int] | Sequence[Sequence[int]] = 2) -> Array:
     """Differentiable ``numpy.tensordot``.
 
     >>> import funcgrad.numpy as fnp
@@ -2614,7 +2644,7 @@ def tensordot(a, b, axes=2):
 
 
 @export(numpy=np.kron)
-def kron(a, b):
+def kron(a: ArrayLike, b: ArrayLike) -> Array:
     """Differentiable ``numpy.kron``.
 
     >>> import funcgrad.numpy as fnp
@@ -2631,7 +2661,8 @@ def kron(a, b):
 
 
 @export(numpy=np.cross)
-def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+def cross(a: ArrayLike, b: ArrayLike, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+          axis: Axis = None) -> Array:
     """Differentiable ``numpy.cross`` of 3-vectors (and 2-vectors, giving the z component).
 
     >>> import funcgrad.numpy as fnp
@@ -2674,7 +2705,7 @@ def _conv_mode(full, n, m, mode):
 
 
 @export(numpy=np.convolve)
-def convolve(a, v, mode="full"):
+def convolve(a: ArrayLike, v: ArrayLike, mode: str = "full") -> Array:
     """Differentiable ``numpy.convolve`` (1-d).
 
     >>> import funcgrad.numpy as fnp
@@ -2686,7 +2717,7 @@ def convolve(a, v, mode="full"):
 
 
 @export(numpy=np.correlate)
-def correlate(a, v, mode="valid"):
+def correlate(a: ArrayLike, v: ArrayLike, mode: str = "valid") -> Array:
     """Differentiable ``numpy.correlate`` (1-d).
 
     >>> import funcgrad.numpy as fnp
@@ -2699,7 +2730,7 @@ def correlate(a, v, mode="valid"):
 
 
 @export(numpy=np.polyval)
-def polyval(p, x):
+def polyval(p: ArrayLike, x: ArrayLike) -> Array:
     """Differentiable ``numpy.polyval`` (in the coefficients and in `x`), by Horner's rule.
 
     >>> import funcgrad as fg, funcgrad.numpy as fnp
@@ -2714,7 +2745,8 @@ def polyval(p, x):
 
 
 @export(numpy=np.interp)
-def interp(x, xp, fp, left=None, right=None, period=None):
+def interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, left: ArrayLike | None = None,
+           right: ArrayLike | None = None, period: float | None = None) -> Array:
     """Differentiable ``numpy.interp`` in `x` and `fp` (the sample points `xp` are constants).
 
     >>> import funcgrad as fg, funcgrad.numpy as fnp
@@ -2741,7 +2773,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 
 
 @export(numpy=np.vecdot)
-def vecdot(x1, x2, axis=-1):
+def vecdot(x1: ArrayLike, x2: ArrayLike, axis: Axis = -1) -> Array:
     """Differentiable ``numpy.vecdot``: ``sum(conj(x1) * x2, axis)``.
 
     >>> import funcgrad.numpy as fnp
@@ -2752,7 +2784,8 @@ def vecdot(x1, x2, axis=-1):
 
 
 @export(numpy=np.full)
-def full(shape, fill_value, dtype=None, order="C"):
+def full(shape: Shape, fill_value: ArrayLike, dtype: DTypeLike | None = None,
+         order: str = "C") -> Array:
     """``numpy.full``, differentiable in `fill_value` (its gradient sums the cotangent).
 
     >>> import funcgrad as fg, funcgrad.numpy as fnp
@@ -2765,7 +2798,8 @@ def full(shape, fill_value, dtype=None, order="C"):
 
 
 @export(numpy=np.full_like)
-def full_like(a, fill_value, dtype=None, shape=None):
+def full_like(a: ArrayLike, fill_value: ArrayLike, dtype: DTypeLike | None = None,
+              shape: Shape | None = None) -> Array:
     """``numpy.full_like``, differentiable in `fill_value` (not in `a`, whose values are unused).
 
     >>> import funcgrad.numpy as fnp

@@ -13,13 +13,16 @@ weighs the bins its input stands for twice by 2.
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from .._src import batching as B
-from .._src.core import wrap
+from .._src.core import Array, wrap
 from .._src.declare import Namespace, linear
 from . import _table as T
 from ._examples import EXAMPLES
+from ._typing import ArrayLike
 from ._table import _ndim, _shape, asarray, real_p
 
 ns = Namespace("funcgrad.numpy.fft", EXAMPLES.get("funcgrad.numpy.fft"))
@@ -123,7 +126,9 @@ def _irfft_sizes(x, s, axes):
 
 
 def _transform_nd(prim, name, np_fn, default_axes, half_inverse=False):
-    def transform(a, s=None, axes=default_axes, norm=None, out=None):
+    def transform(a: ArrayLike, s: Sequence[int] | None = None,
+                  axes: Sequence[int] | None = default_axes, norm: str | None = None,
+                  out: None = None) -> Array:
         if out is not None:
             raise TypeError(f"funcgrad.numpy.fft.{name}: out= is not supported")
         a = asarray(a)
@@ -135,7 +140,8 @@ def _transform_nd(prim, name, np_fn, default_axes, half_inverse=False):
 
 
 def _transform_1d(prim, name, np_fn, half_inverse=False):
-    def transform(a, n=None, axis=-1, norm=None, out=None):
+    def transform(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None,
+                  out: None = None) -> Array:
         if out is not None:
             raise TypeError(f"funcgrad.numpy.fft.{name}: out= is not supported")
         a = asarray(a)
@@ -164,7 +170,8 @@ _SWAP = {None: "forward", "backward": "forward", "forward": "backward", "ortho":
 
 
 @export(numpy=np.fft.hfft)
-def hfft(a, n=None, axis=-1, norm=None, out=None):
+def hfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None,
+         out: None = None) -> Array:
     """Differentiable ``numpy.fft.hfft``: the real spectrum of a Hermitian-symmetric signal.
 
     >>> import funcgrad.numpy as fnp
@@ -175,7 +182,8 @@ def hfft(a, n=None, axis=-1, norm=None, out=None):
 
 
 @export(numpy=np.fft.ihfft)
-def ihfft(a, n=None, axis=-1, norm=None, out=None):
+def ihfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None,
+          out: None = None) -> Array:
     """Differentiable ``numpy.fft.ihfft``.
 
     >>> import funcgrad.numpy as fnp
@@ -186,7 +194,7 @@ def ihfft(a, n=None, axis=-1, norm=None, out=None):
 
 
 @export(numpy=np.fft.fftshift)
-def fftshift(x, axes=None):
+def fftshift(x: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     """Differentiable ``numpy.fft.fftshift``.
 
     >>> import funcgrad.numpy as fnp
@@ -199,7 +207,7 @@ def fftshift(x, axes=None):
 
 
 @export(numpy=np.fft.ifftshift)
-def ifftshift(x, axes=None):
+def ifftshift(x: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     """Differentiable ``numpy.fft.ifftshift``.
 
     >>> import funcgrad.numpy as fnp

@@ -18,7 +18,7 @@ def fft(
 def fft2(
     a: ArrayLike,
     s: Sequence[int] | None = ...,
-    axes: Sequence[int] = ...,
+    axes: Sequence[int] | None = ...,
     norm: str | None = ...,
     out: None = ...,
 ) -> Array: ...
@@ -54,7 +54,7 @@ def ifft(
 def ifft2(
     a: ArrayLike,
     s: Sequence[int] | None = ...,
-    axes: Sequence[int] = ...,
+    axes: Sequence[int] | None = ...,
     norm: str | None = ...,
     out: None = ...,
 ) -> Array: ...
@@ -88,7 +88,7 @@ def irfft(
 def irfft2(
     a: ArrayLike,
     s: Sequence[int] | None = ...,
-    axes: Sequence[int] = ...,
+    axes: Sequence[int] | None = ...,
     norm: str | None = ...,
     out: None = ...,
 ) -> Array: ...
@@ -112,7 +112,7 @@ def rfft(
 def rfft2(
     a: ArrayLike,
     s: Sequence[int] | None = ...,
-    axes: Sequence[int] = ...,
+    axes: Sequence[int] | None = ...,
     norm: str | None = ...,
     out: None = ...,
 ) -> Array: ...

@@ -13,14 +13,16 @@ True
 from __future__ import annotations
 
 import builtins
+from typing import Any, Sequence
 
 import numpy as np
 
 from .._src import batching as B
-from .._src.core import FuncgradError, wrap
+from .._src.core import Array, FuncgradError, wrap
 from .._src.declare import Namespace, nondiff, primitive
 from . import _table as T
 from ._examples import EXAMPLES
+from ._typing import ArrayLike, Axis, DTypeLike
 from ._table import _conj, _dtype, _expand, _ndim, _shape, asarray, real_p, reshape, sum_p
 from ._table import matmul as _mm
 from ._table import swapaxes_p, where_p
@@ -106,7 +108,7 @@ solve_p = primitive("solve", _solve_impl, nargs=2, batch=_batch_stack,
 
 
 @export(numpy=np.linalg.solve)
-def solve(a, b):
+def solve(a: ArrayLike, b: ArrayLike) -> Array:
     """Differentiable ``numpy.linalg.solve`` (a 1-d `b` is one right-hand side).
 
     >>> import funcgrad.numpy as fnp
@@ -149,7 +151,7 @@ slogdet_p = primitive("slogdet", _slogdet_impl, vjps=(_slogdet_vjp,), jvps=(_slo
 
 
 @export(numpy=np.linalg.slogdet)
-def slogdet(a):
+def slogdet(a: ArrayLike) -> tuple[Array, Array]:
     """Differentiable ``numpy.linalg.slogdet``: ``(sign, logabsdet)``; the sign carries no
     derivative (for complex input its phase is held constant).
 
@@ -217,7 +219,7 @@ eigh_p = primitive("eigh", _eigh_impl, params=("UPLO",), vjps=(_eigh_vjp,), jvps
 
 
 @export(numpy=np.linalg.eigh)
-def eigh(a, UPLO="L"):
+def eigh(a: ArrayLike, UPLO: str = "L") -> tuple[Array, Array]:
     """Differentiable ``numpy.linalg.eigh``: ``(eigenvalues, eigenvectors)``. Gradients assume
     a symmetric (Hermitian) input and distinct eigenvalues.
 
@@ -229,7 +231,7 @@ def eigh(a, UPLO="L"):
 
 
 @export(numpy=np.linalg.eigvalsh)
-def eigvalsh(a, UPLO="L"):
+def eigvalsh(a: ArrayLike, UPLO: str = "L") -> Array:
     """Differentiable ``numpy.linalg.eigvalsh``.
 
     >>> import funcgrad.numpy as fnp
@@ -267,7 +269,7 @@ eig_p = primitive("eig", _eig_impl, vjps=(_eig_vjp,), jvps=(_eig_jvp,), multiple
 
 
 @export(numpy=np.linalg.eig)
-def eig(a):
+def eig(a: ArrayLike) -> tuple[Array, Array]:
     """Differentiable ``numpy.linalg.eig``: ``(eigenvalues, eigenvectors)``, always complex (as
     in JAX). Gradients need distinct eigenvalues; eigenvectors are unit-norm, and their
     arbitrary phase is not differentiated (use phase-invariant functions of them).
@@ -281,7 +283,7 @@ def eig(a):
 
 
 @export(numpy=np.linalg.eigvals)
-def eigvals(a):
+def eigvals(a: ArrayLike) -> Array:
     """Differentiable ``numpy.linalg.eigvals`` (complex).
 
     >>> import funcgrad.numpy as fnp
@@ -367,7 +369,8 @@ svdvals_p = primitive("svdvals", _svdvals_impl, vjps=(_svdvals_vjp,), jvps=(_svd
 
 
 @export(numpy=np.linalg.svd)
-def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+def svd(a: ArrayLike, full_matrices: bool = True, compute_uv: bool = True,
+        hermitian: bool = False) -> Array | tuple[Array, Array, Array]:
     """Differentiable ``numpy.linalg.svd``. Singular values: any input. Singular vectors:
     real inputs, distinct nonzero singular values, and (for non-square input)
     ``full_matrices=False``; their arbitrary signs are not differentiated.
@@ -382,7 +385,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 
 
 @export(numpy=np.linalg.svdvals)
-def svdvals(x):
+def svdvals(x: ArrayLike) -> Array:
     """Differentiable ``numpy.linalg.svdvals``.
 
     >>> import funcgrad.numpy as fnp
@@ -436,7 +439,7 @@ qr_p = primitive("qr", _qr_impl, params=("mode",), vjps=(_qr_vjp,), jvps=(_qr_jv
 
 
 @export(numpy=np.linalg.qr)
-def qr(a, mode="reduced"):
+def qr(a: ArrayLike, mode: str = "reduced") -> Array | tuple[Array, Array]:
     """Differentiable ``numpy.linalg.qr`` (modes 'reduced', 'complete' for square or tall
     input where Q is square, and 'r'); real input, at least as many rows as columns.
 
@@ -484,7 +487,7 @@ pinv_p = primitive("pinv", _pinv_impl, params=("rcond", "hermitian"), vjps=(_pin
 
 
 @export(numpy=np.linalg.pinv)
-def pinv(a, rcond=None, hermitian=False):
+def pinv(a: ArrayLike, rcond: float | None = None, hermitian: bool = False) -> Array:
     """Differentiable ``numpy.linalg.pinv``; the gradient holds where the rank is constant.
 
     >>> import funcgrad.numpy as fnp
@@ -495,7 +498,8 @@ def pinv(a, rcond=None, hermitian=False):
 
 
 @export(numpy=np.linalg.lstsq)
-def lstsq(a, b, rcond=None):
+def lstsq(a: ArrayLike, b: ArrayLike,
+          rcond: float | None = None) -> tuple[Array, Array, Any, Array]:
     """Differentiable ``numpy.linalg.lstsq``: ``(x, residuals, rank, s)`` with ``x`` from the
     pseudo-inverse (derivatives in `a` and `b` where the rank is constant).
 
@@ -595,7 +599,8 @@ def _matrix_norm(x, ord, axes, keepdims):
 
 
 @export(numpy=np.linalg.norm)
-def norm(x, ord=None, axis=None, keepdims=False):
+def norm(x: ArrayLike, ord: float | str | None = None, axis: Axis = None,
+         keepdims: bool = False) -> Array:
     """Differentiable ``numpy.linalg.norm``, every ``ord`` and ``axis`` form. At a zero
     vector the slope is 0 (the zero subgradient), not NaN.
 
@@ -626,7 +631,8 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 
 @export(numpy=np.linalg.vector_norm)
-def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+def vector_norm(x: ArrayLike, /, *, axis: Axis = None, keepdims: bool = False,
+                ord: float | str = 2) -> Array:
     """Differentiable ``numpy.linalg.vector_norm`` (any axis or tuple of axes).
 
     >>> import funcgrad.numpy as fnp
@@ -648,7 +654,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
 
 
 @export(numpy=np.linalg.matrix_norm)
-def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+def matrix_norm(x: ArrayLike, /, *, keepdims: bool = False, ord: float | str = "fro") -> Array:
     """Differentiable ``numpy.linalg.matrix_norm`` over the last two axes.
 
     >>> import funcgrad.numpy as fnp
@@ -659,7 +665,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 
 
 @export(numpy=np.linalg.cond)
-def cond(x, p=None):
+def cond(x: ArrayLike, p: float | str | None = None) -> Array:
     """Differentiable ``numpy.linalg.cond``.
 
     >>> import funcgrad.numpy as fnp
@@ -675,7 +681,7 @@ def cond(x, p=None):
 
 # --- products and powers ---------------------------------------------------------------------
 @export(numpy=np.linalg.matrix_power)
-def matrix_power(a, n):
+def matrix_power(a: ArrayLike, n: int) -> Array:
     """Differentiable ``numpy.linalg.matrix_power`` (by repeated squaring).
 
     >>> import funcgrad as fg, funcgrad.numpy as fnp
@@ -699,7 +705,7 @@ def matrix_power(a, n):
 
 
 @export(numpy=np.linalg.multi_dot)
-def multi_dot(arrays, *, out=None):
+def multi_dot(arrays: Sequence[ArrayLike], *, out: None = None) -> Array:
     """Differentiable ``numpy.linalg.multi_dot`` (left to right).
 
     >>> import funcgrad.numpy as fnp
@@ -714,7 +720,7 @@ def multi_dot(arrays, *, out=None):
 
 
 @export(numpy=np.linalg.tensorsolve)
-def tensorsolve(a, b, axes=None):
+def tensorsolve(a: ArrayLike, b: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     """Differentiable ``numpy.linalg.tensorsolve``.
 
     >>> import funcgrad.numpy as fnp
@@ -732,7 +738,7 @@ def tensorsolve(a, b, axes=None):
 
 
 @export(numpy=np.linalg.tensorinv)
-def tensorinv(a, ind=2):
+def tensorinv(a: ArrayLike, ind: int = 2) -> Array:
     """Differentiable ``numpy.linalg.tensorinv``.
 
     >>> import funcgrad.numpy as fnp
@@ -745,7 +751,7 @@ def tensorinv(a, ind=2):
 
 
 @export(numpy=np.linalg.matrix_transpose)
-def matrix_transpose(x):
+def matrix_transpose(x: ArrayLike) -> Array:
     """Differentiable ``numpy.linalg.matrix_transpose``.
 
     >>> import funcgrad.numpy as fnp
@@ -756,7 +762,7 @@ def matrix_transpose(x):
 
 
 @export(numpy=np.linalg.trace)
-def trace(x, /, *, offset=0, dtype=None):
+def trace(x: ArrayLike, /, *, offset: int = 0, dtype: DTypeLike | None = None) -> Array:
     """Differentiable ``numpy.linalg.trace`` (over the last two axes).
 
     >>> import funcgrad.numpy as fnp
@@ -767,7 +773,7 @@ def trace(x, /, *, offset=0, dtype=None):
 
 
 @export(numpy=np.linalg.diagonal)
-def diagonal(x, /, *, offset=0):
+def diagonal(x: ArrayLike, /, *, offset: int = 0) -> Array:
     """Differentiable ``numpy.linalg.diagonal`` (of the last two axes).
 
     >>> import funcgrad.numpy as fnp
@@ -778,7 +784,7 @@ def diagonal(x, /, *, offset=0):
 
 
 @export(numpy=np.linalg.outer)
-def outer(x1, x2, /):
+def outer(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Differentiable ``numpy.linalg.outer`` (1-d inputs).
 
     >>> import funcgrad.numpy as fnp
@@ -791,7 +797,7 @@ def outer(x1, x2, /):
 
 
 @export(numpy=np.linalg.cross)
-def cross(x1, x2, /, *, axis=-1):
+def cross(x1: ArrayLike, x2: ArrayLike, /, *, axis: Axis = -1) -> Array:
     """Differentiable ``numpy.linalg.cross`` (3-vectors).
 
     >>> import funcgrad.numpy as fnp
@@ -802,7 +808,7 @@ def cross(x1, x2, /, *, axis=-1):
 
 
 @export(numpy=np.linalg.matmul)
-def matmul_public(x1, x2, /):
+def matmul_public(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Differentiable ``numpy.linalg.matmul``.
 
     >>> import funcgrad.numpy as fnp
@@ -813,7 +819,7 @@ def matmul_public(x1, x2, /):
 
 
 @export(numpy=np.linalg.vecdot)
-def vecdot(x1, x2, /, *, axis=-1):
+def vecdot(x1: ArrayLike, x2: ArrayLike, /, *, axis: Axis = -1) -> Array:
     """Differentiable ``numpy.linalg.vecdot``.
 
     >>> import funcgrad.numpy as fnp
@@ -824,7 +830,8 @@ def vecdot(x1, x2, /, *, axis=-1):
 
 
 @export(numpy=np.linalg.tensordot)
-def tensordot(x1, x2, /, *, axes=2):
+def tensordot(x1: ArrayLike, x2: ArrayLike, /, *,
+              axes: int | Sequence[int] | Sequence[Sequence[int]] = 2) -> Array:
     """Differentiable ``numpy.linalg.tensordot``.
 
     >>> import funcgrad.numpy as fnp

@@ -18,11 +18,12 @@ import math
 import numpy as np
 
 from .._src import batching as B
-from .._src.core import Tracer, wrap
+from .._src.core import Array, Tracer, wrap
 from .._src.declare import Namespace, elementwise, primitive
 from .._src.transforms import stop_gradient
 from ..numpy import _table as T
 from ..numpy._examples import EXAMPLES
+from ..numpy._typing import ArrayLike, Axis
 from ..numpy._table import _dtype, equal, exp, log, log1p, max_p, sum_p, where_p
 
 ns = Namespace("funcgrad.scipy.special", EXAMPLES.get("funcgrad.scipy.special"))
@@ -117,7 +118,7 @@ polygamma_p = primitive(
 
 
 @export
-def polygamma(n, x):
+def polygamma(n: int, x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.polygamma`` (`n` a non-negative integer, constant).
 
     >>> from funcgrad.scipy.special import polygamma
@@ -130,7 +131,7 @@ def polygamma(n, x):
 
 
 @export
-def digamma(x):
+def digamma(x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.digamma`` (psi).
 
     >>> from funcgrad.scipy.special import digamma
@@ -211,7 +212,8 @@ def _shift(a, axis):
 
 
 @export
-def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+def logsumexp(a: ArrayLike, axis: Axis = None, b: ArrayLike | None = None, keepdims: bool = False,
+              return_sign: bool = False) -> Array | tuple[Array, Array]:
     """Differentiable ``scipy.special.logsumexp``: ``log(sum(b * exp(a)))``, computed stably.
 
     >>> import funcgrad.numpy as fnp
@@ -240,7 +242,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
 
 
 @export
-def softmax(x, axis=None):
+def softmax(x: ArrayLike, axis: Axis = None) -> Array:
     """Differentiable ``scipy.special.softmax``.
 
     >>> import funcgrad.numpy as fnp
@@ -253,7 +255,7 @@ def softmax(x, axis=None):
 
 
 @export
-def log_softmax(x, axis=None):
+def log_softmax(x: ArrayLike, axis: Axis = None) -> Array:
     """Differentiable ``scipy.special.log_softmax``.
 
     >>> import funcgrad.numpy as fnp
@@ -265,7 +267,7 @@ def log_softmax(x, axis=None):
 
 
 @export
-def log_expit(x):
+def log_expit(x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.log_expit``: ``-logaddexp(0, -x)``.
 
     >>> from funcgrad.scipy.special import log_expit
@@ -276,7 +278,7 @@ def log_expit(x):
 
 
 @export
-def expit(x):
+def expit(x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.expit`` (the logistic sigmoid).
 
     >>> from funcgrad.scipy.special import expit
@@ -287,7 +289,7 @@ def expit(x):
 
 
 @export
-def betaln(a, b):
+def betaln(a: ArrayLike, b: ArrayLike) -> Array:
     """Differentiable ``scipy.special.betaln``.
 
     >>> from funcgrad.scipy.special import betaln
@@ -298,7 +300,7 @@ def betaln(a, b):
 
 
 @export
-def beta(a, b):
+def beta(a: ArrayLike, b: ArrayLike) -> Array:
     """Differentiable ``scipy.special.beta`` (positive arguments).
 
     >>> from funcgrad.scipy.special import beta
@@ -309,7 +311,7 @@ def beta(a, b):
 
 
 @export
-def ndtr(x):
+def ndtr(x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.ndtr``: the standard normal CDF.
 
     >>> from funcgrad.scipy.special import ndtr
@@ -320,7 +322,7 @@ def ndtr(x):
 
 
 @export
-def log_ndtr(x):
+def log_ndtr(x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.log_ndtr`` (finite down to x of about -37).
 
     >>> from funcgrad.scipy.special import log_ndtr
@@ -331,7 +333,7 @@ def log_ndtr(x):
 
 
 @export
-def entr(x):
+def entr(x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.entr``: ``-x log x`` (0 at 0, -inf below).
 
     >>> from funcgrad.scipy.special import entr
@@ -343,7 +345,7 @@ def entr(x):
 
 
 @export
-def rel_entr(x, y):
+def rel_entr(x: ArrayLike, y: ArrayLike) -> Array:
     """Differentiable ``scipy.special.rel_entr``: ``x log(x / y)`` for positive arguments.
 
     >>> from funcgrad.scipy.special import rel_entr
@@ -354,7 +356,7 @@ def rel_entr(x, y):
 
 
 @export
-def kl_div(x, y):
+def kl_div(x: ArrayLike, y: ArrayLike) -> Array:
     """Differentiable ``scipy.special.kl_div``: ``x log(x / y) - x + y``.
 
     >>> from funcgrad.scipy.special import kl_div

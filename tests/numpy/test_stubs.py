@@ -61,7 +61,8 @@ def test_generated_signatures_read_the_declarations():
     import funcgrad.numpy as fnp
     from funcgrad.numpy import _table, linalg
     exports = _table.ns.exports
-    assert gen.stub_of("funcgrad.numpy", "sin", fnp.sin) == "def sin(x: ArrayLike, /) -> Array: ...\n"
+    assert gen.stub_of("funcgrad.numpy", "sin", fnp.sin) == (
+        "def sin(x: ArrayLike, /) -> Array: ...\n")
     assert gen.stub_of("funcgrad.numpy", "add", exports["add"]) == (
         "def add(x1: ArrayLike, x2: ArrayLike, /) -> Array: ...\n")
     assert gen.stub_of("funcgrad.numpy", "round", exports["round"]) == (

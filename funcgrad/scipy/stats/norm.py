@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import math
 
-from ..._src.core import wrap
+from ..._src.core import Array, wrap
 from ..._src.declare import Namespace
 from ...numpy import _table as T
+from ...numpy._typing import ArrayLike
 from .. import special
 
 ns = Namespace("funcgrad.scipy.stats.norm")
@@ -28,7 +29,7 @@ def _standardize(x, loc, scale):
 
 
 @export
-def logpdf(x, loc=0.0, scale=1.0):
+def logpdf(x: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> Array:
     """Differentiable ``scipy.stats.norm.logpdf``.
 
     >>> from funcgrad.scipy.stats import norm
@@ -42,7 +43,7 @@ def logpdf(x, loc=0.0, scale=1.0):
 
 
 @export
-def pdf(x, loc=0.0, scale=1.0):
+def pdf(x: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> Array:
     """Differentiable ``scipy.stats.norm.pdf``.
 
     >>> from funcgrad.scipy.stats import norm
@@ -53,7 +54,7 @@ def pdf(x, loc=0.0, scale=1.0):
 
 
 @export
-def cdf(x, loc=0.0, scale=1.0):
+def cdf(x: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> Array:
     """Differentiable ``scipy.stats.norm.cdf``.
 
     >>> from funcgrad.scipy.stats import norm
@@ -64,7 +65,7 @@ def cdf(x, loc=0.0, scale=1.0):
 
 
 @export
-def logcdf(x, loc=0.0, scale=1.0):
+def logcdf(x: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> Array:
     """Differentiable ``scipy.stats.norm.logcdf`` (finite down to about -37 standard deviations).
 
     >>> from funcgrad.scipy.stats import norm
@@ -75,7 +76,7 @@ def logcdf(x, loc=0.0, scale=1.0):
 
 
 @export
-def sf(x, loc=0.0, scale=1.0):
+def sf(x: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> Array:
     """Differentiable ``scipy.stats.norm.sf`` (``1 - cdf``, computed without cancellation).
 
     >>> from funcgrad.scipy.stats import norm
@@ -86,7 +87,7 @@ def sf(x, loc=0.0, scale=1.0):
 
 
 @export
-def logsf(x, loc=0.0, scale=1.0):
+def logsf(x: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> Array:
     """Differentiable ``scipy.stats.norm.logsf``.
 
     >>> from funcgrad.scipy.stats import norm
