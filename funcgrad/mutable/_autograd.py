@@ -284,6 +284,10 @@ class AccumulateGrad(Node):
 def _run_tensor_hooks(hooks: dict, g, graph):
     from ._tensor import Tensor
     for fn in list(hooks.values()):
+        if g is None:
+            if fn(None) is not None:
+                raise RuntimeError("can't replace a None gradient with a non-None value")
+            continue
         arg = g if isinstance(g, Tensor) else Tensor._wrap(g)
         out = fn(arg)
         if out is not None:
@@ -714,12 +718,15 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate):
 def _before_node(node, buf, graph, captures, results, needed, accumulate):
     """Tensor hooks, retain_grad, captures for autograd.grad: what happens before a node runs."""
     create_graph = graph.create_graph
+    if needed is not None and node not in needed:
+        return buf, False  # off every path to the inputs: PyTorch does not run it, nor its hooks
+    # as PyTorch, a reached node calls its tensor hooks even for outputs that got no gradient
     if type(node) is AccumulateGrad:
-        if node.variable._hooks and buf[0] is not None:
+        if node.variable._hooks:
             buf[0] = _run_tensor_hooks(node.variable._hooks, buf[0], graph)
     if node._pre_hooks:
         for nr, hooks in node._pre_hooks.items():
-            if buf[nr] is not None and hooks:
+            if hooks:
                 buf[nr] = _run_tensor_hooks(hooks, buf[nr], graph)
     if node._prehooks_fn:
         for fn in list(node._prehooks_fn.values()):
@@ -737,8 +744,6 @@ def _before_node(node, buf, graph, captures, results, needed, accumulate):
             if ks:
                 for k in ks:
                     results[k] = _add(results[k], buf[nr])
-    if needed is not None and node not in needed:
-        return buf, False
     if type(node) is AccumulateGrad and not accumulate:
         return buf, False
     return buf, True

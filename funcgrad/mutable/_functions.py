@@ -1194,7 +1194,10 @@ def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     tensor([1, 4])
     """
     nd = input._data.ndim
-    return view_op(O.OPS["diagonal"], input, {"offset": offset, "dim1": dim1 % nd, "dim2": dim2 % nd})
+    dim1, dim2 = _dim(dim1, nd), _dim(dim2, nd)
+    if dim1 == dim2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return view_op(O.OPS["diagonal"], input, {"offset": offset, "dim1": dim1, "dim2": dim2})
 
 
 class _SplitBackward(Node):
@@ -1260,7 +1263,13 @@ def split(input, split_size_or_sections, dim: int = 0) -> tuple:
     n = input._data.shape[dim]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
-        bounds = [(i, builtins.min(i + size, n)) for i in range(0, n, size)] or [(0, 0)]
+        if size < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got "
+                               f"split_size={size}")
+        if size == 0 and n != 0:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
+        bounds = [(i, builtins.min(i + size, n)) for i in range(0, n, size or 1)] or [(0, 0)]
         name = "SplitBackward0"
     else:
         if builtins.sum(split_size_or_sections) != n:
@@ -1283,7 +1292,9 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     >>> torch.chunk(torch.arange(4), 2)
     (tensor([0, 1]), tensor([2, 3]))
     """
-    n = input._data.shape[dim % input._data.ndim]
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = input._data.shape[_dim(dim, input._data.ndim)]
     size = -(-n // chunks)
     return split(input, size, dim)
 
@@ -1295,7 +1306,9 @@ def unbind(input, dim: int = 0) -> tuple:
     >>> torch.unbind(torch.tensor([[1, 2], [3, 4]]))
     (tensor([1, 2]), tensor([3, 4]))
     """
-    dim = dim % input._data.ndim
+    dim = _dim(dim, input._data.ndim)
+    if input._data.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     templates = [(slice(None),) * dim + (i,) for i in range(input._data.shape[dim])]
     return _pieces(input, templates, "UnbindBackward0")
 

@@ -1,6 +1,8 @@
 """Tensor's operators, methods, in-place variants and indexing, attached to the class."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..numpy import _table as T
@@ -332,6 +334,38 @@ _METHODS = {
     "zeros_like": F.zeros_like, "ones_like": F.ones_like,
 }
 _OPERANDS = (Tensor, int, float, bool, complex, np.generic, np.ndarray)
+
+# methods whose arguments PyTorch's parser checks against several signatures
+_OVERLOADS = {"narrow": " * (int dim, Tensor start, int length)\n * (int dim, int start, int length)\n",
+              "pow": " * (Tensor exponent)\n * (Number exponent)\n"}
+
+
+def _parsed_arguments(name: str, fn):
+    """A method whose missing arguments are reported as PyTorch's argument parser does."""
+    def method(self, *args, **kwargs):
+        try:
+            return fn(self, *args, **kwargs)
+        except TypeError as exc:
+            # only a failure to bind the call itself (raised here, not deeper) is rewritten
+            if exc.__traceback__.tb_next is not None or "required positional" not in str(exc):
+                raise
+            if name in _OVERLOADS:
+                got = ", ".join(type(a).__name__ for a in args)
+                raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                                f"({got}), but expected one of:\n{_OVERLOADS[name]}") from None
+            missing = re.findall(r"'(\w+)'", str(exc).split(":", 1)[1])
+            # (PyTorch's wording, plural ending included)
+            ending = "s" if len(missing) == 1 else ""
+            raise TypeError(f"{name}() missing {len(missing)} required positional argument"
+                            f"{ending}: " + ", ".join(f'"{m}"' for m in missing)) from None
+    method.__name__ = name
+    method.__doc__ = fn.__doc__
+    return method
+
+
+_PARSED = ("unsqueeze", "transpose", "narrow", "select", "chunk", "mul", "pow")
+for _name in _PARSED:
+    _METHODS[_name] = _parsed_arguments(_name, _METHODS[_name])
 
 
 def _operator(fn):
