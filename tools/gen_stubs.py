@@ -23,6 +23,7 @@ import pathlib
 import pprint
 import re
 import sys
+import textwrap
 from contextlib import redirect_stdout
 from typing import Any, Callable
 
@@ -64,7 +65,7 @@ PARAM_TYPES: dict[str, str] = {
     "axis": AXIS, "keepdims": "bool", "dtype": "DTypeLike", "out": "None", "ddof": "float",
     "decimals": "int", "k": "int", "offset": "int", "axis1": "int", "axis2": "int",
     "axisa": "int", "axisb": "int", "axisc": "int", "source": INTS, "destination": INTS,
-    "shape": SHAPE, "newshape": SHAPE, "reps": INTS, "axes": "int | Sequence[int]",
+    "shape": SHAPE, "newshape": SHAPE, "reps": INTS, "axes": "Sequence[int]",
     "indices_or_sections": INTS, "pad_width": "int | Sequence[int] | Sequence[Sequence[int]]",
     "mode": "str", "order": "str", "kind": "str", "side": "str", "method": "str",
     "UPLO": "str", "norm": "str", "ord": "float | str", "rcond": "float", "rtol": "float",
@@ -373,8 +374,8 @@ ndarray = Array
 
 
 def render_stub(module: str, ns: Any) -> str:
-    docline = (sys.modules[module].__doc__ or "").strip().splitlines()[0]
-    body = [f'"""{docline}"""', HEADER,
+    summary = " ".join((sys.modules[module].__doc__ or "").strip().split("\n\n")[0].split())
+    body = ['"""' + "\n".join(textwrap.wrap(summary, 96)) + '"""', HEADER,
             "from typing import Any, Literal, Sequence, overload", "",
             "import numpy as _np", "",
             "from funcgrad._src.core import Array as Array",
@@ -390,7 +391,7 @@ def render_stub(module: str, ns: Any) -> str:
             text = _drop_import(text, unused)
     if text.count("_np.") == 0:
         text = text.replace("import numpy as _np\n\n", "")
-    return text
+    return re.sub(r"\n{3,}", "\n\n", text)
 
 
 def _drop_import(text: str, name: str) -> str:

@@ -794,7 +794,7 @@ ns.exports["reshape"] = ns.exports.pop("reshape_public")
 
 
 @export(numpy=np.transpose)
-def transpose_public(a: ArrayLike, axes: int | Sequence[int] | None = None) -> Array:
+def transpose_public(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     """Differentiable ``numpy.transpose``."""
     return wrap(transpose(a, None if axes is None else tuple(axes)))
 
@@ -2153,7 +2153,7 @@ def flipud(m: ArrayLike) -> Array:
 
 
 @export(numpy=np.rot90)
-def rot90(m: ArrayLike, k: int = 1, axes: int | Sequence[int] = (0, 1)) -> Array:
+def rot90(m: ArrayLike, k: int = 1, axes: Sequence[int] = (0, 1)) -> Array:
     """Differentiable ``numpy.rot90``.
 
     >>> import funcgrad.numpy as fnp
@@ -2449,7 +2449,7 @@ def matrix_transpose(x: ArrayLike) -> Array:
 
 
 @export(numpy=np.permute_dims)
-def permute_dims(a: ArrayLike, axes: int | Sequence[int] | None = None) -> Array:
+def permute_dims(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     """Differentiable ``numpy.permute_dims`` (``transpose``).
 
     >>> import funcgrad.numpy as fnp
