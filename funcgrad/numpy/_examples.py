@@ -102,9 +102,8 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'_where': '>>> import 
                     'astype': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                               '>>> fnp.astype(fnp.array([1.5, 2.5]), fnp.float32)\n'
                               'Array([1.5, 2.5], dtype=float32)\n'
-                              '>>> fg.grad(lambda x: fnp.sum(fnp.astype(x, '
-                              'fnp.float32)))(fnp.array([1.0]))\n'
-                              'Array([1.], dtype=float64)',
+                              '>>> fg.grad(lambda x: fnp.astype(x, fnp.float32))(1.0)\n'
+                              'Array(1., dtype=float64)',
                     'atleast_1d': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                   '>>> fnp.atleast_1d(1.0)\n'
                                   'Array([1.], dtype=float64)',
@@ -130,8 +129,10 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'_where': '>>> import 
                             '>>> fnp.ceil(fnp.array([-1.5, 0.0, 2.5]))\n'
                             'Array([-1.,  0.,  3.], dtype=float64)',
                     'clip': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
-                            '>>> fg.grad(lambda x: fnp.sum(fnp.clip(x, 0.0, '
-                            '1.0)))(fnp.array([-1.0, 0.5, 2.0]))\n'
+                            '>>> x = fnp.array([-1.0, 0.5, 2.0])\n'
+                            '>>> fnp.clip(x, 0.0, 1.0)\n'
+                            'Array([0. , 0.5, 1. ], dtype=float64)\n'
+                            '>>> fg.grad(lambda x: fnp.sum(fnp.clip(x, 0.0, 1.0)))(x)\n'
                             'Array([0., 1., 0.], dtype=float64)',
                     'concatenate': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                    '>>> fnp.concatenate([fnp.ones(2), fnp.zeros(1)])\n'
@@ -274,8 +275,7 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'_where': '>>> import 
                                  '>>> fnp.heaviside(fnp.array([-1.0, 0.0, 3.0]), 0.5)\n'
                                  'Array([0. , 0.5, 1. ], dtype=float64)',
                     'histogram': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
-                                 '>>> counts, edges = fnp.histogram(fnp.array([0.0, 0.5, 1.0]), '
-                                 'bins=2)\n'
+                                 '>>> counts, edges = fnp.histogram([0.0, 0.5, 1.0], bins=2)\n'
                                  '>>> counts\n'
                                  'Array([1, 2], dtype=int64)',
                     'hstack': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
@@ -396,8 +396,7 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'_where': '>>> import 
                               '>>> a = fnp.array([[1.0, 2.0], [3.0, 4.0]])\n'
                               '>>> fnp.matmul(a, fnp.array([1.0, 1.0]))\n'
                               'Array([3., 7.], dtype=float64)\n'
-                              '>>> fg.grad(lambda v: fnp.sum(fnp.matmul(a, v)))(fnp.array([1.0, '
-                              '1.0]))\n'
+                              '>>> fg.grad(lambda v: fnp.sum(fnp.matmul(a, v)))(fnp.ones(2))\n'
                               'Array([4., 6.], dtype=float64)',
                     'max': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                            '>>> x = fnp.array([[1.0, 2.0], [3.0, 4.0]])\n'
@@ -895,7 +894,7 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'_where': '>>> import 
                             'erfcinv': '>>> import funcgrad as fg, funcgrad.numpy as fnp, '
                                        'funcgrad.scipy as fsp\n'
                                        ">>> import pytest; _ = pytest.importorskip('scipy', "
-                                       "reason='calls SciPy')\n"
+                                       "reason='SciPy is not installed (optional)')\n"
                                        '>>> fsp.special.erfcinv(0.5)\n'
                                        'Array(0.47693628, dtype=float64)\n'
                                        '>>> fg.grad(fsp.special.erfcinv)(0.5)\n'
@@ -903,7 +902,7 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'_where': '>>> import 
                             'erfinv': '>>> import funcgrad as fg, funcgrad.numpy as fnp, '
                                       'funcgrad.scipy as fsp\n'
                                       ">>> import pytest; _ = pytest.importorskip('scipy', "
-                                      "reason='calls SciPy')\n"
+                                      "reason='SciPy is not installed (optional)')\n"
                                       '>>> fsp.special.erfinv(0.5)\n'
                                       'Array(0.47693628, dtype=float64)\n'
                                       '>>> fg.grad(fsp.special.erfinv)(0.5)\n'
@@ -923,7 +922,7 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'_where': '>>> import 
                             'i0': '>>> import funcgrad as fg, funcgrad.numpy as fnp, '
                                   'funcgrad.scipy as fsp\n'
                                   ">>> import pytest; _ = pytest.importorskip('scipy', "
-                                  "reason='calls SciPy')\n"
+                                  "reason='SciPy is not installed (optional)')\n"
                                   '>>> fsp.special.i0(1.0)\n'
                                   'Array(1.26606588, dtype=float64)\n'
                                   '>>> fg.grad(fsp.special.i0)(1.0)\n'
@@ -931,7 +930,7 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'_where': '>>> import 
                             'i0e': '>>> import funcgrad as fg, funcgrad.numpy as fnp, '
                                    'funcgrad.scipy as fsp\n'
                                    ">>> import pytest; _ = pytest.importorskip('scipy', "
-                                   "reason='calls SciPy')\n"
+                                   "reason='SciPy is not installed (optional)')\n"
                                    '>>> fsp.special.i0e(1.0)\n'
                                    'Array(0.46575961, dtype=float64)\n'
                                    '>>> fg.grad(fsp.special.i0e)(1.0)\n'
@@ -939,7 +938,7 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'_where': '>>> import 
                             'i1': '>>> import funcgrad as fg, funcgrad.numpy as fnp, '
                                   'funcgrad.scipy as fsp\n'
                                   ">>> import pytest; _ = pytest.importorskip('scipy', "
-                                  "reason='calls SciPy')\n"
+                                  "reason='SciPy is not installed (optional)')\n"
                                   '>>> fsp.special.i1(1.0)\n'
                                   'Array(0.5651591, dtype=float64)\n'
                                   '>>> fg.grad(fsp.special.i1)(1.0)\n'
@@ -947,7 +946,7 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'_where': '>>> import 
                             'i1e': '>>> import funcgrad as fg, funcgrad.numpy as fnp, '
                                    'funcgrad.scipy as fsp\n'
                                    ">>> import pytest; _ = pytest.importorskip('scipy', "
-                                   "reason='calls SciPy')\n"
+                                   "reason='SciPy is not installed (optional)')\n"
                                    '>>> fsp.special.i1e(1.0)\n'
                                    'Array(0.20791042, dtype=float64)\n'
                                    '>>> fg.grad(fsp.special.i1e)(1.0)\n'
