@@ -4,9 +4,9 @@ declared functions (``funcgrad/numpy/_examples.py``) from the namespaces' declar
 
 Functions made from a primitive (``ns.public(prim)``) take ``*args, **params`` at run time,
 so a type checker learns their signatures only from the stubs: array arguments from the
-primitive's ``nargs`` (named as NumPy names them), parameters from ``params``. Hand-written
-functions keep their own signatures; a parameter without an annotation is typed by its name
-(`PARAM_TYPES`), so every name must be known here or the run fails and says which.
+primitive's ``nargs`` (named as NumPy names them), parameters from ``params``, typed by their
+names (`PARAM_TYPES`; an unknown name fails the run and says which). Hand-written functions
+must carry their own annotations, which the stubs copy (a missing one fails the run too).
 
 Examples: a declared function whose docstring has no ``>>>`` gets one from `EXAMPLE_CALLS`
 or from the template of its kind (unary / binary elementwise, with and without a derivative);
@@ -52,60 +52,22 @@ def namespaces() -> list[tuple[str, Any, pathlib.Path]]:
 A = "ArrayLike"
 AXIS = "Axis"
 SHAPE = "Shape"
-INTS = "int | Sequence[int]"
 
-# A parameter's type from its name, for hand-written functions and primitives' parameters.
+# A parameter's type from its name: for functions made from a primitive, and for constants
+# typed by the NumPy function they wrap.
 PARAM_TYPES: dict[str, str] = {
-    **{n: A for n in ("a", "x", "x1", "x2", "y", "b", "m", "v", "arr", "ary", "array", "A",
-                      "p", "f", "z", "condition", "cond", "fp", "xp", "weights", "values",
-                      "indices", "fill_value", "object", "loc", "scale", "a_min", "a_max",
-                      "prepend", "append", "to_end", "to_begin", "q", "bins", "ar", "x0",
-                      "default", "repeats", "shift", "kth", "v2", "xi", "arrays_and_axes",
-                      "initial", "minlength_array", "fweights", "aweights", "k_array")},
-    "axis": AXIS, "keepdims": "bool", "dtype": "DTypeLike", "out": "None", "ddof": "float",
-    "decimals": "int", "k": "int", "offset": "int", "axis1": "int", "axis2": "int",
-    "axisa": "int", "axisb": "int", "axisc": "int", "source": INTS, "destination": INTS,
-    "shape": SHAPE, "newshape": SHAPE, "reps": INTS, "axes": "Sequence[int]",
-    "indices_or_sections": INTS, "pad_width": "int | Sequence[int] | Sequence[Sequence[int]]",
-    "mode": "str", "order": "str", "kind": "str", "side": "str", "method": "str",
-    "UPLO": "str", "norm": "str", "ord": "float | str", "rcond": "float", "rtol": "float",
-    "hermitian": "bool", "full_matrices": "bool", "compute_uv": "bool", "deg": "bool",
-    "tol": "float", "returned": "bool", "copy": "bool", "subok": "bool", "ndmin": "int",
-    "sparse": "bool", "indexing": "str", "edge_order": "int", "dx": "float",
-    "overwrite_input": "bool", "nan": "float", "posinf": "float", "neginf": "float",
-    "equal_nan": "bool", "rtol_": "float", "atol": "float", "right": "bool",
-    "stable": "bool", "optimize": "bool | str", "rowvar": "bool", "bias": "bool",
-    "ind": "int", "s": "Sequence[int]", "n": "int", "return_sign": "bool",
-    "return_index": "bool", "return_inverse": "bool", "return_counts": "bool",
-    "sorted": "bool", "minlength": "int", "range": "tuple[float, float]", "density": "bool",
-    "period": "float", "left": A, "num": "int", "endpoint": "bool", "retstep": "bool",
-    "base": "float", "start": "float", "stop": "float", "step": "float", "N": "int",
-    "M": "int", "dimensions": "Sequence[int]", "d": "float", "like": "None",
-    "device": "None", "weights_": A, "include_initial": "bool", "where": "bool | ArrayLike",
-    "casting": "str", "upper": "bool", "dtype_": "DTypeLike", "fill_diagonal": "bool",
-    "unique_all": "bool", "arrays": "Sequence[ArrayLike]", "tup": "Sequence[ArrayLike]",
-    "condlist": "Sequence[ArrayLike]", "choicelist": "Sequence[ArrayLike]",
-    "subscripts": "str", "obj": "int | slice | Sequence[int]", "ndim": "int",
-    "weights_axis": "int", "interpolation": "str", "constant_values": "float",
-    "start_or_stop": "float", "args": A, "varargs": "float", "prototype": A,
-    "operands": f"str | {A} | Sequence[Any]",
-}
-
-# Parameters whose meaning (and type) differs in one function.
-FUNCTION_PARAM_TYPES: dict[tuple[str, str], str] = {
-    ("funcgrad.numpy.diff", "n"): "int", ("funcgrad.numpy.fft.*", "n"): "int",
-    ("funcgrad.numpy.fft.*", "axes"): "Sequence[int] | None",
-    ("funcgrad.numpy.fft.*", "axis"): "int",
-    ("funcgrad.numpy.linalg.matrix_power", "n"): "int",
-    ("funcgrad.scipy.special.polygamma", "n"): "int", ("funcgrad.numpy.interp", "left"): A,
-    ("funcgrad.numpy.interp", "right"): A, ("funcgrad.numpy.linalg.cond", "p"): "float | str",
-    ("funcgrad.numpy.linalg.tensorsolve", "axes"): "Sequence[int]",
-    ("funcgrad.numpy.tensordot", "axes"): "int | Sequence[int] | Sequence[Sequence[int]]",
-    ("funcgrad.numpy.linalg.tensordot", "axes"): "int | Sequence[int] | Sequence[Sequence[int]]",
-    ("funcgrad.numpy.searchsorted", "sorter"): A, ("funcgrad.numpy.digitize", "right"): "bool",
-    ("funcgrad.numpy.histogram", "range"): "tuple[float, float]",
-    ("funcgrad.numpy.searchsorted", "side"): "str", ("funcgrad.numpy.rollaxis", "axis"): "int",
-    ("funcgrad.numpy.rollaxis", "start"): "int",
+    **{n: A for n in ("a", "x", "v", "ar", "bins", "weights", "prototype", "args")},
+    "axis": AXIS, "keepdims": "bool", "dtype": "DTypeLike", "out": "None", "decimals": "int",
+    "k": "int", "shape": SHAPE, "order": "str", "kind": "str", "side": "str", "subok": "bool",
+    "rtol": "float", "atol": "float", "equal_nan": "bool", "right": "bool", "stable": "bool",
+    "sorter": A, "n": "int", "sorted": "bool", "minlength": "int", "density": "bool",
+    "range": "tuple[float, float]", "return_index": "bool", "return_inverse": "bool",
+    "return_counts": "bool", "num": "int", "endpoint": "bool", "retstep": "bool",
+    "base": "float", "start": "float", "stop": "float", "step": "float", "start_or_stop": "float",
+    "N": "int", "M": "int", "dimensions": "Sequence[int]", "d": "float", "where": f"bool | {A}",
+    "nan": "float", "posinf": "float", "neginf": "float", "kth": A, "UPLO": "str",
+    "rcond": "float", "hermitian": "bool", "ddof": "float", "m": "int", "ndim": "int",
+    "sparse": "bool", "upper": "bool", "tol": "float",
 }
 
 # Return types other than `Array`.
@@ -206,12 +168,8 @@ def _numpy_space(module: str) -> Any:
 
 
 def _param_type(qualname: str, name: str) -> str:
-    module = qualname.rsplit(".", 1)[0]
-    for key in ((qualname, name), (module + ".*", name)):
-        if key in FUNCTION_PARAM_TYPES:
-            return FUNCTION_PARAM_TYPES[key]
     if name not in PARAM_TYPES:
-        _UNKNOWN.append(f"{qualname}({name})")
+        _UNKNOWN.append(f"{qualname}({name}): add {name!r} to PARAM_TYPES")
         return "Any"
     return PARAM_TYPES[name]
 
@@ -309,10 +267,8 @@ def _handwritten_params(fn: Callable, qualname: str) -> list[str]:
         previous = p.kind
         kind = _annotation(fn, p.name)
         if kind is None:
-            kind = "Any" if p.kind is p.VAR_KEYWORD else _param_type(qualname, p.name)
-            if p.kind is p.VAR_POSITIONAL and kind in ("Sequence[ArrayLike]",):
-                kind = A
-            kind = _with_none(kind, p.default)
+            _UNKNOWN.append(f"{qualname}({p.name}): annotate it in the source")
+            kind = "Any"
         star = "*" if p.kind is p.VAR_POSITIONAL else "**" if p.kind is p.VAR_KEYWORD else ""
         out.append(f"{star}{p.name}: {kind}" + (" = ..." if p.default is not p.empty else ""))
     if previous is inspect.Parameter.POSITIONAL_ONLY:
@@ -333,7 +289,9 @@ def stub_of(module: str, name: str, fn: Callable) -> str:
         returns = "Array"
     else:
         params = _handwritten_params(fn, qualname)
-        returns = _annotation(fn, "return") or "Array"
+        returns = _annotation(fn, "return") or "Any"
+        if returns == "Any" and qualname not in RETURN_TYPES:
+            _UNKNOWN.append(f"{qualname}: annotate its return type in the source")
     returns = RETURN_TYPES.get(qualname, returns)
     line = f"def {name}({', '.join(params)}) -> {returns}: ..."
     return line + "\n" if len(line) <= 99 else _wrap(name, params, returns)
@@ -409,8 +367,8 @@ def render_stubs() -> dict[pathlib.Path, str]:
     _UNKNOWN.clear()
     stubs = {path: render_stub(module, ns) for module, ns, path in namespaces()}
     if _UNKNOWN:
-        raise KeyError(f"no type for the parameters {', '.join(_UNKNOWN)}: add their names to "
-                       "PARAM_TYPES (or FUNCTION_PARAM_TYPES) in tools/gen_stubs.py")
+        raise TypeError("tools/gen_stubs.py cannot type these public functions:\n  "
+                        + "\n  ".join(_UNKNOWN))
     return stubs
 
 

@@ -13,6 +13,9 @@ import textwrap
 
 import pytest
 
+from funcgrad._src.core import Array
+from funcgrad.numpy._typing import ArrayLike, Axis
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
@@ -73,14 +76,36 @@ def test_generated_signatures_read_the_declarations():
         "def slogdet(a: ArrayLike) -> tuple[Array, Array]: ...\n")
 
 
-def test_an_unknown_parameter_name_fails_the_generator():
+def test_an_unannotated_function_fails_the_generator():
     gen = _generator()
 
-    def novel(a, wibble=3):
+    def annotated(a: ArrayLike, axis: Axis = None) -> Array:
+        return a
+
+    def bare(a, axis=None):
         return a
     gen._UNKNOWN.clear()
-    gen.stub_of("funcgrad.numpy", "novel", novel)
-    assert gen._UNKNOWN == ["funcgrad.numpy.novel(wibble)"]
+    assert gen.stub_of("funcgrad.numpy", "annotated", annotated) == (
+        "def annotated(a: ArrayLike, axis: Axis = ...) -> Array: ...\n")
+    assert gen._UNKNOWN == []
+    gen.stub_of("funcgrad.numpy", "bare", bare)
+    assert gen._UNKNOWN == ["funcgrad.numpy.bare(a): annotate it in the source",
+                            "funcgrad.numpy.bare(axis): annotate it in the source",
+                            "funcgrad.numpy.bare: annotate its return type in the source"]
+    gen._UNKNOWN.clear()
+
+
+def test_a_primitive_parameter_of_unknown_name_fails_the_generator():
+    from funcgrad._src.declare import Namespace, nondiff
+    gen = _generator()
+
+    def impl(x, wibble=1):
+        return x
+    fn = Namespace("funcgrad.numpy").public(nondiff("novel", impl, params=("wibble",)))
+    gen._UNKNOWN.clear()
+    assert gen.stub_of("funcgrad.numpy", "novel", fn) == (
+        "def novel(x: ArrayLike, /, wibble: Any = ...) -> Array: ...\n")
+    assert gen._UNKNOWN == ["funcgrad.numpy.novel(wibble): add 'wibble' to PARAM_TYPES"]
     gen._UNKNOWN.clear()
 
 
