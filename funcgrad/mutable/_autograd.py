@@ -338,7 +338,8 @@ class OpNode(Node):
                 else:
                     args.append(v.data)
             elif v is _STAND_IN:
-                args.append(stand_in(self._meta[0][1], self._meta[0][2]))
+                _, shape, dtype = self._meta[len(args)]
+                args.append(stand_in(shape, dtype))
             elif t is _Spec:
                 args.append(v.make())
             else:
@@ -366,7 +367,8 @@ class OpNode(Node):
                         raise version_error(v, self)
                     args.append(v.data)
                 elif v is _STAND_IN:
-                    args.append(stand_in(self._meta[0][1], self._meta[0][2]))
+                    _, shape, dtype = self._meta[len(args)]
+                    args.append(stand_in(shape, dtype))
                 elif t is _Spec:
                     args.append(v.make())
                 else:
@@ -443,8 +445,9 @@ def stand_in(shape, dtype) -> np.ndarray:
 
 
 _STAND_INS: dict = {}
-# in `_vals`, for the single tensor argument of an `apply1` node that the rules do not
-# read: the stand-in is made from `_meta` at backward (no per-op _Spec object)
+# in `_vals` of `apply1`/`apply2` nodes, a tensor argument the rules do not read: the
+# stand-in is made at backward from `_meta` (same position: those nodes put their tensor
+# arguments first), so no per-op _Spec object is made
 _STAND_IN = object()
 
 

@@ -12,7 +12,7 @@ from . import _dtypes as D
 from . import _ops as O
 from . import _random
 from ._autograd import STATE, Node, node_class
-from ._ops import _NO_CONST, apply, apply1, inplace, view_op
+from ._ops import _NO_CONST, apply, apply1, apply2, inplace, view_op
 from ._tensor import Size, Tensor
 
 __all__ = ["tensor"]
@@ -403,7 +403,7 @@ def add(input, other, *, alpha=1) -> Tensor:
         input, other = other, input
     if type(other) is float:
         return apply1(O.ADD, input, other)
-    return apply(O.ADD, (input, other))
+    return apply2(O.ADD, input, other)
 
 
 def sub(input, other, *, alpha=1) -> Tensor:
@@ -417,7 +417,7 @@ def sub(input, other, *, alpha=1) -> Tensor:
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
     if not isinstance(input, Tensor):
         return apply(O.RSUB, (input, other))
-    return apply(O.SUB, (input, other))
+    return apply2(O.SUB, input, other)
 
 
 def mul(input, other) -> Tensor:
@@ -431,7 +431,7 @@ def mul(input, other) -> Tensor:
         input, other = other, input
     if type(other) is float:
         return apply1(O.MUL, input, other)
-    return apply(O.MUL, (input, other))
+    return apply2(O.MUL, input, other)
 
 
 def div(input, other, *, rounding_mode=None) -> Tensor:
@@ -451,7 +451,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
     if not isinstance(input, Tensor):
         # PyTorch computes scalar / tensor as reciprocal(tensor) * scalar
         return apply1(O.MUL, apply1(O.RECIPROCAL, other), float(input))
-    return apply(O.DIV, (input, other))
+    return apply2(O.DIV, input, other)
 
 
 def pow(input, exponent) -> Tensor:
@@ -464,8 +464,8 @@ def pow(input, exponent) -> Tensor:
     if not isinstance(input, Tensor):
         return apply(O.RPOW, (input, exponent))
     if isinstance(exponent, Tensor):
-        return apply(O.POW_T, (input, exponent))
-    return apply(O.POW, (input, exponent))
+        return apply2(O.POW_T, input, exponent)
+    return apply1(O.POW, input, exponent)
 
 
 def _check_divisor(kernel: str, input, other) -> None:
@@ -525,7 +525,7 @@ def neg(input) -> Tensor:
     >>> torch.neg(torch.tensor([1.0, -2.0]))
     tensor([-1.,  2.])
     """
-    return apply(O.NEG, (input,))
+    return apply1(O.NEG, input)
 
 
 def _unary(op):
@@ -587,7 +587,7 @@ def maximum(input, other) -> Tensor:
     >>> torch.maximum(torch.tensor([1.0, 5.0]), torch.tensor([3.0, 2.0]))
     tensor([3., 5.])
     """
-    return apply(O.MAXIMUM, (input, other))
+    return apply2(O.MAXIMUM, input, other)
 
 
 def minimum(input, other) -> Tensor:
@@ -597,7 +597,7 @@ def minimum(input, other) -> Tensor:
     >>> torch.minimum(torch.tensor([1.0, 5.0]), torch.tensor([3.0, 2.0]))
     tensor([1., 2.])
     """
-    return apply(O.MINIMUM, (input, other))
+    return apply2(O.MINIMUM, input, other)
 
 
 def matmul(input, other) -> Tensor:
@@ -639,7 +639,7 @@ def matmul(input, other) -> Tensor:
         row = apply(O.MATMUL, (unsqueeze(input, 0), other))
         return apply(_SQUEEZE4, (row,), {"shape": row._data.shape[1:]})  # not a view
     op = _MATMUL_OPS.get((builtins.min(a, 3), builtins.min(b, 3)), _MATMUL_OPS["nd"])
-    return apply(op, (input, other))
+    return apply2(op, input, other)
 
 
 _SQUEEZE4 = O._decl("squeeze_matmul", T.reshape, "SqueezeBackward4", ((),), result="same")
@@ -674,8 +674,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     if x._dtype.category < 2 and dtype is None:
         x = x.to(D.int64)
     if dim is None:
-        return apply(O.SUM, (x,), {"axis": None, "keepdims": False})
-    return apply(O.SUM_DIM, (x,), {"axis": _dims(dim, x._data.ndim), "keepdims": keepdim})
+        return apply1(O.SUM, x, params={"axis": None, "keepdims": False})
+    return apply1(O.SUM_DIM, x, params={"axis": _dims(dim, x._data.ndim), "keepdims": keepdim})
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
@@ -690,8 +690,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {O._scalar_name(x._dtype)}")
     if dim is None:
-        return apply(O.MEAN, (x,), {"axis": None, "keepdims": False})
-    return apply(O.MEAN_DIM, (x,), {"axis": _dims(dim, x._data.ndim), "keepdims": keepdim})
+        return apply1(O.MEAN, x, params={"axis": None, "keepdims": False})
+    return apply1(O.MEAN_DIM, x, params={"axis": _dims(dim, x._data.ndim), "keepdims": keepdim})
 
 
 def prod(input, dim=None, keepdim=False) -> Tensor:

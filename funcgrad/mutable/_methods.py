@@ -10,7 +10,7 @@ from . import _dtypes as D
 from . import _functions as F
 from . import _ops as O
 from ._autograd import STATE
-from ._ops import apply1, inplace, inplace1
+from ._ops import apply1, apply2, inplace, inplace1
 from ._tensor import Tensor
 
 
@@ -379,10 +379,12 @@ def _operator(fn):
 
 
 def _fast_binary(op, general):
-    """The hot dunders: tensor with a Python float goes straight to `apply1`."""
+    """The hot dunders: with a Python float straight to `apply1`, with a tensor to `apply2`."""
     def method(self, other):
-        if type(other) is float:
+        if type(other) is float or type(other) is int:
             return apply1(op, self, other)
+        if type(other) is Tensor:
+            return apply2(op, self, other)
         if not isinstance(other, _OPERANDS):
             return NotImplemented
         return general(self, other)

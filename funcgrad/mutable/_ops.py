@@ -33,7 +33,8 @@ class Op:
     """
 
     __slots__ = ("name", "prim", "node_cls", "reads", "saves_out", "result", "_plans",
-                 "is_view", "inplace_name", "records", "impl", "float_fast", "unary_plan")
+                 "is_view", "inplace_name", "records", "impl", "float_fast", "unary_plan",
+                 "binary_plans")
 
     def __init__(self, name: str, prim, grad_fn: str, reads: Sequence = (), *,
                  saves_out: bool = False, result: str = "promote", is_view: bool = False,
@@ -53,11 +54,19 @@ class Op:
         # for `apply1`: a float tensor in, the same float dtype out, and what one input
         # requiring grad makes the node keep (the input?, the output: True / "spec" / False)
         self.impl = prim.impl if prim is not None else None
-        self.float_fast = prim is not None and result in ("promote", "float")
+        self.float_fast = (prim is not None and prim.differentiable
+                           and result in ("promote", "float"))
         saved, needs_out = self.plan((True,))
         keeps_out = needs_out if (needs_out != True or saves_out) else False  # noqa: E712
         # a node that saved only a Python number is freed after backward too (as PyTorch)
         self.unary_plan = (0 in saved, keeps_out, bool(saved) or keeps_out is True)
+        self.binary_plans: dict = {}
+
+    def plan2(self, mask: tuple) -> tuple:
+        """For `apply2`: (saves x, saves y, keeps the output, frees anything at backward)."""
+        saved, needs_out = self.plan(mask)
+        keeps_out = needs_out if (needs_out != True or self.saves_out) else False  # noqa: E712
+        return (0 in saved, 1 in saved, keeps_out, bool(saved) or keeps_out is True)
 
     def plan(self, mask: tuple):
         """For which arguments require grad: (saved argument positions, needs out)."""
@@ -217,13 +226,14 @@ def _as_array(out, dt: D.dtype) -> np.ndarray:
 
 
 def apply1(op: Op, x: Tensor, const=_NO_CONST, params: dict | None = None) -> Tensor:
-    """The hot path of `apply`: one float tensor, optionally one Python float constant.
+    """The hot path of `apply`: one float tensor, optionally one Python float or int
+    constant (which keeps the tensor's dtype, as in PyTorch).
 
-    Spelled out (no `_wrap`, `_record` or `Node._init` calls): at a few microseconds per
-    op, every call and attribute write here shows in the per-op time."""
+    Spelled out (no `_wrap` or `_record`): at a few microseconds per op, every call and
+    attribute write here shows in the per-op time."""
     dt = x._dtype
-    if (not dt.is_floating_point or not op.float_fast
-            or (const is not _NO_CONST and type(const) is not float)):
+    if (not dt.is_floating_point or not op.float_fast or (const is not _NO_CONST and (
+            type(const) is not float and type(const) is not int))):
         return apply(op, (x,) if const is _NO_CONST else (x, const), params)
     data = x._data
     if const is _NO_CONST:
@@ -243,11 +253,18 @@ def apply1(op: Op, x: Tensor, const=_NO_CONST, params: dict | None = None) -> Te
         res._grad_fn = None
         res._rg = False
         return res
+    _record1(op, x, res, params, const)
+    return res
+
+
+def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
+    """`_record` for one tensor argument that requires grad, and maybe one constant."""
+    data = x._data
+    out = res._data
     saves_x, keeps_out, frees = op.unary_plan
     cls = op.node_cls
     node = _new_object(cls)
-    fn = x._grad_fn if x._base is None else x.grad_fn
-    edges = ((fn, x._nr) if fn is not None else (x._accumulator(), 0),)
+    edges = (_edge_to(x),)
     if STATE.anomaly:
         node._init(edges)
     else:
@@ -281,11 +298,92 @@ def apply1(op: Op, x: Tensor, const=_NO_CONST, params: dict | None = None) -> Te
     else:
         node._where = None
     res._grad_fn = node
+    res._nr = 0
     res._rg = True
-    return res
 
 
 _new_object = object.__new__
+
+
+def _edge_to(t: Tensor):
+    """The edge to a tensor that requires grad (its grad_fn, or its leaf's accumulator)."""
+    if t._base is None:
+        fn = t._grad_fn
+        return (fn, t._nr) if fn is not None else (t._accumulator(), 0)
+    return edge_of(t) or (t._accumulator(), 0)
+
+
+def apply2(op: Op, x, y) -> Tensor:
+    """The hot path of `apply` for two tensors of one float dtype (``a * b``, ``a + b``...);
+    anything else takes the general path. Spelled out as `apply1` is."""
+    if type(x) is not Tensor or type(y) is not Tensor:
+        return apply(op, (x, y))
+    dt = x._dtype
+    if y._dtype is not dt or not dt.is_floating_point or not op.float_fast:
+        return apply(op, (x, y))
+    a, b = x._data, y._data
+    try:
+        out = op.impl(a, b)
+    except ValueError as exc:
+        raise _shape_error((a, b), exc) from None
+    if type(out) is not np.ndarray or out.dtype != a.dtype:
+        out = np.asarray(out, dtype=a.dtype)
+    res = _new_object(Tensor)
+    res._data = out
+    res._dtype = dt
+    res._vc = Version()
+    res._nr = 0
+    res._grad = None
+    res._base = None
+    rx = ry = False
+    if STATE.grad_enabled:
+        rx = x._rg if x._base is None else x.requires_grad
+        ry = y._rg if y._base is None else y.requires_grad
+    if not (rx or ry):
+        res._grad_fn = None
+        res._rg = False
+        return res
+    plan = op.binary_plans.get((rx, ry))
+    if plan is None:
+        plan = op.binary_plans[(rx, ry)] = op.plan2((rx, ry))
+    saves_x, saves_y, keeps_out, frees = plan
+    cls = op.node_cls
+    node = _new_object(cls)
+    ex = _edge_to(x) if rx else None
+    ey = _edge_to(y) if ry else None
+    if STATE.anomaly:
+        node._init((ex, ey))
+    else:
+        node._next = (ex, ey)
+        node._seq = next(_seq)
+        node._x = None
+    node._prim = op.prim
+    node._params = None
+    node._meta = ((0 if rx else None, a.shape, a.dtype), (1 if ry else None, b.shape, b.dtype))
+    node._freed = False
+    node._vals = [Saved(a, x._vc, x) if saves_x else _STAND_IN,
+                  Saved(b, y._vc, y) if saves_y else _STAND_IN]
+    if keeps_out is True:
+        node._out = Saved(out, res._vc, None, weakref.ref(node))
+    elif keeps_out:
+        node._out = _Spec(out.shape, out.dtype)
+    else:
+        node._out = None
+    node._has_saved = frees
+    if frees:
+        node._where = user_frame(2)  # named in version errors
+        if STATE.policy != "torch":
+            ref = weakref.ref(node)
+            for v in node._vals:
+                if type(v) is Saved:
+                    v.owner = ref
+            if type(node._out) is Saved:
+                node._out.owner = ref
+    else:
+        node._where = None
+    res._grad_fn = node
+    res._rg = True
+    return res
 
 
 def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
@@ -566,7 +664,7 @@ def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None,
             out._view.from_no_grad = True
         out._view.custom = x._view.custom
     if STATE.grad_enabled and _requires_grad(x):
-        _record(op, out, (x,), (x._data,), params)
+        _record1(op, x, out, params)
     return out
 
 
