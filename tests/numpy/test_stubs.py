@@ -127,6 +127,8 @@ parts: list[fnp.ndarray] = fnp.split(x, 2)
 e = fss.logsumexp(x, axis=0)
 p = norm.pdf(0.0, loc=1.0)
 c = fnp.concatenate([x, [3.0]], axis=0)
+ops: fnp.ndarray = (x + 1.0) * 2.0 - abs(-x) / x.mean() ** 2 + x[0] @ x.T
+reveal_type(x.reshape(2, 1).astype("float32").T)
 reveal_type(fnp.where(fnp.greater(x, 0), x, 0.0))
 reveal_type(fnp.where(x))
 reveal_type(fnp.linalg.svd(m))
@@ -134,6 +136,7 @@ reveal_type(fnp.linalg.svd(m, compute_uv=False))
 fnp.sin(x, axis=0)
 fnp.sum(x, axis="rows")
 n: int = fnp.shape(x)
+x.sum(axis="rows")
 '''
 
 
@@ -156,10 +159,11 @@ def test_mypy_accepts_typed_usage_and_rejects_wrong_calls(tmp_path):
     array = '"funcgrad._src.core.Array"'
     three = f'"tuple[{array[1:-1]}, {array[1:-1]}, {array[1:-1]}]"'
     assert reveals == {
+        line_of['reveal_type(x.reshape(2, 1).astype("float32").T)']: array,
         line_of["reveal_type(fnp.where(fnp.greater(x, 0), x, 0.0))"]: array,
         line_of["reveal_type(fnp.where(x))"]: '"tuple[funcgrad._src.core.Array, ...]"',
         line_of["reveal_type(fnp.linalg.svd(m))"]: three,
         line_of["reveal_type(fnp.linalg.svd(m, compute_uv=False))"]: array,
     }, result.stdout
     assert errors == [line_of["fnp.sin(x, axis=0)"], line_of['fnp.sum(x, axis="rows")'],
-                      line_of["n: int = fnp.shape(x)"]], result.stdout
+                      line_of["n: int = fnp.shape(x)"], line_of['x.sum(axis="rows")']], result.stdout
