@@ -1,0 +1,187 @@
+"""funcgrad.mutable's per-op fast paths (`apply1`, `apply2`, `inplace1`, the view record and
+the heap-free backward walk) give what the general path gives: values, dtypes, grad_fns,
+gradients (closed forms), saved-tensor checks, freeing, policies and hook order."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad.mutable as torch
+from funcgrad.mutable import _ops as O
+
+TORCH_REASON = "torch is not installed here: the live comparison needs torch 2.13.0 CPU"
+
+
+def _error(fn) -> tuple:
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - the class is part of what is compared
+        return type(exc).__name__, str(exc).split(" Hint:")[0]
+    return None
+
+
+def _leaves():
+    a = torch.tensor([[0.5, -1.5, 2.0], [1.0, 3.0, -0.5]], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor([1.5, 2.0, -0.5], dtype=torch.float64, requires_grad=True)
+    return a, b
+
+
+BINARY = [("add", O.ADD, lambda a, b: a + b), ("sub", O.SUB, lambda a, b: a - b),
+          ("mul", O.MUL, lambda a, b: a * b), ("div", O.DIV, lambda a, b: a / b),
+          ("maximum", O.MAXIMUM, torch.maximum), ("minimum", O.MINIMUM, torch.minimum)]
+
+
+@pytest.mark.parametrize("name,op,fast", BINARY, ids=[b[0] for b in BINARY])
+@pytest.mark.parametrize("mask", [(True, True), (True, False), (False, True)])
+def test_binary_fast_path_equals_general_path(name, op, fast, mask):
+    results = []
+    for run in (fast, lambda a, b: O.apply(op, (a, b))):
+        a, b = _leaves()
+        a.requires_grad_(mask[0])
+        b.requires_grad_(mask[1])
+        y = run(a, b)  # b broadcasts over a's rows: the engine sums its gradient back
+        (y * torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64)).sum().backward()
+        results.append((y.tolist(), y.dtype, type(y.grad_fn).__name__,
+                        None if a.grad is None else a.grad.tolist(),
+                        None if b.grad is None else b.grad.tolist()))
+    assert results[0] == results[1]
+
+
+def test_binary_gradients_closed_form():
+    a, b = _leaves()
+    (a * b).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), np.broadcast_to(b.detach().numpy(), (2, 3)))
+    np.testing.assert_allclose(b.grad.numpy(), a.detach().numpy().sum(0))
+    a, b = _leaves()
+    (a / b).sum().backward()
+    np.testing.assert_allclose(b.grad.numpy(), (-a.detach().numpy() / b.detach().numpy() ** 2).sum(0))
+
+
+def test_python_int_constants_keep_the_tensor_dtype():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    for y in (x * 2, x + 2, x - 2, x / 2, 2 * x, x ** 2, -x):
+        assert y.dtype is torch.float32
+    half = torch.ones(2, dtype=torch.float16)
+    assert (half * 3).dtype is torch.float16
+    assert (torch.tensor([1, 2]) * 2).dtype is torch.int64  # integer tensors: general path
+    assert (torch.tensor([1, 2]) / 2).dtype is torch.float32
+    y = (x ** 3).sum()
+    y.backward()
+    assert x.grad.tolist() == [3.0, 12.0]  # 3 x^2
+    assert type((x ** 3).grad_fn).__name__ == "PowBackward0"
+
+
+def test_saved_tensor_version_check_on_fast_paths():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 1
+    w = x * 1
+    y = h * w
+    h.add_(1)
+    assert _error(lambda: y.sum().backward()) == (
+        "RuntimeError", "one of the variables needed for gradient computation has been modified "
+                        "by an inplace operation: [torch.FloatTensor [2]], which is output 0 of "
+                        "Add, is at version 1; expected version 0 instead.")
+    s = x * 1
+    z = s.sin()
+    s.mul_(2)
+    assert _error(lambda: z.sum().backward())[1].endswith("is at version 1; expected version 0 instead.")
+
+
+def test_nodes_that_saved_nothing_run_twice_and_others_are_freed():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = (x + 2.0).sum()  # AddBackward0 saves nothing
+    y.backward()
+    y.backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+    y = (x * 2).sum()  # PyTorch saves the wrapped scalar: freed after backward
+    y.backward()
+    assert _error(lambda: y.backward())[1].startswith("Trying to backward through the graph a second time")
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+
+
+def test_fast_paths_respect_no_grad_views_rebased():
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1
+    with torch.no_grad():
+        v = y[:2]
+    y.mul_(2)
+    message = ("A view was created in no_grad mode and its base or another view of its base has "
+               "been modified inplace with grad mode enabled.")
+    for use in (lambda: v.sum(), lambda: v.exp(), lambda: v * v, lambda: v * 2.0):
+        kind, text = _error(use)
+        assert kind == "RuntimeError" and text.startswith(message)
+
+
+def test_strict_policy_sees_tensors_saved_by_fast_paths():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with torch.mutation_policy("strict"):
+        h = x * 1
+        y = h * x
+        with pytest.raises(RuntimeError, match="strict mutation policy: add_ at .* would overwrite "
+                                               "a tensor saved by MulBackward0"):
+            h.add_(1)
+        t = x.tanh()
+        with pytest.raises(RuntimeError, match="would overwrite a tensor saved by TanhBackward0"):
+            t.mul_(2)
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0]
+
+
+def test_inplace_fast_path_chain_gradient():
+    x = torch.tensor([0.1, 0.2, 0.3], dtype=torch.float64, requires_grad=True)
+    y = x.clone()
+    y.mul_(2.0)
+    y.add_(1.0)
+    y.tanh_()
+    y.sum().backward()
+    expected = 2.0 * (1.0 - np.tanh(2.0 * x.detach().numpy() + 1.0) ** 2)
+    np.testing.assert_allclose(x.grad.numpy(), expected)
+    assert type(y.grad_fn).__name__ == "TanhBackward0" and y._version == 3
+
+
+def test_backward_order_with_branches_matches_creation_order():
+    # several nodes ready at once go through the heap (latest created first); a chain does not
+    calls = []
+    x = torch.tensor(1.0, requires_grad=True)
+    a = x * 2
+    b = x * 3
+    c = a * b
+    d = c.sin()
+    for name, t in (("a", a), ("b", b), ("c", c), ("d", d), ("x", x)):
+        t.register_hook(lambda g, name=name: calls.append(name))
+    d.backward()
+    assert calls == ["d", "c", "b", "a", "x"]
+    assert x.grad.item() == pytest.approx(np.cos(6.0) * 12.0)  # d/dx sin(6 x^2) = 12 x cos(6 x^2)
+
+
+def test_version_error_matches_live_torch():
+    real = pytest.importorskip("torch", reason=TORCH_REASON)
+
+    def program(t):
+        x = t.tensor([1.0, 2.0], requires_grad=True)
+        h = x * 1
+        y = h * (x * 1)
+        h.add_(1)
+        return _error(lambda: y.sum().backward())
+
+    assert program(torch) == program(real)
+
+
+def test_hook_order_matches_live_torch():
+    real = pytest.importorskip("torch", reason=TORCH_REASON)
+
+    def program(t):
+        calls = []
+        x = t.tensor([1.0, 2.0], requires_grad=True)
+        w = t.tensor([0.5, 0.5], requires_grad=True)
+        h = x * w
+        k = h.exp() + x * 2.0
+        m = (k * h).sum() + (w * 3).sum()
+        for name, v in (("h", h), ("k", k), ("x", x), ("w", w)):
+            v.register_hook(lambda g, name=name: calls.append(name))
+        m.backward()
+        return calls, [round(v, 5) for v in x.grad.tolist() + w.grad.tolist()]
+
+    assert program(torch) == program(real)
