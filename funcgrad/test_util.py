@@ -32,7 +32,11 @@ def _flat_out(f, treedef, leaves):
 
 def numerical_jvp(f: Callable, args: Sequence[Any], tangents: Sequence[Any],
                   eps: float = 1e-6) -> list:
-    """Central difference ``(f(x + eps t) - f(x - eps t)) / 2 eps``, output leaf by leaf."""
+    """Central difference ``(f(x + eps t) - f(x - eps t)) / 2 eps``, output leaf by leaf.
+
+    >>> [round(float(d), 6) for d in numerical_jvp(lambda x: x ** 3, (2.0,), (1.0,))]
+    [12.0]
+    """
     leaves, treedef = tree_flatten(tuple(args))
     leaves = [_to64(x) for x in leaves]
     direction = [_to64(t) for t in tree_flatten(tuple(tangents))[0]]
@@ -53,6 +57,9 @@ def check_grads(f: Callable, args: Sequence[Any], order: int = 2,
                 modes: Sequence[str] = ("rev",), eps: float = 1e-6,
                 rtol: float = 1e-5, atol: float = 1e-6, seed: int = 0) -> None:
     """Raise AssertionError unless `f`'s derivatives agree with finite differences.
+
+    >>> import funcgrad.numpy as fnp
+    >>> check_grads(fnp.tanh, (fnp.array([0.1, -2.0]),), order=2, modes=("rev", "fwd"))
 
     Inputs are promoted to float64. For each order up to `order`: in mode ``"rev"``, the
     identity ``<u, J v> == <J^T u, v>`` is checked with the VJP against a central difference

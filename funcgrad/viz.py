@@ -47,7 +47,15 @@ def _children(node) -> list:
 def graph(tensor_or_node: Any) -> str:
     """The ``grad_fn`` graph behind a `funcgrad.mutable` tensor, drawn as a tree from the
     output down to the leaves' ``AccumulateGrad`` nodes. A node reached a second time is
-    marked ``[seen above]`` and not expanded again. Iterative: deep graphs are fine."""
+    marked ``[seen above]`` and not expanded again. Iterative: deep graphs are fine.
+
+    >>> import funcgrad.mutable as torch
+    >>> w = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> print(graph((w * 2).sum()))
+    SumBackward0
+    └── MulBackward0
+        └── AccumulateGrad  (leaf: float32[2])
+    """
     root = _root(tensor_or_node)
     lines = [_label(root)]
     seen = {id(root)}

@@ -20,7 +20,17 @@ __all__ = [
 
 
 class FuncgradError(Exception):
-    """Base class of errors that funcgrad raises on purpose."""
+    """Errors that funcgrad raises on purpose: a misuse it can name, with its fix.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> leaked = []
+    >>> _ = fg.grad(lambda x: leaked.append(x) or x)(1.0)
+    >>> try:
+    ...     fnp.sin(leaked[0])
+    ... except fg.FuncgradError as err:
+    ...     print(str(err)[:46])
+    a tracer of a finished grad transform was used
+    """
 
 
 class Array:

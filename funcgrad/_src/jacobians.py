@@ -23,7 +23,7 @@ __all__ = ["linearize", "jacfwd", "jacrev", "jacobian", "hessian", "hvp"]
 
 
 # --- linearize ----------------------------------------------------------------------------
-def linearize(f: Callable, *primals: Any):
+def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """``(f(*primals), f_jvp)``: `f_jvp(*tangents)` evaluates the JVP at `primals` without
     running `f` again. The primal part runs once; the tangent part is recorded as a program
     of primitives on constants computed then, and `f_jvp` replays only that program.
@@ -230,7 +230,7 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False
     return jacfwd(jacrev(f, argnums, has_aux), argnums, has_aux)
 
 
-def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]):
+def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
     """The Hessian of scalar `f` at `primals` applied to `tangents`, without forming it:
     the JVP of the gradient (forward over reverse). All arguments are differentiated; the
     result has the structure of `primals` (a single array for a single primal).

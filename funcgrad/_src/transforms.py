@@ -252,7 +252,7 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     return grad_f
 
 
-def vjp(f: Callable, *primals: Any, has_aux: bool = False):
+def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """``(out, vjp_fn)``: `f` evaluated at `primals`, and the function that maps an output
     cotangent to the cotangents of `primals` (a tuple, one per primal). `vjp_fn` may be
     called many times.
@@ -319,7 +319,8 @@ def _check_cotangent(ct, out_value, i):
 
 
 # --- forward mode -----------------------------------------------------------------------
-def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False):
+def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool = False) -> tuple[Any, ...]:
     """``(f(*primals), J @ tangents)`` in one forward pass; with ``has_aux=True``, `f`
     returns ``(output, aux)`` and the result is ``(output, tangent, aux)``.
 

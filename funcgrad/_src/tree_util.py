@@ -56,7 +56,13 @@ def register_dataclass(cls: type[T]) -> type[T]:
 
 
 class PyTreeDef:
-    """The shape of a pytree without its leaves."""
+    """The shape of a pytree without its leaves; equal structures compare equal.
+
+    >>> tree_structure((1.0, {"a": 2.0})) == tree_structure((5.0, {"a": 6.0}))
+    True
+    >>> tree_structure((1.0, {"a": 2.0})).num_leaves
+    2
+    """
 
     __slots__ = ("kind", "aux", "children", "num_leaves")
 
@@ -136,7 +142,11 @@ def _flatten(x, leaves: list) -> PyTreeDef:
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable) -> Any:
-    """Rebuild a pytree of structure `treedef` from `leaves` (see `tree_flatten`)."""
+    """Rebuild a pytree of structure `treedef` from `leaves` (see `tree_flatten`).
+
+    >>> tree_unflatten(tree_structure((1, [2, 3])), ["a", "b", "c"])
+    ('a', ['b', 'c'])
+    """
     it = iter(leaves)
     out = _unflatten(treedef, it)
     if next(it, _SENTINEL) is not _SENTINEL:
@@ -166,12 +176,20 @@ def _unflatten(t: PyTreeDef, it) -> Any:
 
 
 def tree_leaves(tree: Any) -> list:
-    """The leaves of `tree`, in flattening order."""
+    """The leaves of `tree`, in flattening order.
+
+    >>> tree_leaves({"w": [1.0, 2.0], "b": None})
+    [1.0, 2.0]
+    """
     return tree_flatten(tree)[0]
 
 
 def tree_structure(tree: Any) -> PyTreeDef:
-    """The structure of `tree`, without its leaves."""
+    """The structure of `tree`, without its leaves.
+
+    >>> tree_structure({"w": [1.0, 2.0], "b": None})
+    PyTreeDef({'b': None, 'w': [*, *]})
+    """
     return tree_flatten(tree)[1]
 
 
