@@ -1,4 +1,4 @@
-"""Tables: binary, scalar, unary and reduction ops over shapes, broadcasting and dtypes, with gradients."""
+"""Tables: binary, scalar, unary, reduction and in-place ops over shapes, views and dtypes, with gradients."""
 
 
 def _binary_table(torch, dtype_a, dtype_b):
@@ -104,3 +104,60 @@ def reductions_float32(torch, nn):
 
 def reductions_float64(torch, nn):
     return _reduction_table(torch, torch.float64)
+
+
+def _inplace_methods(torch, shape):
+    count = 1
+    for size in shape:
+        count *= size
+    other = (torch.arange(float(count)) * 0.5 + 0.5).reshape(shape)
+    return [("add_", lambda t: t.add_(2)), ("add_tensor", lambda t: t.add_(other)), ("sub_", lambda t: t.sub_(0.5)),
+            ("mul_", lambda t: t.mul_(3)), ("mul_tensor", lambda t: t.mul_(other)), ("div_", lambda t: t.div_(4)),
+            ("pow_", lambda t: t.pow_(2)), ("neg_", lambda t: t.neg_()), ("abs_", lambda t: t.abs_()),
+            ("clamp_", lambda t: t.clamp_(min=0.6, max=1.8)), ("exp_", lambda t: t.exp_()),
+            ("sqrt_", lambda t: t.sqrt_()), ("log_", lambda t: t.log_()), ("sigmoid_", lambda t: t.sigmoid_()),
+            ("tanh_", lambda t: t.tanh_()), ("relu_", lambda t: t.relu_()), ("fill_", lambda t: t.fill_(2)),
+            ("copy_", lambda t: t.copy_(other)), ("zero_", lambda t: t.zero_()),
+            ("iadd", lambda t: t.__iadd__(1)), ("isub", lambda t: t.__isub__(other)),
+            ("imul", lambda t: t.__imul__(2)), ("itruediv", lambda t: t.__itruediv__(other))]
+
+
+def _inplace_table(torch, pick_target):
+    rows = []
+    shape = list(pick_target(torch.zeros(2, 3)).shape)
+    for name, apply in _inplace_methods(torch, shape):
+        x = torch.tensor([[0.5, 1.0, 2.0], [1.5, 0.25, 3.0]], requires_grad=True)
+        y = x * 1
+        target = pick_target(y)
+        result = apply(target)
+        row = [name, result is target, y.tolist(), y._version, type(y.grad_fn).__name__,
+               type(target.grad_fn).__name__]
+        (y * torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])).sum().backward()
+        rows.append(row + [x.grad.tolist()])
+    return rows
+
+
+def inplace_table_on_whole_tensor(torch, nn):
+    return _inplace_table(torch, lambda y: y)
+
+
+def inplace_table_on_row_view(torch, nn):
+    return _inplace_table(torch, lambda y: y[1])
+
+
+def inplace_table_on_transposed_view(torch, nn):
+    return _inplace_table(torch, lambda y: y.t())
+
+
+def inplace_table_on_strided_column_view(torch, nn):
+    return _inplace_table(torch, lambda y: y[:, ::2])
+
+
+def inplace_table_under_no_grad(torch, nn):
+    rows = []
+    for name, apply in _inplace_methods(torch, [3]):
+        x = torch.tensor([[0.5, 1.0, 2.0], [1.5, 0.25, 3.0]], requires_grad=True)
+        with torch.no_grad():
+            apply(x[1])
+        rows.append([name, x.tolist(), x._version, x.is_leaf, x.grad_fn])
+    return rows
