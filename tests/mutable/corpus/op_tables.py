@@ -1,4 +1,4 @@
-"""Tables: binary, scalar, unary, reduction and in-place ops over shapes, views and dtypes, with gradients."""
+"""Tables: binary, scalar, unary, reduction, in-place and indexing ops over shapes, views and dtypes."""
 
 
 def _binary_table(torch, dtype_a, dtype_b):
@@ -160,4 +160,59 @@ def inplace_table_under_no_grad(torch, nn):
         with torch.no_grad():
             apply(x[1])
         rows.append([name, x.tolist(), x._version, x.is_leaf, x.grad_fn])
+    return rows
+
+
+def _indices(torch):
+    long = torch.tensor
+    # One of each index kind PyTorch accepts, alone and combined, for a [2, 3, 4] tensor.
+    return [
+        ("int", 1), ("neg_int", -1), ("slice", slice(0, 1)), ("step", slice(None, None, 2)),
+        ("int_int", (0, 2)), ("int_slice_int", (1, slice(1, 3), -1)), ("ellipsis_int", (Ellipsis, 1)),
+        ("none_int", (None, 0)), ("int_none_slice", (1, None, slice(None, None, 2))),
+        ("list", [1, 0]), ("list_list", ([0, 1], [2, 0])), ("slice_list", (slice(None), [0, 2])),
+        ("int_list_slice", (0, [1, 2], slice(1, None))), ("list_slice_list", ([0, 1], slice(None), [3, 0])),
+        ("long", long([1, 1, 0])), ("long2d", long([[0], [1]])), ("long0d", long(1)),
+        ("long0d_pair", (long(0), long(2))),
+        ("mask_dim0", long([True, False])), ("mask_2d", long([[True, False, True], [False, True, False]])),
+        ("mask_full", None), ("true", True), ("ellipsis_none", (Ellipsis, None)),
+        ("ellipsis_long", (Ellipsis, long([3, 1]))), ("none_ellipsis_step", (None, Ellipsis, slice(1, None, 2))),
+    ]
+
+
+def _resolve(x, index):
+    # None in the table stands for a mask computed from the tensor itself.
+    return x > 12 if index is None else index
+
+
+def getitem_sweep_on_3d(torch, nn):
+    rows = []
+    for name, index in _indices(torch):
+        x = torch.arange(1.0, 25.0).reshape(2, 3, 4).requires_grad_()
+        y = x[_resolve(x, index)]
+        (y * y).sum().backward()
+        rows.append([name, list(y.shape), type(y.grad_fn).__name__, y.tolist(), x.grad.sum().item(),
+                     x.grad[1].tolist()])
+    return rows
+
+
+def setitem_sweep_on_3d(torch, nn):
+    rows = []
+    for name, index in _indices(torch):
+        x = torch.arange(1.0, 25.0).reshape(2, 3, 4).requires_grad_()
+        w = torch.tensor(-2.0, requires_grad=True)
+        y = x * 1
+        y[_resolve(x.detach(), index)] = w * 3
+        (y * y).sum().backward()
+        rows.append([name, y._version, type(y.grad_fn).__name__, y.sum().item(), y[1].tolist(),
+                     x.grad.sum().item(), w.grad.item()])
+    return rows
+
+
+def setitem_sweep_plain_tensor_values(torch, nn):
+    rows = []
+    for name, index in _indices(torch):
+        x = torch.zeros(2, 3, 4)
+        x[_resolve(torch.arange(1.0, 25.0).reshape(2, 3, 4), index)] = 7
+        rows.append([name, x._version, x.sum().item(), x[0].tolist()])
     return rows
