@@ -180,6 +180,9 @@ def _indices(torch):
     ]
 
 
+_INDEX_ERRORS = (IndexError, RuntimeError, TypeError, ValueError)
+
+
 def _resolve(x, index):
     # None in the table stands for a mask computed from the tensor itself.
     return x > 12 if index is None else index
@@ -189,8 +192,13 @@ def getitem_sweep_on_3d(torch, nn):
     rows = []
     for name, index in _indices(torch):
         x = torch.arange(1.0, 25.0).reshape(2, 3, 4).requires_grad_()
-        y = x[_resolve(x, index)]
-        (y * y).sum().backward()
+        try:
+            y = x[_resolve(x, index)]
+            (y * y).sum().backward()
+        except _INDEX_ERRORS as e:
+            # One row per index kind: a failure shows which kind, without hiding the rest.
+            rows.append([name, type(e).__name__, str(e)])
+            continue
         rows.append([name, list(y.shape), type(y.grad_fn).__name__, y.tolist(), x.grad.sum().item(),
                      x.grad[1].tolist()])
     return rows
@@ -202,8 +210,12 @@ def setitem_sweep_on_3d(torch, nn):
         x = torch.arange(1.0, 25.0).reshape(2, 3, 4).requires_grad_()
         w = torch.tensor(-2.0, requires_grad=True)
         y = x * 1
-        y[_resolve(x.detach(), index)] = w * 3
-        (y * y).sum().backward()
+        try:
+            y[_resolve(x.detach(), index)] = w * 3
+            (y * y).sum().backward()
+        except _INDEX_ERRORS as e:
+            rows.append([name, type(e).__name__, str(e)])
+            continue
         rows.append([name, y._version, type(y.grad_fn).__name__, y.sum().item(), y[1].tolist(),
                      x.grad.sum().item(), w.grad.item()])
     return rows
@@ -213,6 +225,10 @@ def setitem_sweep_plain_tensor_values(torch, nn):
     rows = []
     for name, index in _indices(torch):
         x = torch.zeros(2, 3, 4)
-        x[_resolve(torch.arange(1.0, 25.0).reshape(2, 3, 4), index)] = 7
+        try:
+            x[_resolve(torch.arange(1.0, 25.0).reshape(2, 3, 4), index)] = 7
+        except _INDEX_ERRORS as e:
+            rows.append([name, type(e).__name__, str(e)])
+            continue
         rows.append([name, x._version, x.sum().item(), x[0].tolist()])
     return rows
