@@ -1,8 +1,9 @@
 """funcgrad.mutable's per-op overhead beside PyTorch CPU, in the same run.
 
 Small tensors (float32[3]), forward and backward together: 300 ops (sin, *1.01, +0.1, tanh),
-then an in-place variant (clone, mul_, add_, tanh_). Target (issue 3): no slower than
-PyTorch per op. Run: python benchmarks/bench_mutable.py
+an in-place variant (clone, mul_, add_, tanh_), and tensor-with-tensor ops through views
+(t * t, t + t, view, indexing, tanh). Target (issue 3): no slower than PyTorch per op.
+Run: python benchmarks/bench_mutable.py
 """
 from __future__ import annotations
 
@@ -51,8 +52,23 @@ def inplace_chain(torch_like):
     return step
 
 
+def tensor_chain(torch_like):
+    """Tensor-with-tensor ops and a view: the paths a model's layers take."""
+    def step():
+        x = torch_like.tensor([0.1, 0.2, 0.3], requires_grad=True)
+        w = torch_like.tensor([0.9, 1.1, 1.0], requires_grad=True)
+        y = x
+        for _ in range(N_BLOCKS):
+            y = (y * w + x).view(3, 1)[:, 0].tanh()
+        y.sum().backward()
+        return x.grad
+    return step
+
+
 WORKLOADS = [("300 small ops, forward+backward, per op", chain, 4 * N_BLOCKS + 1),
-             ("300 in-place ops (mul_, add_, tanh_, *), per op", inplace_chain, 4 * N_BLOCKS + 2)]
+             ("300 in-place ops (mul_, add_, tanh_, *), per op", inplace_chain, 4 * N_BLOCKS + 2),
+             ("375 tensor ops (t*t, t+t, view, [:, 0], tanh), per op", tensor_chain,
+              5 * N_BLOCKS + 1)]
 
 
 def _systems():

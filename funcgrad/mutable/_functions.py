@@ -413,11 +413,27 @@ def sub(input, other, *, alpha=1) -> Tensor:
     >>> torch.sub(torch.tensor([1.0, 2.0]), torch.tensor([0.5, 0.5]))
     tensor([0.5000, 1.5000])
     """
+    check_sub(input, other)
     if alpha != 1:
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
     if not isinstance(input, Tensor):
         return apply(O.RSUB, (input, other))
     return apply2(O.SUB, input, other)
+
+
+def _is_bool(x) -> bool:
+    return type(x) is bool or (isinstance(x, Tensor) and x._dtype is D.bool_)
+
+
+def check_sub(input, other) -> None:
+    """PyTorch refuses subtraction with bools (a Python bool counts as a bool tensor)."""
+    if _is_bool(input) or _is_bool(other):
+        if _is_bool(input) and _is_bool(other):
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                               "supported. Use the `^` or `logical_xor()` operator instead.")
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
 
 
 def mul(input, other) -> Tensor:

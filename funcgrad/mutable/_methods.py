@@ -15,10 +15,29 @@ from ._tensor import Tensor
 
 
 # --- indexing --------------------------------------------------------------------------------
-def _check_array_bounds(shape, before, arr) -> None:
+def _dims_taken(item) -> int:
+    """How many dimensions of the indexed tensor an index item consumes."""
+    if item is None or item is Ellipsis or isinstance(item, bool):
+        return 0
+    if isinstance(item, (Tensor, np.ndarray, list)):
+        arr = item._data if isinstance(item, Tensor) else np.asarray(item)
+        return arr.ndim if arr.dtype == bool else 1
+    return 1
+
+
+def _index_dim(shape, before, after) -> int:
+    """The first dimension an index array applies to; after an Ellipsis, count from the end."""
+    if any(i is Ellipsis for i in before):
+        return len(shape) - 1 - sum(_dims_taken(i) for i in after)
+    return sum(1 for i in before if i is not None and i is not Ellipsis and not isinstance(i, bool))
+
+
+def _check_array_bounds(shape, before, arr, after=()) -> None:
     arr = np.asarray(arr)
     if arr.dtype == bool and arr.ndim:
         dim = sum(1 for i in before if i is not None and i is not Ellipsis and not isinstance(i, bool))
+        if any(i is Ellipsis for i in before):
+            dim = len(shape) - arr.ndim - sum(_dims_taken(i) for i in after)
         for k, size in enumerate(arr.shape):
             if dim + k < len(shape) and size != shape[dim + k]:
                 raise IndexError(f"The shape of the mask {list(arr.shape)} at index {k} does not "
@@ -27,12 +46,14 @@ def _check_array_bounds(shape, before, arr) -> None:
         return
     if arr.dtype.kind not in "iu" or arr.size == 0:
         return
-    dim = sum(1 for i in before if i is not None and i is not Ellipsis and not isinstance(i, bool))
-    if dim >= len(shape):
+    dim = _index_dim(shape, before, after)
+    if not 0 <= dim < len(shape):
         return
     bad = arr[(arr >= shape[dim]) | (arr < -shape[dim])]
     if bad.size:
-        raise IndexError(f"index {bad.flat[0]} is out of bounds for dimension {dim} with size "
+        # PyTorch's message numbers the index arrays, not the tensor's dimensions
+        nth = sum(_dims_taken(i) for i in before if isinstance(i, (Tensor, np.ndarray, list)))
+        raise IndexError(f"index {bad.flat[0]} is out of bounds for dimension {nth} with size "
                          f"{shape[dim]}")
 
 
@@ -44,7 +65,7 @@ def _convert_index(index, shape=()):
     items = index if isinstance(index, tuple) else (index,)
     out = []
     advanced = False
-    for item in items:
+    for k, item in enumerate(items):
         if isinstance(item, Tensor):
             if item._dtype is D.bool_ and item._data.ndim == 0:
                 item = bool(item._data)  # like Python True / False
@@ -57,14 +78,14 @@ def _convert_index(index, shape=()):
                 item = item._data
                 advanced = True
             if advanced:
-                _check_array_bounds(shape, out, item)
+                _check_array_bounds(shape, out, item, items[k + 1:])
         elif isinstance(item, (list, np.ndarray)) or isinstance(item, bool):
             advanced = True
             if isinstance(item, list):
                 arr = np.asarray(item)
                 if arr.dtype.kind == "f" and arr.size:
                     raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-                _check_array_bounds(shape, out, arr)
+                _check_array_bounds(shape, out, arr, items[k + 1:])
         elif isinstance(item, slice):
             if item.step is not None and item.step <= 0:
                 raise ValueError("step must be greater than zero")
@@ -110,6 +131,18 @@ def _check_bounds(shape, items):
 
 
 def getitem(self: Tensor, index) -> Tensor:
+    kind = type(index)
+    if kind is int or kind is slice or (kind is tuple and index and all(
+            type(i) is int or type(i) is slice for i in index)):
+        # the common case, ints and slices only: a select or slice view, no conversions
+        items = index if kind is tuple else (index,)
+        for item in items:
+            if type(item) is slice and item.step is not None and item.step <= 0:
+                raise ValueError("step must be greater than zero")
+        _check_bounds(self._data.shape, items)
+        template = items + (Ellipsis,)  # a 0-d view, never a NumPy scalar copy
+        return O.view_op(O.SELECT if type(items[-1]) is int else O.SLICE, self,
+                         {"template": template}, self._data[template])
     items, advanced = _convert_index(index, self._data.shape)
     if not advanced:
         _check_bounds(self._data.shape, items)
@@ -147,6 +180,11 @@ def setitem(self: Tensor, index, value) -> None:
         else:
             fill_(region, value)
         return
+    if any(type(i) is int for i in items) and not any(i is None or i is Ellipsis for i in items):
+        # as in getitem, PyTorch applies integer indices first: the write goes into a view
+        basic = tuple(i if type(i) is int else slice(None) for i in items)
+        self = O.view_op(O.SELECT, self, {"template": basic})
+        items = tuple(i for i in items if type(i) is not int)
     template, arrays = T.split_index(items)
     if isinstance(value, Tensor):
         value = value if value._dtype is self._dtype else value.to(self._dtype)
@@ -214,6 +252,7 @@ def _iadd(self, other):
 
 
 def _isub(self, other):
+    F.check_sub(self, other)
     return inplace(O.SUB, self, (other,))
 
 
@@ -234,6 +273,15 @@ def _inplace_binary(op):
         return inplace(op, self, (other,))
     method.__name__ = op.name + "_"
     return method
+
+
+def _checked(check, method):
+    """`method` after `check(self, other)` (PyTorch's refusals that NumPy would not make)."""
+    def checked(self, other, **kwargs):
+        check(self, other)
+        return method(self, other, **kwargs)
+    checked.__name__ = method.__name__
+    return checked
 
 
 def _inplace_unary(op):
@@ -321,7 +369,7 @@ _METHODS = {
     "select": F.select, "diagonal": F.diagonal, "split": F.split, "chunk": F.chunk,
     "unbind": F.unbind, "to": F._to, "eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le,
     "gt": F.gt, "ge": F.ge, "copy_": copy_, "fill_": fill_, "zero_": zero_,
-    "add_": _inplace_binary(O.ADD), "sub_": _inplace_binary(O.SUB),
+    "add_": _inplace_binary(O.ADD), "sub_": _checked(F.check_sub, _inplace_binary(O.SUB)),
     "mul_": _inplace_binary(O.MUL), "div_": _inplace_binary(O.DIV), "pow_": _pow_,
     "neg_": _inplace_unary(O.NEG), "abs_": _inplace_unary(O.ABS), "exp_": _inplace_unary(O.EXP),
     "sqrt_": _inplace_unary(O.SQRT), "log_": _inplace_unary(O.LOG),
@@ -381,10 +429,11 @@ def _operator(fn):
 def _fast_binary(op, general):
     """The hot dunders: with a Python float straight to `apply1`, with a tensor to `apply2`."""
     def method(self, other):
-        if type(other) is float or type(other) is int:
-            return apply1(op, self, other)
-        if type(other) is Tensor:
-            return apply2(op, self, other)
+        if self._dtype.is_floating_point:  # (other dtypes: the general function's checks)
+            if type(other) is float or type(other) is int:
+                return apply1(op, self, other)
+            if type(other) is Tensor and other._dtype is self._dtype:
+                return apply2(op, self, other)
         if not isinstance(other, _OPERANDS):
             return NotImplemented
         return general(self, other)

@@ -652,17 +652,27 @@ def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None,
             data = None
     if data is None:
         data = op.prim.impl(x._data, **params)
-    out = Tensor._wrap(data)
+    out = _new_object(Tensor)
+    out._data = data
+    out._dtype = x._dtype
     out._vc = x._vc
-    base = x._base if x._base is not None else x
-    chain = (x._view.chain if x._base is not None else ()) + ((replay_fn or op.prim.impl, params),)
-    out._base = base
-    out._view = _ViewInfo(chain, x._vc.value, not STATE.grad_enabled,
-                          x._base is not None and x._view.multi)
-    if x._base is not None:
-        if x._view.no_grad and STATE.grad_enabled:
-            out._view.from_no_grad = True
-        out._view.custom = x._view.custom
+    out._nr = 0
+    out._grad = None
+    out._grad_fn = None
+    out._rg = False
+    base = x._base
+    link = (replay_fn or op.impl, params)
+    if base is None:
+        out._base = x
+        out._view = _ViewInfo((link,), x._vc.value, not STATE.grad_enabled)
+    else:
+        info = x._view
+        out._base = base
+        out._view = view = _ViewInfo(info.chain + (link,), x._vc.value, not STATE.grad_enabled,
+                                     info.multi)
+        if info.no_grad and STATE.grad_enabled:
+            view.from_no_grad = True
+        view.custom = info.custom
     if STATE.grad_enabled and _requires_grad(x):
         _record1(op, x, out, params)
     return out

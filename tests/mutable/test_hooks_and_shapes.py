@@ -140,3 +140,55 @@ def _programs(t):
 def test_matches_live_torch():
     real = pytest.importorskip("torch", reason=TORCH_REASON)
     assert _programs(torch) == _programs(real)
+
+
+# --- indexing ------------------------------------------------------------------------------------------
+def test_long_index_after_ellipsis_applies_to_the_last_dimension():
+    x = torch.arange(1.0, 25.0).reshape(2, 3, 4).requires_grad_()
+    y = x[..., torch.tensor([3, 1])]
+    assert list(y.shape) == [2, 3, 2]
+    assert type(y.grad_fn).__name__ == "IndexBackward0"
+    assert y[0].tolist() == [[4.0, 2.0], [8.0, 6.0], [12.0, 10.0]]
+    (y * y).sum().backward()
+    assert x.grad[1].tolist() == [[0.0, 28.0, 0.0, 32.0], [0.0, 36.0, 0.0, 40.0],
+                                  [0.0, 44.0, 0.0, 48.0]]  # 2 y at the picked columns
+    # PyTorch's message numbers the index arrays (0 = the first), the size is the dimension's
+    assert _error(lambda: x[..., torch.tensor([4])]) == (
+        "IndexError", "index 4 is out of bounds for dimension 0 with size 4")
+    assert _error(lambda: x[..., torch.tensor([3]), 0]) == (
+        "IndexError", "index 3 is out of bounds for dimension 0 with size 3")
+    assert _error(lambda: x[:, torch.tensor([0]), torch.tensor([5])]) == (
+        "IndexError", "index 5 is out of bounds for dimension 1 with size 4")
+    assert x[..., torch.tensor([2]), 0].tolist() == [[9.0], [21.0]]
+
+
+def test_index_bounds_messages_match_live_torch():
+    real = pytest.importorskip("torch", reason=TORCH_REASON)
+
+    def program(t):
+        x = t.arange(1.0, 25.0).reshape(2, 3, 4)
+        cases = [(t.tensor([0]), t.tensor([5])), (slice(None), t.tensor([5]), t.tensor([0])),
+                 ([0], [5]), (slice(None), [3]), (t.tensor([5]), slice(None), t.tensor([0])),
+                 (Ellipsis, t.tensor([4])), (0, t.tensor([3])), (Ellipsis, t.tensor([3]), 0)]
+        return [_error(lambda: x[idx]) for idx in cases]
+
+    assert program(torch) == program(real)
+
+
+def test_assignment_with_ints_and_lists_writes_through_a_select_view():
+    x = torch.arange(1.0, 25.0).reshape(2, 3, 4).requires_grad_()
+    w = torch.tensor(-2.0, requires_grad=True)
+    y = x * 1
+    y[0, [1, 2], 1:] = w * 3
+    assert type(y.grad_fn).__name__ == "CopySlices" and y._version == 1
+    assert y[0].tolist() == [[1.0, 2.0, 3.0, 4.0], [5.0, -6.0, -6.0, -6.0], [9.0, -6.0, -6.0, -6.0]]
+    (y * y).sum().backward()
+    assert w.grad.item() == 6 * 3 * 2 * -6.0  # six written elements, each d(v^2)/dw = 2 v * 3
+    assert x.grad[0, 1].tolist() == [10.0, 0.0, 0.0, 0.0]
+    leaf = torch.zeros(2, 3, requires_grad=True)
+
+    def write():
+        leaf[[0, 1], 1] = 5.0
+
+    assert _error(write) == ("RuntimeError", "a view of a leaf Variable that requires grad is "
+                                             "being used in an in-place operation.")

@@ -265,3 +265,21 @@ def _programs(t):
 def test_operators_match_live_torch():
     real = pytest.importorskip("torch", reason=TORCH_REASON)
     assert _programs(torch) == _programs(real)
+
+
+# --- subtraction with bools ------------------------------------------------------------------------
+BOOL_SUB = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def test_subtraction_with_bools_is_refused():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    for use in (lambda: x - True, lambda: True - x, lambda: torch.sub(x, True),
+                lambda: x - torch.tensor([True, False]), lambda: torch.tensor([True]) - 1,
+                lambda: x.detach().sub_(True)):
+        assert _error(use) == ("RuntimeError", BOOL_SUB)
+    assert _error(lambda: torch.tensor([True]) - torch.tensor([True])) == (
+        "RuntimeError", "Subtraction, the `-` operator, with two bool tensors is not supported. "
+                        "Use the `^` or `logical_xor()` operator instead.")
+    assert (x + True).tolist() == [2.0, 3.0]  # addition of a bool is fine
+    assert (x - 1).tolist() == [0.0, 1.0]
