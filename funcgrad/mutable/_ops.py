@@ -249,7 +249,7 @@ def apply1(op: Op, x: Tensor, const=_NO_CONST, params: dict | None = None) -> Te
     res._nr = 0
     res._grad = None
     res._base = None
-    if not (STATE.grad_enabled and (x._rg if x._base is None else x.requires_grad)):
+    if not (STATE.grad_enabled and (x._rg or (x._base is not None and x.requires_grad))):
         res._grad_fn = None
         res._rg = False
         return res
@@ -307,10 +307,10 @@ _new_object = object.__new__
 
 def _edge_to(t: Tensor):
     """The edge to a tensor that requires grad (its grad_fn, or its leaf's accumulator)."""
-    if t._base is None:
-        fn = t._grad_fn
-        return (fn, t._nr) if fn is not None else (t._accumulator(), 0)
-    return edge_of(t) or (t._accumulator(), 0)
+    if t._base is not None and (t._view.version != t._vc.value or t._view.no_grad):
+        return edge_of(t) or (t._accumulator(), 0)  # a view written through, or of no_grad
+    fn = t._grad_fn
+    return (fn, t._nr) if fn is not None else (t._accumulator(), 0)
 
 
 def apply2(op: Op, x, y) -> Tensor:
@@ -337,8 +337,8 @@ def apply2(op: Op, x, y) -> Tensor:
     res._base = None
     rx = ry = False
     if STATE.grad_enabled:
-        rx = x._rg if x._base is None else x.requires_grad
-        ry = y._rg if y._base is None else y.requires_grad
+        rx = x._rg or (x._base is not None and x.requires_grad)
+        ry = y._rg or (y._base is not None and y.requires_grad)
     if not (rx or ry):
         res._grad_fn = None
         res._rg = False
