@@ -17,14 +17,18 @@ import funcgrad.mutable as fm
 N_BLOCKS = 75  # 4 ops per block -> 300 recorded ops
 
 
-def _median_time(fn, repeat: int = 15) -> float:
-    fn()
-    times = []
+def _interleaved_times(steps: list, repeat: int = 15) -> list:
+    """Seconds per round for each step, the steps taking turns round by round, so that load
+    from other processes falls on all systems alike (this machine is shared and noisy)."""
+    for step in steps:
+        step()  # warm-up
+    times = [[] for _ in steps]
     for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+        for k, step in enumerate(steps):
+            start = time.perf_counter()
+            step()
+            times[k].append(time.perf_counter() - start)
+    return times
 
 
 def chain(torch_like):
@@ -83,19 +87,20 @@ def _systems():
 
 
 def run() -> list:
-    """Rows (workload, system, result) with the per-op time and the ratio to PyTorch."""
+    """Rows (workload, system, result): the median time per op, and for funcgrad.mutable the
+    median over rounds of its time divided by PyTorch's time in the same round."""
     rows = []
     systems = _systems()
     for title, make, n_ops in WORKLOADS:
-        figures = {}
-        for name, module in systems:
-            gc.collect()
-            figures[name] = _median_time(make(module)) / n_ops
-        reference = next((v for k, v in figures.items() if k.startswith("PyTorch")), None)
-        for name, per_op in figures.items():
-            ratio = f" ({per_op / reference:.2f}x PyTorch)" if reference and name == "funcgrad.mutable" else ""
+        gc.collect()
+        times = _interleaved_times([make(module) for _, module in systems])
+        for (name, _), own in zip(systems, times):
+            per_op = float(np.median(own)) / n_ops
+            ratio = ""
+            if name == "funcgrad.mutable" and len(systems) > 1:
+                ratio = f" ({float(np.median(np.divide(own, times[1]))):.2f}x PyTorch)"
             rows.append((title, name, f"{per_op * 1e6:.2f} us/op{ratio}"))
-        if reference is None:
+        if len(systems) == 1:
             rows.append((title, "PyTorch", "(not installed: no comparison)"))
     return rows
 
