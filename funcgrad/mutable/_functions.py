@@ -172,7 +172,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
 def _shape_arg(size) -> tuple:
     if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
         return tuple(size[0])
-    return tuple(int(s) for s in size)
+    return tuple(map(int, size))
 
 
 def _filled(fill, size, dtype, requires_grad, default=None, name="zeros") -> Tensor:
@@ -923,7 +923,7 @@ def numel(input) -> int:
 
 # --- shape ops and views ----------------------------------------------------------------------------
 def _resolve(shape, old_size: int) -> tuple:
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(map(int, shape))
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     if -1 in shape:
