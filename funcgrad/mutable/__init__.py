@@ -19,8 +19,12 @@ Design.
 * Higher order (``create_graph=True``): the backward engine evaluates the same rules on
   `GraphTracer` values of a `GraphTrace` (a `funcgrad._src.core.Trace` subclass); each
   primitive a rule applies is recorded as a grad_fn node of the mutable graph.
-* The engine is iterative (a ready queue ordered latest-created first, as PyTorch's) and
-  frees saved values as it goes unless ``retain_graph=True``.
+* The engine is iterative (a ready queue ordered latest-created first, as PyTorch's; a
+  node that alone becomes ready runs next without the queue) and frees saved values as it
+  goes unless ``retain_graph=True``.
+* Hot paths (`_ops.apply1`: a float tensor with a Python number, `_ops.apply2`: two tensors
+  of one float dtype, `_ops.inplace1`, views) record the same nodes as the general `apply`,
+  spelled out without its generality; tests/mutable/test_fast_paths.py holds them equal.
 * Beyond PyTorch: version errors name the op that saved the tensor and the op that
   modified it, with file:line; `mutation_policy` chooses "torch", "strict" or
   "copy-on-write" per block.
