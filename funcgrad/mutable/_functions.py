@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 import numbers
 from typing import Any, Sequence
 
@@ -934,10 +935,7 @@ def _resolve(shape, old_size: int) -> tuple:
         if known == 0 or old_size % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {old_size}")
         shape = tuple(old_size // known if s == -1 else s for s in shape)
-    n = 1
-    for s in shape:
-        n *= s
-    if n != old_size:
+    if math.prod(shape) != old_size:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {old_size}")
     return shape
 

@@ -114,6 +114,8 @@ def _check_bounds(shape, items):
     if not shape and any(isinstance(i, (int, np.integer, slice)) for i in items):
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                          "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+    if sum(1 for i in items if i is not None and i is not Ellipsis) > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
     dim = 0
     for item in items:
         if item is Ellipsis:
@@ -136,10 +138,15 @@ def getitem(self: Tensor, index) -> Tensor:
             type(i) is int or type(i) is slice for i in index)):
         # the common case, ints and slices only: a select or slice view, no conversions
         items = index if kind is tuple else (index,)
-        for item in items:
-            if type(item) is slice and item.step is not None and item.step <= 0:
+        shape = self._data.shape
+        if len(items) > len(shape):
+            _check_bounds(shape, items)  # PyTorch's messages for too many indices
+        for item, size in zip(items, shape):
+            if type(item) is int:
+                if not -size <= item < size:
+                    _check_bounds(shape, items)  # raises PyTorch's out-of-bounds message
+            elif item.step is not None and item.step <= 0:
                 raise ValueError("step must be greater than zero")
-        _check_bounds(self._data.shape, items)
         template = items + (Ellipsis,)  # a 0-d view, never a NumPy scalar copy
         return O.view_op(O.SELECT if type(items[-1]) is int else O.SLICE, self,
                          {"template": template}, self._data[template])

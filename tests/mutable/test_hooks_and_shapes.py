@@ -192,3 +192,27 @@ def test_assignment_with_ints_and_lists_writes_through_a_select_view():
 
     assert _error(write) == ("RuntimeError", "a view of a leaf Variable that requires grad is "
                                              "being used in an in-place operation.")
+
+
+def test_basic_index_errors():
+    x = torch.zeros(2, 3)
+    too_many = ("IndexError", "too many indices for tensor of dimension 2")
+    assert _error(lambda: x[:, :, :]) == too_many
+    assert _error(lambda: x[0, :, None, 1]) == too_many
+    assert _error(lambda: x[0, 0, 0]) == too_many
+    assert _error(lambda: x[5]) == ("IndexError", "index 5 is out of bounds for dimension 0 with size 2")
+    assert _error(lambda: x[0, -4]) == ("IndexError", "index -4 is out of bounds for dimension 1 with size 3")
+    assert _error(lambda: x[::-1]) == ("ValueError", "step must be greater than zero")
+    assert x[1, -1].shape == torch.Size([]) and type(x[1, -1].grad_fn) is type(None)
+    assert x[1:, ::2].shape == torch.Size([1, 2])
+
+
+def test_basic_index_errors_match_live_torch():
+    real = pytest.importorskip("torch", reason=TORCH_REASON)
+
+    def program(t):
+        x = t.zeros(2, 3)
+        cases = [(slice(None),) * 3, (0, slice(None), None, 1), (Ellipsis, 0, 0, 0), 5, (0, -4), (1, 3)]
+        return [_error(lambda: x[idx]) for idx in cases]
+
+    assert program(torch) == program(real)
