@@ -13,7 +13,7 @@ from . import _dtypes as D
 from . import _ops as O
 from . import _random
 from ._autograd import STATE, Node, node_class
-from ._ops import _NO_CONST, apply, apply1, apply2, inplace, view_op
+from ._ops import apply, apply1, apply2, view_op
 from ._tensor import Size, Tensor
 
 __all__ = ["tensor"]

@@ -16,7 +16,7 @@ import numpy as np
 from ..numpy import _table as T
 from . import _dtypes as D
 from ._autograd import (_STAND_IN, STATE, Node, OpNode, Saved, Version, _seq, _Spec, _fix,
-                        freed_error, node_class, user_frame)
+                        node_class, user_frame)
 from ._tensor import CUSTOM_VIEW_DETAIL, Tensor, _ViewInfo
 
 __all__ = ["Op", "OPS", "apply_primitive", "edge_of"]
@@ -191,7 +191,6 @@ def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | 
 
 
 _NO_CONST = object()
-_MASK1 = (True,)
 
 
 def _original(inplace_orig) -> Tensor:
