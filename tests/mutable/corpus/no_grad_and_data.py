@@ -314,3 +314,33 @@ def tensor_from_numpy_scalar(torch, nn):
     s64 = torch.tensor([1.5], dtype=torch.float64).numpy()[0]
     s32 = torch.tensor([1.5]).numpy()[0]
     return [str(torch.tensor(s64).dtype), str(torch.tensor(s32).dtype), str((torch.tensor([1.0]) * s64).dtype)]
+
+
+def deepcopy_leaf_and_parameter(torch, nn):
+    import copy
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    c = copy.deepcopy(x)
+    p = nn.Parameter(torch.tensor([3.0]))
+    q = copy.deepcopy(p)
+    c.data.add_(1)
+    return [c.tolist(), x.tolist(), c.requires_grad, c.is_leaf, None if c.grad is None else c.grad.tolist(),
+            type(q).__name__, q.requires_grad]
+
+
+def deepcopy_non_leaf_fails(torch, nn):
+    import copy
+    x = torch.tensor([1.0], requires_grad=True)
+    try:
+        copy.deepcopy(x * 2)
+        return None
+    except RuntimeError as e:
+        return _err(e)
+
+
+def copy_copy_shares_storage(torch, nn):
+    import copy
+    x = torch.tensor([1.0, 2.0])
+    c = copy.copy(x)
+    c[0] = 10
+    return [x.tolist(), c is x]
