@@ -168,3 +168,92 @@ def second_backward_accumulates_on_create_graph_grad(torch, nn):
     first = x.grad.item()
     (x ** 2).backward(create_graph=True)
     return [first, x.grad.item(), x.grad.requires_grad, type(x.grad.grad_fn).__name__]
+
+
+def inplace_after_create_graph_breaks_double_backward(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    h = x * 1
+    y = h ** 3
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    h.add_(1)
+    try:
+        (hh,) = torch.autograd.grad(g, x)
+        return [g.item(), hh.item()]
+    except RuntimeError as e:
+        return [g.item(), _err(e)]
+
+
+def inplace_on_first_grad_then_second_order(torch, nn):
+    x = torch.tensor(2.0, requires_grad=True)
+    y = x ** 3
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    g2 = g * 1
+    g2.mul_(2)
+    (h,) = torch.autograd.grad(g2, x)
+    return [g2.item(), h.item()]
+
+
+def hessian_diagonal_by_loop(torch, nn):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    f = (x ** 3).sum() + (x[0] * x[1] * x[2])
+    (g,) = torch.autograd.grad(f, x, create_graph=True)
+    rows = []
+    for i in range(3):
+        (r,) = torch.autograd.grad(g[i], x, retain_graph=True)
+        rows.append(r.tolist())
+    return [g.tolist(), rows]
+
+
+def jacobian_by_loop_with_setitem(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = torch.zeros(3)
+    y[0] = x[0] * x[1]
+    y[1] = x[0].exp()
+    y[2] = x[1] ** 2
+    jac = torch.zeros(3, 2)
+    for i in range(3):
+        (row,) = torch.autograd.grad(y[i], x, retain_graph=True)
+        jac[i] = row
+    return jac.tolist()
+
+
+def double_backward_through_view_and_expand(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = (x.view(2, 1).expand(2, 3) ** 2).sum()
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), x)
+    return [g.tolist(), h.tolist()]
+
+
+def double_backward_through_index_and_matmul(torch, nn):
+    W = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    x = torch.tensor([1.0, -1.0], requires_grad=True)
+    y = ((W @ x)[[1, 0, 1]] ** 2).sum()
+    gW, gx = torch.autograd.grad(y, (W, x), create_graph=True)
+    (hx,) = torch.autograd.grad(gW.sum() + gx.sum(), x)
+    return [gW.tolist(), gx.tolist(), hx.tolist()]
+
+
+def double_backward_of_clamp_relu_abs_sqrt(torch, nn):
+    x = torch.tensor([0.5, 1.5, 4.0], requires_grad=True)
+    y = (x.clamp(min=1.0) ** 2 + x.relu() ** 3 + x.abs().sqrt() + x.sigmoid() * x.tanh()).sum()
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), x)
+    return [g.tolist(), h.tolist()]
+
+
+def double_backward_of_division_and_log(torch, nn):
+    x = torch.tensor([0.5, 2.0], requires_grad=True)
+    y = (1 / x + x.log() * x + x / (x + 1)).sum()
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), x)
+    return [g.tolist(), h.tolist()]
+
+
+def double_backward_through_mean_and_pow_tensor(torch, nn):
+    x = torch.tensor([1.5, 2.0], requires_grad=True)
+    p = torch.tensor([2.0, 0.5], requires_grad=True)
+    y = (x ** p).mean()
+    gx, gp = torch.autograd.grad(y, (x, p), create_graph=True)
+    hx, hp = torch.autograd.grad(gx.sum() + gp.sum(), (x, p))
+    return [gx.tolist(), gp.tolist(), hx.tolist(), hp.tolist()]
