@@ -5,6 +5,11 @@ only the torch-like module they are given and return plain data (dicts, lists, s
 float, bool, None). The same snippet runs on real PyTorch and on ``funcgrad.mutable``;
 ``record_expectations.py`` stores PyTorch's results in ``expected.json`` and
 ``test_oracle.py`` compares. Helpers inside a corpus module start with an underscore.
+
+Conventions: errors are caught inside the snippet and returned as ``[type name, message]``;
+results never depend on random values (the two libraries' streams differ) or on memory
+addresses. To add a snippet, write the function, run ``record_expectations.py`` with the
+oracle interpreter, and commit the snippet and ``expected.json`` together.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from typing import Any, Callable
 
 CORPUS_DIR = Path(__file__).resolve().parent
 
-# Floats come from float32 tensors: allow a few ulps of different rounding, no more.
+# Floats mostly come from float32 tensors: allow for a different summation order
+# (about 1e-5 relative), no more.
 REL_TOL = 1e-5
 ABS_TOL = 1e-6
 
