@@ -368,6 +368,36 @@ class Tensor:
     def __reduce_ex__(self, proto):
         return (_rebuild, (self._data.copy(), self._rg))
 
+    def __copy__(self) -> "Tensor":
+        """``copy.copy``: as PyTorch, a new leaf on the same storage (own version counter)."""
+        return self._new_leaf(self._data)
+
+    def __deepcopy__(self, memo: dict) -> "Tensor":
+        """``copy.deepcopy``: leaves only (as PyTorch); the data and ``.grad`` are copied."""
+        if self.grad_fn is not None:
+            raise RuntimeError(DEEPCOPY_NON_LEAF)
+        found = memo.get(id(self))
+        if found is not None:
+            return found
+        out = memo[id(self)] = self._new_leaf(self._data.copy())
+        if self._grad is not None:
+            out._grad = self._grad._new_leaf(self._grad._data.copy())
+        return out
+
+    def _new_leaf(self, data: np.ndarray) -> "Tensor":
+        t = object.__new__(type(self))  # Parameter stays Parameter
+        plain = Tensor._wrap(data)
+        for slot in ("_data", "_dtype", "_vc", "_grad_fn", "_nr", "_grad", "_base"):
+            setattr(t, slot, getattr(plain, slot))
+        t._vc.value = 1  # PyTorch's rebuild writes the storage in once
+        t._rg = self.requires_grad
+        return t
+
+
+DEEPCOPY_NON_LEAF = (
+    "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at "
+    "the moment.  If you were attempting to deepcopy a module, this may be because of a "
+    "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")
 
 CUSTOM_VIEW_DETAIL = (
     "This view was created inside a custom Function (or because an input was returned as-is) "

@@ -1,11 +1,13 @@
-"""funcgrad.mutable's Python operators (+x, //, %, **=), NumPy scalars, and custom Functions
-returning views: values, grad_fns and errors as torch 2.13 gives them (checked live too)."""
+"""funcgrad.mutable's Python operators (+x, //, %, **=, - with bools), NumPy scalars, custom
+Functions returning views, copy/deepcopy: values, grad_fns and errors as torch 2.13 gives
+them (checked live too)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 import funcgrad.mutable as torch
+from funcgrad.mutable import nn
 
 TORCH_REASON = "torch is not installed here: the live comparison needs torch 2.13.0 CPU"
 
@@ -283,3 +285,51 @@ def test_subtraction_with_bools_is_refused():
                         "Use the `^` or `logical_xor()` operator instead.")
     assert (x + True).tolist() == [2.0, 3.0]  # addition of a bool is fine
     assert (x - 1).tolist() == [0.0, 1.0]
+
+
+# --- copy and deepcopy -----------------------------------------------------------------------------
+def test_copy_shares_storage_and_deepcopy_copies_leaves():
+    import copy
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    c = copy.copy(x)
+    assert c is not x and c.is_leaf and c.requires_grad and c.grad is None
+    c.data[0] = 10.0
+    assert x.tolist() == [10.0, 2.0]  # same storage
+    d = copy.deepcopy(x)
+    d.data.add_(1)
+    assert x.tolist() == [10.0, 2.0] and d.tolist() == [11.0, 3.0]
+    assert d.grad.tolist() == [2.0, 4.0] and d.grad is not x.grad
+    p = copy.deepcopy(nn.Parameter(torch.tensor([3.0]), requires_grad=False))
+    assert type(p).__name__ == "Parameter" and not p.requires_grad
+    shared = copy.deepcopy({"a": x, "b": x})
+    assert shared["a"] is shared["b"]
+    view = torch.tensor([1.0, 2.0, 3.0])[1:]
+    assert not copy.deepcopy(view)._is_view()
+    assert _error(lambda: copy.deepcopy(x * 2)) == (
+        "RuntimeError", "Only Tensors created explicitly by the user (graph leaves) support the "
+                        "deepcopy protocol at the moment.  If you were attempting to deepcopy a "
+                        "module, this may be because of a torch.nn.utils.weight_norm usage, see "
+                        "https://github.com/pytorch/pytorch/pull/103001")
+
+
+def _copies(t, tnn):
+    import copy
+    x = t.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    c = copy.copy(x)
+    out = [c.requires_grad, c.is_leaf, c.grad, c._version]
+    with t.no_grad():
+        x.add_(1)
+    out += [c._version, x._version, c.tolist()]
+    d = copy.copy(x * 2)
+    out += [d.grad_fn, d.requires_grad]
+    d = copy.deepcopy(x)
+    out += [d.grad.tolist(), d._version, d.grad._version, str(copy.deepcopy(t.tensor([1, 2])).dtype)]
+    q = copy.deepcopy(tnn.Parameter(t.tensor([3.0])))
+    return out + [type(q).__name__, q.requires_grad]
+
+
+def test_copies_match_live_torch():
+    real = pytest.importorskip("torch", reason=TORCH_REASON)
+    assert _copies(torch, nn) == _copies(real, real.nn)
