@@ -441,3 +441,49 @@ def repr_unbind_split_outputs(torch, nn):
     return [repr(x.unbind()[0]), repr(x.split(2)[1]), repr(x.chunk(2)[0]), repr(x.split([1, 3])[1]),
             repr(x.narrow(0, 1, 2)), repr(x.expand(2, 4)), repr(x.view(2, 2).diagonal()), repr(x.flatten()),
             repr(x.reshape(2, 2).permute(1, 0)), repr(x.reshape(2, 2).transpose(0, 1))]
+
+
+def zero_dim_float64_scale_on_float32_grad_dtypes(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    s = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)
+    y = x * s
+    y.sum().backward()
+    return [str(y.dtype), str(x.grad.dtype), str(s.grad.dtype), x.grad.tolist(), s.grad.item()]
+
+
+def int_tensor_times_float_requiring_grad(torch, nn):
+    i = torch.tensor([1, 2, 3])
+    w = torch.tensor(0.5, requires_grad=True)
+    y = i * w
+    y.sum().backward()
+    return [str(y.dtype), y.tolist(), w.grad.item(), i.grad]
+
+
+def bool_mask_times_float_requiring_grad(torch, nn):
+    m = torch.tensor([True, False, True])
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * m
+    y.sum().backward()
+    return [str(y.dtype), x.grad.tolist()]
+
+
+def float64_leaf_through_float32_ops_gets_float64_grad(torch, nn):
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    y = x.float() * torch.tensor([3.0, 4.0])
+    y.sum().backward()
+    return [str(y.dtype), str(x.grad.dtype), x.grad.tolist(), type(x.float().grad_fn).__name__]
+
+
+def mixed_dtype_setitem_and_copy_grads(torch, nn):
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    y = torch.zeros(3)
+    y[:2] = x * 2
+    z = torch.zeros(2)
+    z.copy_(x)
+    (y.sum() + z.sum()).backward()
+    return [str(y.dtype), str(x.grad.dtype), x.grad.tolist()]
+
+
+def sum_of_float32_large_values_precision(torch, nn):
+    x = torch.tensor([16777216.0, 1.0, 1.0, 1.0])
+    return [x.sum().item(), x.mean().item(), (x[1:] + x[0]).tolist()]
