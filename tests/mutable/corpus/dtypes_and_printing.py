@@ -487,3 +487,14 @@ def mixed_dtype_setitem_and_copy_grads(torch, nn):
 def sum_of_float32_large_values_precision(torch, nn):
     x = torch.tensor([16777216.0, 1.0, 1.0, 1.0])
     return [x.sum().item(), x.mean().item(), (x[1:] + x[0]).tolist()]
+
+
+def reprs_inside_containers(torch, nn):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    return [str([x, x * 2]), repr((torch.tensor(1), torch.tensor([True]))), str({"w": torch.tensor(0.5)}),
+            repr(torch.float32), repr(x.dtype), str(torch.int64), repr(torch.Size([2, 3])), str(torch.Size([]))]
+
+
+def format_specs_on_tensors(torch, nn):
+    x = torch.tensor(3.14159)
+    return [f"{x:.3f}", f"{x.item():.1e}", "{:>8.2f}".format(x), f"{torch.tensor(7):d}"]
