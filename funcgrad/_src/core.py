@@ -463,6 +463,18 @@ class _UnaryPrimitive(Primitive):
             x = x._value
         return self.impl(x, **params) if params else self.impl(x)
 
+    def call1(self, x):
+        """`self(x)` without keyword handling: what operators and parameterless public
+        functions call, once per recorded operation."""
+        if isinstance(x, Array):
+            t = x._trace
+            if t is not None:
+                if not t.alive:
+                    raise t.dead()
+                return t.process1(self, x, _NO_PARAMS)
+            x = x._value
+        return self.impl(x)
+
 
 class _BinaryPrimitive(Primitive):
     """`Primitive.__call__` spelled out for two array arguments."""
@@ -484,6 +496,24 @@ class _BinaryPrimitive(Primitive):
         if not top.alive:
             raise top.dead()
         return top.process2(self, x, y, params)
+
+    def call2(self, x, y):
+        """`self(x, y)` without keyword handling (see `_UnaryPrimitive.call1`)."""
+        tx = x._trace if isinstance(x, Array) else None
+        ty = y._trace if isinstance(y, Array) else None
+        if tx is None and ty is None:
+            if type(x) is Array:
+                x = x._value
+            if type(y) is Array:
+                y = y._value
+            return self.impl(x, y)
+        top = tx if ty is None or (tx is not None and tx.level >= ty.level) else ty
+        if not top.alive:
+            raise top.dead()
+        return top.process2(self, x, y, _NO_PARAMS)
+
+
+_NO_PARAMS: dict = {}  # shared and never written: traces only read params
 
 
 _BY_ARITY = {1: _UnaryPrimitive, 2: _BinaryPrimitive}

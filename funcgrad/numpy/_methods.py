@@ -9,14 +9,15 @@ from . import _table as T
 E = T.ns.exports
 
 
-def _binary(fn, reflected=False):
+def _binary(prim, reflected=False):
+    call = prim.call2  # no keywords: skips building an empty kwargs dict per operation
     if reflected:
         def op(self, other):
-            out = fn(other, self)
+            out = call(other, self)
             return out if isinstance(out, Array) else Array(out)
     else:
         def op(self, other):
-            out = fn(self, other)
+            out = call(self, other)
             return out if isinstance(out, Array) else Array(out)
     return op
 
