@@ -22,9 +22,11 @@ def _binary(prim, reflected=False):
     return op
 
 
-def _unary(fn):
+def _unary(prim):
+    call = prim.call1
+
     def op(self):
-        out = fn(self)
+        out = call(self)
         return out if isinstance(out, Array) else Array(out)
     return op
 
