@@ -1,4 +1,5 @@
-"""The engine's heart: arrays, tracers, traces, primitives and `bind`. Knows no NumPy function.
+"""The engine's heart: arrays, tracers, traces, and primitives, whose call dispatches to the
+innermost live trace (JAX calls this bind). Knows no NumPy function.
 
 Vocabulary (see docs/concepts.md): a *primal* is an ordinary value, a *tangent* travels
 forward beside it, a *cotangent* (``ct``) travels backward. Inside the engine a value is
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 __all__ = [
-    "Array", "Tracer", "Trace", "Primitive", "bind", "wrap", "raw", "engine",
+    "Array", "Tracer", "Trace", "Primitive", "wrap", "raw", "engine",
     "FuncgradError", "new_level",
 ]
 
@@ -442,9 +443,6 @@ class Primitive:
             raise top.dead()
         return top.process(self, args, params)
 
-    def argname(self, i: int) -> str:
-        return f"argument {i} of {self.name}"
-
 
 class _UnaryPrimitive(Primitive):
     """`Primitive.__call__` spelled out for one array argument: the hot path of the tape."""
@@ -519,11 +517,6 @@ _NO_PARAMS: dict = {}  # shared and never written: traces only read params
 _BY_ARITY = {1: _UnaryPrimitive, 2: _BinaryPrimitive}
 
 
-def bind(prim: Primitive, *args, **params):
-    """Apply `prim`: compute it on raw values, or hand it to the innermost live trace."""
-    return prim(*args, **params)
-
-
 class _EngineOps:
     """The few array operations the engine itself needs (summing away broadcast dimensions,
     zeros, moving batch axes). A namespace registers differentiable versions at import, so
@@ -538,8 +531,6 @@ class _EngineOps:
     reshape: Callable
     stack: Callable
     take0: Callable
-    add: Callable
-    multiply: Callable
     astype: Callable
     conj: Callable
 

@@ -2826,7 +2826,7 @@ def _take0(x, b):
 
 engine.register(
     sum_to_shape=sum_to_shape, broadcast_to=broadcast_to, zeros_like=zeros_like_p,
-    moveaxis=moveaxis_p, reshape=reshape, take0=_take0, add=add, multiply=multiply,
+    moveaxis=moveaxis_p, reshape=reshape, take0=_take0,
     astype=astype, expand_dims=lambda x, axis: _expand(x, axis),
     stack=lambda xs: stack_p(*xs, axis=0),
 )
