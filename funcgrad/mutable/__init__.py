@@ -49,19 +49,28 @@ from . import autograd, nn
 from ._autograd import STATE
 from ._dtypes import (bool_ as bool, complex64, complex128, dtype, float16, float32, float64,  # noqa: A004
                       int8, int16, int32, int64, uint8)
-from ._functions import (abs, add, allclose, arange, argmax, argmin, as_tensor, cat, chunk, clamp,
+from ._functions import (abs, add, allclose, arange, as_tensor, cat, chunk, clamp,
                          clip, clone, concat, contiguous, cos, detach, diagonal, div, empty,
                          empty_like, eq, equal, exp, expand, expm1, eye, flatten, floor_divide,
                          from_numpy, full, full_like, ge, gt, is_tensor, isclose, le, linspace,
-                         log, log1p, lt, manual_seed, matmul, max, maximum, mean, min, minimum, mm,
+                         log, log1p, lt, manual_seed, matmul, maximum, minimum, mm,
                          mul, narrow, ne, neg, numel, ones, ones_like, permute, positive, pow,
-                         prod, rand, rand_like, randn, randn_like, reciprocal, relu, remainder,
+                         rand, rand_like, randn, randn_like, reciprocal, relu, remainder,
                          reshape, select, sigmoid, sin, split, sqrt, square, squeeze, stack, sub,
-                         sum, t, tan, tanh, tensor, transpose, unbind, unsqueeze, where, zeros,
+                         t, tan, tanh, tensor, transpose, unbind, unsqueeze, where, zeros,
                          zeros_like)
 from ._policy import MutationPolicyWarning, mutation_policy
+from ._tensor_ops import (_ALIASED, addcdiv, addcmul, bmm, dot, einsum, gather, index_select,
+                          outer)
+from . import linalg, return_types
 from ._tensor import Size, Tensor
 
+argmax, argmin, argsort, cumsum, kthvalue, log_softmax, logsumexp, max, mean, median, min, norm, \
+    prod, softmax, sort, std, sum, topk, var = (  # noqa: A001
+        _ALIASED[n] for n in ("argmax", "argmin", "argsort", "cumsum", "kthvalue", "log_softmax",
+                              "logsumexp", "max", "mean", "median", "min", "norm", "prod",
+                              "softmax", "sort", "std", "sum", "topk", "var"))
+from ._tensor_ops import std_mean, var_mean  # noqa: E402
 float = float32  # noqa: A001
 double = float64
 half = float16

@@ -1189,10 +1189,21 @@ def _diag_strides(strides, d1, d2):
 
 
 def _diagonal_t(ct, out, x, offset=0, dim1=0, dim2=1):
-    full = T.zeros_like_p(x)
-    full = np.array(full, copy=True) if not isinstance(full, Tensor) else full
+    return _diagonal_scatter_p(ct, shape=tuple(T._shape(x)), offset=offset, dim1=dim1, dim2=dim2)
+
+
+def _diagonal_scatter_impl(ct, shape, offset=0, dim1=0, dim2=1):
+    full = np.zeros(shape, np.result_type(ct))
     _diagonal_impl(full, offset, dim1, dim2)[...] = ct
     return full
+
+
+# the transpose of taking a diagonal, itself a primitive so create_graph can go through it
+_diagonal_scatter_p = T.linear(
+    "diagonal_scatter", _diagonal_scatter_impl,
+    lambda ct, out, g, shape, offset=0, dim1=0, dim2=1: _diagonal_p(ct, offset=offset, dim1=dim1,
+                                                                     dim2=dim2),
+    params=("shape", "offset", "dim1", "dim2"))
 
 
 _diagonal_p = T.linear("diagonal", _diagonal_impl, _diagonal_t, params=("offset", "dim1", "dim2"))

@@ -1,0 +1,161 @@
+"""Primitives torch has and funcgrad.numpy does not (softmax family, vector norms, moments,
+addcmul/addcdiv), declared as funcgrad.numpy's are: forward on NumPy, rules written with
+funcgrad's own primitives, so a rule is itself differentiable (create_graph comes free)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._src.declare import elementwise, primitive
+from ..numpy import _table as T
+
+__all__ = ["softmax_p", "log_softmax_p", "logsumexp_p", "vector_norm_p", "var_p", "std_p",
+           "addcmul_p", "addcdiv_p", "median_p"]
+
+
+def _keep(v, x, axis, keepdims):
+    """A reduced value with the reduced axes put back (size 1), to broadcast against `x`."""
+    if keepdims:
+        return v
+    return T.reshape(v, T._keepdims_shape(T._shape(x), axis))
+
+
+# --- softmax, log_softmax, logsumexp ----------------------------------------------------------
+def _softmax_impl(x, axis):
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(shifted)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _softmax_vjp(ct, out, x, axis):
+    return out * (ct - T.sum_p(ct * out, axis=axis, keepdims=True))
+
+
+softmax_p = primitive("softmax", _softmax_impl, params=("axis",), vjps=(_softmax_vjp,),
+                      jvps=(_softmax_vjp,))
+
+
+def _log_softmax_impl(x, axis):
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def _log_softmax_vjp(ct, out, x, axis):
+    return ct - T.exp(out) * T.sum_p(ct, axis=axis, keepdims=True)
+
+
+def _log_softmax_jvp(t, out, x, axis):
+    return t - T.sum_p(t * T.exp(out), axis=axis, keepdims=True)
+
+
+log_softmax_p = primitive("log_softmax", _log_softmax_impl, params=("axis",),
+                          vjps=(_log_softmax_vjp,), jvps=(_log_softmax_jvp,))
+
+
+def _logsumexp_impl(x, axis=None, keepdims=False):
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)  # all -inf (or an inf) along the axis: no shift
+    out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else np.squeeze(out, axis=T._axes(axis, np.ndim(x)))
+
+
+def _logsumexp_vjp(ct, out, x, axis=None, keepdims=False):
+    return _keep(ct, x, axis, keepdims) * T.exp(x - _keep(out, x, axis, keepdims))
+
+
+def _logsumexp_jvp(t, out, x, axis=None, keepdims=False):
+    return T.sum_p(t * T.exp(x - _keep(out, x, axis, keepdims)), axis=axis, keepdims=keepdims)
+
+
+logsumexp_p = primitive("logsumexp", _logsumexp_impl, params=("axis", "keepdims"),
+                        vjps=(_logsumexp_vjp,), jvps=(_logsumexp_jvp,))
+
+
+# --- vector norms -------------------------------------------------------------------------------
+def _vector_norm_impl(x, ord=2.0, axis=None, keepdims=False):
+    a = np.abs(x)
+    if ord == np.inf:
+        return np.max(a, axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return np.min(a, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return np.sum(a != 0, axis=axis, keepdims=keepdims).astype(a.dtype)
+    if ord == 1:
+        return np.sum(a, axis=axis, keepdims=keepdims)
+    if ord == 2:
+        return np.sqrt(np.sum(a * a, axis=axis, keepdims=keepdims))
+    return np.sum(a ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+
+
+def _safe_divisor(d):
+    """`d` with zeros replaced by ones (where the numerator is zero too: slope 0, as torch)."""
+    return T.where_p(T.equal(d, 0), 1.0, d)
+
+
+def _vector_norm_vjp(ct, out, x, ord=2.0, axis=None, keepdims=False):
+    ct = _keep(ct, x, axis, keepdims)
+    out = _keep(out, x, axis, keepdims)
+    if ord == 0:
+        return ct * 0.0 * x
+    if ord == 1:
+        return ct * T.sign(x)
+    if ord == 2:
+        return ct * x / _safe_divisor(out)
+    if ord in (np.inf, -np.inf):
+        hits = T.astype(T.equal(T.absolute(x), out), T._dtype(x))
+        return ct * T.sign(x) * hits / T.sum_p(hits, axis=axis, keepdims=True)
+    a = T.absolute(x)
+    return ct * T.sign(x) * T.power(a, ord - 1) / _safe_divisor(T.power(out, ord - 1))
+
+
+vector_norm_p = primitive("vector_norm", _vector_norm_impl, params=("ord", "axis", "keepdims"),
+                          vjps=(_vector_norm_vjp,))
+
+
+# --- variance and standard deviation --------------------------------------------------------------
+def _var_impl(x, axis=None, correction=1, keepdims=False):
+    return np.var(x, axis=axis, ddof=correction, keepdims=keepdims)
+
+
+def _std_impl(x, axis=None, correction=1, keepdims=False):
+    return np.std(x, axis=axis, ddof=correction, keepdims=keepdims)
+
+
+def _centered(x, axis):
+    return x - T.mean_p(x, axis=axis, keepdims=True)
+
+
+def _var_vjp(ct, out, x, axis=None, correction=1, keepdims=False):
+    n = T._count(x, axis) - correction
+    return _keep(ct, x, axis, keepdims) * _centered(x, axis) * (2.0 / n)
+
+
+def _std_vjp(ct, out, x, axis=None, correction=1, keepdims=False):
+    n = T._count(x, axis) - correction
+    return _keep(ct, x, axis, keepdims) * _centered(x, axis) / (n * _keep(out, x, axis, keepdims))
+
+
+var_p = primitive("var", _var_impl, params=("axis", "correction", "keepdims"),
+                  vjps=(_var_vjp,))
+std_p = primitive("std", _std_impl, params=("axis", "correction", "keepdims"),
+                  vjps=(_std_vjp,))
+
+
+# --- addcmul / addcdiv: x + value * a * b, x + value * a / b -----------------------------------------
+addcmul_p = elementwise("addcmul", lambda x, a, b, value=1: x + value * a * b,
+                        lambda out, x, a, b, value=1: T.ones_like_p(x),
+                        lambda out, x, a, b, value=1: value * b,
+                        lambda out, x, a, b, value=1: value * a, params=("value",))
+addcdiv_p = elementwise("addcdiv", lambda x, a, b, value=1: x + value * a / b,
+                        lambda out, x, a, b, value=1: T.ones_like_p(x),
+                        lambda out, x, a, b, value=1: value / b,
+                        lambda out, x, a, b, value=1: -value * a / (b * b), params=("value",))
+
+
+# --- median of all elements: the slope is shared among the elements equal to it -----------------
+def _median_impl(x, axis=None, keepdims=False):
+    flat = np.sort(np.ravel(x))
+    return flat[(flat.size - 1) // 2]  # torch's median is the lower of the two middle values
+
+
+median_p = primitive("median", _median_impl, params=("axis", "keepdims"),
+                     vjps=(T._chooser_vjp,))

@@ -1,0 +1,657 @@
+"""torch functions beyond arithmetic: softmax family, norms and moments, sorting and
+selecting along a dim (gather, index_select, sort, topk, median, kthvalue), einsum, bmm,
+outer, dot, addcmul/addcdiv and the in-place random fills. Each is a declaration in the op
+table over a primitive (funcgrad.numpy's or `_prims`'), so backward and create_graph follow."""
+from __future__ import annotations
+
+import builtins
+from typing import Sequence
+
+import numpy as np
+
+from ..numpy import _table as T
+from . import _dtypes as D
+from . import _functions as F
+from . import _methods  # noqa: F401  (Tensor's basic methods first: some are replaced here)
+from . import _ops as O
+from . import _prims as P
+from . import _random
+from . import return_types
+from ._functions import _dim, _dims, matmul, mul, reshape, sum, unsqueeze
+from ._ops import apply, inplace
+from ._tensor import Tensor
+
+__all__ = ["softmax", "log_softmax", "logsumexp", "norm", "var", "std", "var_mean", "std_mean",
+           "cumsum", "sort", "argsort", "topk", "median", "kthvalue", "gather", "index_select",
+           "einsum", "bmm", "outer", "dot", "addcmul", "addcdiv"]
+
+_decl = O._decl
+SOFTMAX = _decl("softmax", P.softmax_p, "SoftmaxBackward0", (("out",),), saves_out=True,
+                result="same")
+LOG_SOFTMAX = _decl("log_softmax", P.log_softmax_p, "LogSoftmaxBackward0", (("out",),),
+                    saves_out=True, result="same")
+LOGSUMEXP = _decl("logsumexp", P.logsumexp_p, "LogsumexpBackward0", ((0, "out"),),
+                  saves_out=True, result="same")
+VECTOR_NORM = _decl("linalg_vector_norm", P.vector_norm_p, "LinalgVectorNormBackward0",
+                    ((0, "out"),), saves_out=True, result="same")
+VAR = _decl("var", P.var_p, "VarBackward0", ((0,),), result="same")
+STD = _decl("std", P.std_p, "StdBackward0", ((0, "out"),), saves_out=True, result="same")
+VAR_MEAN = _decl("var_mean", P.var_p, "VarMeanBackward0", ((0,),), result="same")
+STD_MEAN = _decl("std_mean", P.std_p, "StdMeanBackward0", ((0, "out"),), saves_out=True,
+                 result="same")
+MEAN_OF_VAR = _decl("var_mean_mean", T.mean_p, "VarMeanBackward0", ((),), result="same")
+MEAN_OF_STD = _decl("std_mean_mean", T.mean_p, "StdMeanBackward0", ((),), result="same")
+CUMSUM = _decl("cumsum", T.cumsum_p, "CumsumBackward0", ((),), result="same")
+MEDIAN_ALL = _decl("median", P.median_p, "MedianBackward0", ((0, "out"),), saves_out=True,
+                   result="same")
+ADDCMUL = _decl("addcmul", P.addcmul_p, "AddcmulBackward0", ((), (2,), (1,)))
+ADDCDIV = _decl("addcdiv", P.addcdiv_p, "AddcdivBackward0", ((), (2,), (1, 2)))
+BMM = _decl("bmm", T.matmul, "BmmBackward0", ((1,), (0,)))
+DOT = _decl("dot_fn", T.matmul, "DotBackward0", ((1,), (0,)))
+# selecting along a dim: an advanced index (getitem), named as PyTorch names each
+_SELECTING = {name: _decl(name.lower(), T.getitem_p, f"{name}Backward{n}", ((),), result="same")
+              for name, n in (("Gather", 0), ("IndexSelect", 0), ("Sort", 0), ("Topk", 0),
+                              ("Max", 0), ("Min", 0), ("Median", 1), ("Kthvalue", 0))}
+
+
+def _float_input(name: str, x: Tensor) -> None:
+    if not (x._dtype.is_floating_point or x._dtype.is_complex):
+        raise RuntimeError(f"{name}(): input dtype should be either floating point or complex. "
+                           f"Got {O._scalar_name(x._dtype)} instead.")
+
+
+def _cast(x: Tensor, dtype) -> Tensor:
+    return x if dtype is None or x._dtype is dtype else x.to(dtype)
+
+
+# --- softmax family ------------------------------------------------------------------------------
+def softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
+    """``torch.softmax`` along `dim` (grad_fn ``SoftmaxBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.softmax(torch.tensor([0.0, 0.0]), 0)
+    tensor([0.5000, 0.5000])
+    """
+    x = _cast(input, dtype)
+    if x._dtype.category < 2:
+        raise RuntimeError('"softmax_lastdim_kernel_impl" not implemented for '
+                           f"'{O._scalar_name(x._dtype)}'")
+    return apply(SOFTMAX, (x,), {"axis": _softmax_dim(dim, x._data.ndim)})
+
+
+def log_softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
+    """``torch.log_softmax`` along `dim` (grad_fn ``LogSoftmaxBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.log_softmax(torch.tensor([0.0, 0.0]), 0)
+    tensor([-0.6931, -0.6931])
+    """
+    x = _cast(input, dtype)
+    if x._dtype.category < 2:
+        raise RuntimeError('"log_softmax_lastdim_kernel_impl" not implemented for '
+                           f"'{O._scalar_name(x._dtype)}'")
+    return apply(LOG_SOFTMAX, (x,), {"axis": _softmax_dim(dim, x._data.ndim)})
+
+
+def _softmax_dim(dim, ndim: int) -> int:
+    if dim is None:  # PyTorch's legacy implicit choice (with a warning there)
+        dim = 0 if ndim in (0, 1, 3) else 1
+    return _dim(dim, builtins.max(ndim, 1)) if ndim else None
+
+
+def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(input)))`` over `dim`, computed stably.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.logsumexp(torch.tensor([0.0, 0.0]), 0)
+    tensor(0.6931)
+    """
+    x = input if input._dtype.category >= 2 else input.to(D.DEFAULT_FLOAT)
+    return apply(LOGSUMEXP, (x,), {"axis": _dims(dim, x._data.ndim), "keepdims": keepdim})
+
+
+# --- norms and moments ---------------------------------------------------------------------------
+def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    """``torch.norm``: the vector p-norm over `dim` (all elements by default).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.norm(torch.tensor([3.0, 4.0]))
+    tensor(5.)
+    """
+    x = _cast(input, dtype)
+    if p == "fro" or p is None:
+        p = 2.0
+    if isinstance(p, str):
+        raise NotImplementedError(f"torch.norm with p={p!r} is not supported by funcgrad.mutable")
+    return vector_norm(x, p, dim, keepdim)
+
+
+def vector_norm(x: Tensor, ord=2.0, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """``torch.linalg.vector_norm`` (grad_fn ``LinalgVectorNormBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.linalg.vector_norm(torch.tensor([3.0, -4.0]), 1)
+    tensor(7.)
+    """
+    x = _cast(x, dtype)
+    _float_input("linalg.vector_norm", x)
+    axis = _dims(dim, x._data.ndim)
+    res = apply(VECTOR_NORM, (x,), {"ord": float(ord), "axis": axis, "keepdims": keepdim})
+    if x._dtype.is_complex:
+        res = res.to(D.float32 if x._dtype is D.complex64 else D.float64)
+    return res
+
+
+def _correction(dim, unbiased, correction):
+    if isinstance(dim, bool):  # torch.var(x, False): the old (input, unbiased) signature
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return dim, correction
+
+
+def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """``torch.var`` with Bessel's correction by default (grad_fn ``VarBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.var(torch.tensor([1.0, 2.0, 3.0]))
+    tensor(1.)
+    """
+    dim, correction = _correction(dim, unbiased, correction)
+    _float_input("var", input)
+    return apply(VAR, (input,), {"axis": _dims(dim, input._data.ndim),
+                                 "correction": correction, "keepdims": keepdim})
+
+
+def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """``torch.std`` with Bessel's correction by default (grad_fn ``StdBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.std(torch.tensor([1.0, 3.0]))
+    tensor(1.4142)
+    """
+    dim, correction = _correction(dim, unbiased, correction)
+    _float_input("std", input)
+    return apply(STD, (input,), {"axis": _dims(dim, input._data.ndim),
+                                 "correction": correction, "keepdims": keepdim})
+
+
+def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
+             correction=None) -> tuple:
+    """``(var, mean)`` as one call (both with grad_fn ``VarMeanBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.var_mean(torch.tensor([1.0, 3.0]))
+    (tensor(2.), tensor(2.))
+    """
+    dim, correction = _correction(dim, unbiased, correction)
+    axis = _dims(dim, input._data.ndim)
+    v = apply(VAR_MEAN, (input,), {"axis": axis, "correction": correction, "keepdims": keepdim})
+    return v, apply(MEAN_OF_VAR, (input,), {"axis": axis, "keepdims": keepdim})
+
+
+def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
+             correction=None) -> tuple:
+    """``(std, mean)`` as one call (both with grad_fn ``StdMeanBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.std_mean(torch.tensor([1.0, 3.0]))
+    (tensor(1.4142), tensor(2.))
+    """
+    dim, correction = _correction(dim, unbiased, correction)
+    axis = _dims(dim, input._data.ndim)
+    s = apply(STD_MEAN, (input,), {"axis": axis, "correction": correction, "keepdims": keepdim})
+    return s, apply(MEAN_OF_STD, (input,), {"axis": axis, "keepdims": keepdim})
+
+
+def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """Running sum along `dim` (integers sum to int64, as in PyTorch).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.cumsum(torch.tensor([1.0, 2.0, 3.0]), 0)
+    tensor([1., 3., 6.])
+    """
+    x = _cast(input, dtype)
+    if dtype is None and x._dtype.category < 2:
+        x = x.to(D.int64)
+    if x._data.ndim == 0:
+        return apply(O.CLONE, (x,))
+    return apply(CUMSUM, (x,), {"axis": _dim(dim, x._data.ndim)})
+
+
+# --- selecting along a dim ---------------------------------------------------------------------------
+def _along(name: str, x: Tensor, dim: int, index: np.ndarray, keep: bool = True) -> Tensor:
+    """``x`` read at `index` along `dim` (other dims by position); `keep`: `index` still has
+    the `dim` axis (else it was reduced away)."""
+    items = []
+    nd = index.ndim
+    for d in range(x._data.ndim):
+        if d == dim:
+            items.append(index)
+            continue
+        od = d if keep or d < dim else d - 1
+        shape = [1] * nd
+        shape[od] = index.shape[od]
+        items.append(np.arange(index.shape[od]).reshape(shape))
+    if not items:  # a 0-d tensor
+        return apply(_SELECTING[name], (x,), {"template": (Ellipsis,)})
+    template, arrays = T.split_index(tuple(items))
+    return apply(_SELECTING[name], (x,) + tuple(arrays), {"template": template})
+
+
+def _index_array(index, name: str) -> np.ndarray:
+    data = index._data if isinstance(index, Tensor) else np.asarray(index)
+    if data.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    return data.astype(np.intp)
+
+
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+    """``out[i][j] = input[index[i][j]][j]`` for dim 0 (grad_fn ``GatherBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.gather(torch.tensor([[1.0, 2.0], [3.0, 4.0]]), 1, torch.tensor([[1], [0]]))
+    tensor([[2.],
+            [3.]])
+    """
+    idx = _index_array(index, "gather")
+    nd = builtins.max(input._data.ndim, 1)
+    if idx.ndim != input._data.ndim and not (idx.ndim <= 1 and input._data.ndim <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    d = _dim(dim, nd)
+    for k, (a, b) in enumerate(zip(idx.shape, input._data.shape)):
+        if k != d and a > b:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index "
+                               f"{list(idx.shape)} to be no larger than self "
+                               f"{list(input._data.shape)} apart from dimension {d}")
+    size = input._data.shape[d] if input._data.ndim else 1
+    if idx.size and (idx.min() < -size or idx.max() >= size):
+        raise RuntimeError(f"index {int(idx.max() if idx.max() >= size else idx.min())} is out "
+                           f"of bounds for dimension {d} with size {size}")
+    return _along("Gather", input, d, idx % builtins.max(size, 1))
+
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The slices at `index` along `dim` (grad_fn ``IndexSelectBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.index_select(torch.tensor([[1.0, 2.0], [3.0, 4.0]]), 1, torch.tensor([1]))
+    tensor([[2.],
+            [4.]])
+    """
+    idx = _index_array(index, "index_select")
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    d = _dim(dim, builtins.max(input._data.ndim, 1))
+    size = input._data.shape[d] if input._data.ndim else 1
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        raise IndexError(f"index out of range in self")
+    template, arrays = T.split_index((slice(None),) * d + (idx.reshape(-1),))
+    return apply(_SELECTING["IndexSelect"], (input,) + tuple(arrays), {"template": template})
+
+
+def _sorted_indices(data: np.ndarray, dim: int, descending: bool) -> np.ndarray:
+    if data.dtype == np.bool_:
+        data = data.astype(np.int8)
+    if descending:
+        # stable and descending: sort the reversed array ascending, then flip back
+        flipped = np.flip(data, axis=dim)
+        idx = np.argsort(flipped, axis=dim, kind="stable")
+        idx = data.shape[dim] - 1 - np.flip(idx, axis=dim)
+        return idx
+    return np.argsort(data, axis=dim, kind="stable")
+
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False):
+    """``(values, indices)`` sorted along `dim` (grad_fn ``SortBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.sort(torch.tensor([3.0, 1.0, 2.0])).indices
+    tensor([1, 2, 0])
+    """
+    if input._data.ndim == 0:
+        return return_types.sort(_along("Sort", input, 0, np.zeros((), np.intp)),
+                                 Tensor._wrap(np.zeros((), np.int64)))
+    d = _dim(dim, input._data.ndim)
+    idx = _sorted_indices(input._data, d, descending)
+    return return_types.sort(_along("Sort", input, d, idx), Tensor._wrap(idx.astype(np.int64)))
+
+
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    """Indices that sort `input` along `dim`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.argsort(torch.tensor([3.0, 1.0, 2.0]))
+    tensor([1, 2, 0])
+    """
+    return sort(input, dim, descending, stable).indices
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
+    """The `k` largest (or smallest) along `dim`, as ``(values, indices)``.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.topk(torch.tensor([1.0, 5.0, 3.0]), 2).values
+    tensor([5., 3.])
+    """
+    d = _dim(dim, builtins.max(input._data.ndim, 1))
+    size = input._data.shape[d] if input._data.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    data = input._data if input._data.ndim else input._data.reshape(1)
+    idx = _sorted_indices(data, d, largest)
+    idx = np.take(idx, np.arange(k), axis=d)
+    if not input._data.ndim:
+        idx = idx.reshape(())
+    return return_types.topk(_along("Topk", input, d, idx), Tensor._wrap(idx.astype(np.int64)))
+
+
+def _reduced_pick(name: str, kind, input: Tensor, dim: int, keepdim: bool, pick) -> tuple:
+    """(values, indices) of a pick along `dim`; `pick(data, d)` gives indices, dim kept."""
+    if input._data.ndim == 0:
+        idx = np.zeros((), np.intp)
+        return kind(_along(name, input, 0, idx), Tensor._wrap(np.zeros((), np.int64)))
+    d = _dim(dim, input._data.ndim)
+    if input._data.shape[d] == 0:
+        raise IndexError(f"{name.lower()}(): Expected reduction dim {d} to have non-zero size.")
+    idx = pick(input._data, d)
+    if not keepdim:
+        idx = np.squeeze(idx, axis=d)
+    values = _along(name, input, d, idx, keep=keepdim)
+    return kind(values, Tensor._wrap(idx.astype(np.int64)))
+
+
+def max(input: Tensor, dim=None, keepdim: bool = False):
+    """Largest element; along `dim` ``(values, indices)`` whose gradient goes to the index
+    returned (grad_fn ``MaxBackward0``); with a tensor, `maximum`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.max(torch.tensor([[1.0, 7.0], [4.0, 2.0]]), 1)
+    torch.return_types.max(
+    values=tensor([7., 4.]),
+    indices=tensor([1, 0]))
+    """
+    if isinstance(dim, Tensor):
+        return F.maximum(input, dim)
+    if dim is None:
+        return F.max(input)
+    return max_along(input, dim, keepdim)
+
+
+def min(input: Tensor, dim=None, keepdim: bool = False):
+    """Smallest element, or ``(values, indices)`` along `dim` (see `max`).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.min(torch.tensor([4.0, 2.0, 3.0]), 0).indices
+    tensor(1)
+    """
+    if isinstance(dim, Tensor):
+        return F.minimum(input, dim)
+    if dim is None:
+        return F.min(input)
+    return min_along(input, dim, keepdim)
+
+
+def max_along(input: Tensor, dim: int, keepdim: bool = False):
+    """``torch.max(input, dim)``: values and the index of the first maximum; the gradient
+    goes to that index alone (grad_fn ``MaxBackward0``)."""
+    return _reduced_pick("Max", return_types.max, input, dim, keepdim,
+                         lambda a, d: _first_extreme(a, d, np.argmax))
+
+
+def min_along(input: Tensor, dim: int, keepdim: bool = False):
+    """``torch.min(input, dim)`` (see `max_along`)."""
+    return _reduced_pick("Min", return_types.min, input, dim, keepdim,
+                         lambda a, d: _first_extreme(a, d, np.argmin))
+
+
+def _first_extreme(a: np.ndarray, d: int, arg) -> np.ndarray:
+    if a.dtype.kind == "f" and np.isnan(a).any():  # NaN wins, as in PyTorch
+        return np.expand_dims(np.argmax(np.isnan(a), axis=d), d)
+    return np.expand_dims(arg(a, axis=d), d)
+
+
+def median(input: Tensor, dim=None, keepdim: bool = False):
+    """The lower median of all elements, or ``(values, indices)`` along `dim`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.median(torch.tensor([1.0, 4.0, 2.0, 3.0]))
+    tensor(2.)
+    """
+    if dim is None:
+        if input._data.size == 0:
+            return Tensor._wrap(np.asarray(np.nan, input._data.dtype))
+        return apply(MEDIAN_ALL, (input,), {"axis": None, "keepdims": False})
+
+    def pick(a, d):
+        idx = np.argsort(a, axis=d, kind="stable")
+        return np.take(idx, [(a.shape[d] - 1) // 2], axis=d)
+    return _reduced_pick("Median", return_types.median, input, dim, keepdim, pick)
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
+    """The `k`-th smallest along `dim`, as ``(values, indices)``.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.kthvalue(torch.tensor([3.0, 1.0, 2.0]), 2).values
+    tensor(2.)
+    """
+    def pick(a, d):
+        if not 1 <= k <= a.shape[d]:
+            raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+        return np.take(np.argsort(a, axis=d, kind="stable"), [k - 1], axis=d)
+    return _reduced_pick("Kthvalue", return_types.kthvalue, input, dim, keepdim, pick)
+
+
+# --- products -------------------------------------------------------------------------------------
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Batched matrix product of two 3-d tensors (grad_fn ``BmmBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.bmm(torch.ones(2, 1, 3), torch.ones(2, 3, 1)).shape
+    torch.Size([2, 1, 1])
+    """
+    if input._data.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2._data.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    (b, n, k), (b2, k2, m) = input._data.shape, mat2._data.shape
+    if b != b2 or k != k2:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{b}, {k}] but got: [{b2}, {k2}].")
+    if input._dtype is not mat2._dtype:
+        raise RuntimeError(f"expected scalar type {O._scalar_name(input._dtype)} but found "
+                           f"{O._scalar_name(mat2._dtype)}")
+    return apply(BMM, (input, mat2))
+
+
+def dot(input: Tensor, other: Tensor) -> Tensor:
+    """Inner product of two 1-d tensors (grad_fn ``DotBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.dot(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0]))
+    tensor(11.)
+    """
+    if input._data.ndim != 1 or other._data.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input._data.ndim}D and "
+                           f"{other._data.ndim}D tensors")
+    return matmul(input, other)
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """Outer product of two 1-d tensors (as PyTorch: a column times a row, ``MulBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.outer(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0]))
+    tensor([[3., 4.],
+            [6., 8.]])
+    """
+    return mul(reshape(input, (-1, 1)), vec2)
+
+
+def einsum(equation: str, *operands) -> Tensor:
+    """Einstein summation: each operand laid out over all the equation's letters, multiplied
+    with broadcasting, summed over the letters not in the output.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.einsum("ij,j->i", torch.ones(2, 3), torch.tensor([1.0, 2.0, 3.0]))
+    tensor([6., 6.])
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    eq = equation.replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise RuntimeError(f"einsum(): more operands were provided than specified in the equation"
+                           if len(operands) > len(terms) else
+                           "einsum(): fewer operands were provided than specified in the equation")
+    terms, out = _expand_ellipsis(terms, out if arrow else None, operands)
+    if not arrow:
+        counts: dict = {}
+        for t in terms:
+            for c in t:
+                counts[c] = counts.get(c, 0) + 1
+        out = "".join(sorted(c for c, n in counts.items() if n == 1))
+    letters = list(out)
+    for t in terms:
+        for c in t:
+            if c not in letters:
+                letters.append(c)
+    laid = []
+    for term, x in zip(terms, operands):
+        if len(term) != x._data.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                               f"({len(term)}) does not match the number of dimensions "
+                               f"({x._data.ndim}) for operand {len(laid)} and no ellipsis was "
+                               "given")
+        x, term = _diagonals(x, term)
+        order = sorted(range(len(term)), key=lambda i: letters.index(term[i]))
+        x = x.permute(*order) if order != list(range(len(order))) else x
+        present = [term[i] for i in order]
+        shape = [x._data.shape[present.index(c)] if c in present else 1 for c in letters]
+        laid.append(x.reshape(shape))
+    result = laid[0]
+    for x in laid[1:]:
+        result = result * x
+    contracted = tuple(range(len(out), len(letters)))
+    if contracted:
+        result = sum(result, contracted)
+    elif len(laid) == 1:
+        result = result.clone() if result._base is None and result is operands[0] else result
+    return result
+
+
+def _expand_ellipsis(terms, out, operands):
+    """Replace ``...`` by fresh capital letters, right-aligned across operands."""
+    if not any("..." in t for t in terms) and (out is None or "..." not in out):
+        return terms, out
+    free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in "".join(terms) + (out or "")]
+    width = 0
+    for t, x in zip(terms, operands):
+        if "..." in t:
+            width = builtins.max(width, x._data.ndim - (len(t) - 3))
+    dots = "".join(free[:width])
+    new_terms = []
+    for t, x in zip(terms, operands):
+        if "..." in t:
+            n = x._data.ndim - (len(t) - 3)
+            t = t.replace("...", dots[width - n:])
+        new_terms.append(t)
+    if out is None:
+        return new_terms, None  # implicit output: the broadcast letters sort first (capitals)
+    return new_terms, out.replace("...", dots)
+
+
+def _diagonals(x: Tensor, term: str):
+    """Repeated letters in one operand (``"ii"``) take the diagonal."""
+    while len(set(term)) != len(term):
+        for i, c in enumerate(term):
+            j = term.find(c, i + 1)
+            if j >= 0:
+                x = x.diagonal(0, i, j)  # the diagonal goes last
+                term = term[:i] + term[i + 1:j] + term[j + 1:] + c
+                break
+    return x, term
+
+
+# --- addcmul / addcdiv ------------------------------------------------------------------------------
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """``input + value * tensor1 * tensor2`` (grad_fn ``AddcmulBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.addcmul(torch.ones(2), torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0]), value=2)
+    tensor([ 7., 17.])
+    """
+    return apply(ADDCMUL, (input, tensor1, tensor2), {"value": value})
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """``input + value * tensor1 / tensor2`` (grad_fn ``AddcdivBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.addcdiv(torch.ones(2), torch.tensor([1.0, 2.0]), torch.tensor([4.0, 4.0]))
+    tensor([1.2500, 1.5000])
+    """
+    return apply(ADDCDIV, (input, tensor1, tensor2), {"value": value})
+
+
+def _addcmul_(self: Tensor, tensor1, tensor2, *, value=1) -> Tensor:
+    return inplace(ADDCMUL, self, (tensor1, tensor2), {"value": value})
+
+
+def _addcdiv_(self: Tensor, tensor1, tensor2, *, value=1) -> Tensor:
+    return inplace(ADDCDIV, self, (tensor1, tensor2), {"value": value})
+
+
+# --- in-place random fills --------------------------------------------------------------------------
+NORMAL_ = _decl("normal_", None, "NormalBackward1")
+UNIFORM_ = _decl("uniform_", None, "UniformBackward0")
+
+
+def _normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    values = _random.normal(self._data.shape, self._data.dtype) * std + mean
+    return inplace(NORMAL_, self, (), compute=lambda s: values)
+
+
+def _uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+    values = _random.uniform(self._data.shape, self._data.dtype) * (b - a) + a
+    return inplace(UNIFORM_, self, (), compute=lambda s: values)
+
+
+def _norm_method(self: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    return norm(self, p, dim, keepdim, dtype)
+
+
+_METHODS = {
+    "softmax": softmax, "log_softmax": log_softmax, "logsumexp": logsumexp, "norm": _norm_method,
+    "var": var, "std": std, "cumsum": cumsum, "sort": sort, "argsort": argsort, "topk": topk,
+    "median": median, "kthvalue": kthvalue, "gather": gather, "index_select": index_select,
+    "bmm": bmm, "outer": outer, "dot": dot, "addcmul": addcmul, "addcdiv": addcdiv,
+    "addcmul_": _addcmul_, "addcdiv_": _addcdiv_, "normal_": _normal_, "uniform_": _uniform_,
+}
+
+
+def with_aliases(fn):
+    """`fn` also taking NumPy's ``axis=``/``keepdims=`` for ``dim=``/``keepdim=``, as torch's
+    argument parser does."""
+    def aliased(*args, **kwargs):
+        if "axis" in kwargs:
+            kwargs["dim"] = kwargs.pop("axis")
+        if "keepdims" in kwargs:
+            kwargs["keepdim"] = kwargs.pop("keepdims")
+        return fn(*args, **kwargs)
+    aliased.__name__ = aliased.__qualname__ = fn.__name__
+    aliased.__doc__ = fn.__doc__
+    aliased.__wrapped__ = fn
+    return aliased
+
+
+_METHODS.update({"max": max, "min": min, "sum": F.sum, "mean": F.mean, "prod": F.prod,
+                 "argmax": F.argmax, "argmin": F.argmin})
+_ALIASED = {name: with_aliases(fn) for name, fn in _METHODS.items()
+            if name not in ("addcmul_", "addcdiv_", "normal_", "uniform_", "bmm", "outer",
+                            "dot", "addcmul", "addcdiv")}
+_METHODS.update(_ALIASED)
+for _name, _fn in _METHODS.items():
+    setattr(Tensor, _name, _fn)

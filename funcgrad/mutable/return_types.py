@@ -1,0 +1,30 @@
+"""``torch.return_types``: the named tuples that max/min/sort/topk/... return along a dim."""
+from __future__ import annotations
+
+__all__ = ["max", "min", "sort", "topk", "median", "kthvalue"]
+
+
+def _named(name: str, fields: tuple) -> type:
+    """A tuple subclass printed as ``torch.return_types.<name>(\\nvalues=...,\\nindices=...)``."""
+    def __new__(cls, *values):
+        return tuple.__new__(cls, values)
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"torch.return_types.{name}(\n{body})"
+
+    ns = {"__new__": __new__, "__repr__": __repr__, "__slots__": (), "_fields": fields,
+          "__reduce__": lambda self: (type(self), tuple(self))}
+    for i, f in enumerate(fields):
+        ns[f] = property(lambda self, i=i: self[i])
+    cls = type(name, (tuple,), ns)
+    cls.__module__ = "torch.return_types"
+    return cls
+
+
+max = _named("max", ("values", "indices"))  # noqa: A001
+min = _named("min", ("values", "indices"))  # noqa: A001
+sort = _named("sort", ("values", "indices"))
+topk = _named("topk", ("values", "indices"))
+median = _named("median", ("values", "indices"))
+kthvalue = _named("kthvalue", ("values", "indices"))
