@@ -1,26 +1,126 @@
-"""Pytree flattening, rebuilding and mapping."""
+"""Pytrees against JAX's behaviour: flattening order, structures and their printing, key
+paths, registration, mapping over several trees, depth, and the errors JAX raises.
+
+Expected values are JAX 0.10's, written out so the tests mean something without JAX; where
+JAX is installed the same cases are also compared live."""
 from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
+import sys
 
+import numpy as np
 import pytest
 
-from funcgrad.tree_util import (register_dataclass, register_pytree_node, tree_flatten,
-                                tree_leaves, tree_map, tree_structure, tree_unflatten)
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from funcgrad import tree
+from funcgrad.tree_util import (DictKey, FlattenedIndexKey, GetAttrKey, PyTreeDef, SequenceKey,
+                                keystr, register_dataclass, register_pytree_node,
+                                register_pytree_node_class, register_pytree_with_keys, tree_all,
+                                tree_flatten, tree_flatten_with_path, tree_leaves, tree_map,
+                                tree_map_with_path, tree_reduce, tree_structure, tree_transpose,
+                                tree_unflatten)
 
 NT = collections.namedtuple("NT", "a b")
 
 
+class Pair:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __eq__(self, other):
+        return type(other) is Pair and (self.a, self.b) == (other.a, other.b)
+
+
+register_pytree_node(Pair, lambda p: ((p.a, p.b), "aux"), lambda aux, c: Pair(*c))
+
+
+@register_pytree_node_class
+class Box:
+    def __init__(self, x, tag):
+        self.x, self.tag = x, tag
+
+    def tree_flatten(self):
+        return (self.x,), self.tag
+
+    @classmethod
+    def tree_unflatten(cls, tag, children):
+        return cls(children[0], tag)
+
+
+@functools.partial(register_dataclass, data_fields=["w"], meta_fields=["name"])
+@dataclasses.dataclass
+class Named:
+    w: object
+    name: str
+
+
+# --- structures and how they print (JAX 0.10's reprs, num_nodes, num_leaves) -----------
+STRUCTURES = [
+    ({"a": 1, "b": (2, 3)}, "PyTreeDef({'a': *, 'b': (*, *)})", 5, 3),
+    (None, "PyTreeDef(None)", 1, 0),
+    (1, "PyTreeDef(*)", 1, 1),
+    ((1,), "PyTreeDef((*,))", 2, 1),
+    ([], "PyTreeDef([])", 1, 0),
+    ((), "PyTreeDef(())", 1, 0),
+    ({}, "PyTreeDef({})", 1, 0),
+    (NT(1, 2), "PyTreeDef(CustomNode(namedtuple[NT], [*, *]))", 3, 2),
+    (Pair(1, 2), "PyTreeDef(CustomNode(Pair[aux], [*, *]))", 3, 2),
+    (Named(1.0, "x"), "PyTreeDef(CustomNode(Named[('x',)], [*]))", 2, 1),
+    (collections.OrderedDict(b=1, a=2), "PyTreeDef(CustomNode(OrderedDict[('b', 'a')], [*, *]))",
+     3, 2),
+    (collections.defaultdict(list, b=1, a=2),
+     "PyTreeDef(CustomNode(defaultdict[(<class 'list'>, ('a', 'b'))], [*, *]))", 3, 2),
+    ([None, (None,)], "PyTreeDef([None, (None,)])", 4, 0),
+    (Box(3, "t"), "PyTreeDef(CustomNode(Box[t], [*]))", 2, 1),
+]
+
+
+@pytest.mark.parametrize("tree_, text, nodes, leaves", STRUCTURES)
+def test_structure_prints_and_counts_as_in_jax(tree_, text, nodes, leaves):
+    treedef = tree_structure(tree_)
+    assert repr(treedef) == text
+    assert (treedef.num_nodes, treedef.num_leaves) == (nodes, leaves)
+    leaves_, treedef2 = tree_flatten(tree_)
+    rebuilt = tree_unflatten(treedef2, leaves_)
+    assert tree_structure(rebuilt) == treedef
+    assert type(rebuilt) is type(tree_)
+
+
 def test_round_trip_of_nested_containers():
-    tree = {"z": [1, (2, None, NT(3, 4))], "a": 5}
-    leaves, treedef = tree_flatten(tree)
+    value = {"z": [1, (2, None, NT(3, 4))], "a": 5}
+    leaves, treedef = tree_flatten(value)
     assert leaves == [5, 1, 2, 3, 4]  # dict keys sorted
-    assert tree_unflatten(treedef, leaves) == tree
-    assert tree_structure(tree) == tree_structure(tree_map(lambda x: x * 10, tree))
-    assert tree_map(lambda x, y: x + y, tree, tree)["z"][1][2] == NT(6, 8)
+    assert tree_unflatten(treedef, leaves) == value
+    assert treedef.unflatten(leaves) == value
+    assert tree_structure(value) == tree_structure(tree_map(lambda x: x * 10, value))
+    assert tree_map(lambda x, y: x + y, value, value)["z"][1][2] == NT(6, 8)
+    assert tree_structure([1, 2]) != tree_structure((1, 2))
+    assert hash(tree_structure({"a": 1})) == hash(tree_structure({"a": "b"}))
+    assert tree_structure(1) == tree_structure(np.ones(3))
 
 
+def test_rebuilt_list_is_new():
+    leaves = [1, 2]
+    out = tree_unflatten(tree_structure([0, 0]), leaves)
+    assert out == leaves and out is not leaves
+
+
+def test_children_node_data_flatten_up_to():
+    treedef = tree_structure({"a": (1, 2), "b": 3})
+    assert [repr(c) for c in treedef.children()] == ["PyTreeDef((*, *))", "PyTreeDef(*)"]
+    assert treedef.node_data() == (dict, ["a", "b"])
+    assert treedef.flatten_up_to({"a": (5, 6), "b": [1]}) == [5, 6, [1]]
+    with pytest.raises(ValueError, match="different types"):  # JAX: "Expected tuple, got 5."
+        treedef.flatten_up_to({"a": 5, "b": [1]})
+    assert tree_structure((1, 2)).flatten_up_to(((1, 2), None)) == [(1, 2), None]
+    with pytest.raises(ValueError, match="different types"):
+        tree_structure((1, 2)).flatten_up_to([1, 2])
+
+
+# --- registration -----------------------------------------------------------------------
 def test_registered_classes():
     @dataclasses.dataclass
     class Layer:
@@ -33,13 +133,214 @@ def test_registered_classes():
         register_pytree_node(Layer, lambda x: ((), None), lambda a, c: None)
     with pytest.raises(TypeError, match="dataclass"):
         register_dataclass(int)
+    assert tree_map(lambda x: x * 2, Box(3, "t")).x == 6
+    assert tree_map(lambda x: x * 2, Box(3, "t")).tag == "t"
 
 
-def test_mismatched_structures_and_leaf_counts():
-    with pytest.raises(ValueError, match="structures differ"):
-        tree_map(lambda a, b: a, (1, 2), [1, 2])
+def test_dataclass_with_static_string_field_under_grad():
+    # JAX: grad(lambda d: d.w * 2)(D(1.0, "hi")) == D(w=2.0, s='hi')
+    out = fg.grad(lambda d: fnp.sin(d.w) * 2)(Named(0.5, "hi"))
+    assert type(out) is Named and out.name == "hi"
+    assert out.w.item() == pytest.approx(2 * np.cos(0.5))
+
+    @register_dataclass
+    @dataclasses.dataclass
+    class Marked:
+        w: object
+        label: str = dataclasses.field(default="q", metadata=dict(static=True))
+
+    assert repr(tree_structure(Marked(1.0))) == "PyTreeDef(CustomNode(Marked[('q',)], [*]))"
+    g = fg.grad(lambda m: m.w ** 3)(Marked(2.0, "text"))
+    assert g.label == "text" and g.w.item() == 12.0
+
+
+def test_dataclass_field_lists_must_cover_the_fields():
+    @dataclasses.dataclass
+    class D:
+        w: object
+        s: str
+
+    with pytest.raises(ValueError, match=r"Missing fields: \{'s'\}"):
+        register_dataclass(D, data_fields=["w"], meta_fields=[])
+
+
+def test_keys_registration_and_paths():
+    class KP:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    register_pytree_with_keys(
+        KP, lambda k: (((GetAttrKey("a"), k.a), (GetAttrKey("b"), k.b)), None),
+        lambda aux, ch: KP(*ch))
+    assert [(keystr(p), x) for p, x in tree_flatten_with_path(KP(1, [2]))[0]] == \
+        [(".a", 1), (".b[0]", 2)]
+    assert tree_leaves(KP(1, [2])) == [1, 2]
+
+
+def test_flatten_with_path_as_in_jax():
+    value = {"a": [1, (2,)], "b": NT(3, 4), "c": Pair(5, 6), "d": Named(7.0, "n")}
+    pairs, treedef = tree_flatten_with_path(value)
+    assert pairs == [
+        ((DictKey("a"), SequenceKey(0)), 1),
+        ((DictKey("a"), SequenceKey(1), SequenceKey(0)), 2),
+        ((DictKey("b"), GetAttrKey("a")), 3),
+        ((DictKey("b"), GetAttrKey("b")), 4),
+        ((DictKey("c"), FlattenedIndexKey(0)), 5),
+        ((DictKey("c"), FlattenedIndexKey(1)), 6),
+        ((DictKey("d"), GetAttrKey("w")), 7.0),
+    ]
+    assert [keystr(p) for p, _ in pairs] == [
+        "['a'][0]", "['a'][1][0]", "['b'].a", "['b'].b", "['c'][<flat index 0>]",
+        "['c'][<flat index 1>]", "['d'].w"]
+    assert repr(pairs[0][0]) == "(DictKey(key='a'), SequenceKey(idx=0))"
+    assert keystr((DictKey("a"), SequenceKey(0)), simple=True, separator="/") == "a/0"
+    assert keystr(()) == ""
+    assert tree_map_with_path(lambda p, x: (keystr(p), x), {"a": [1, 2], "b": 3}) == \
+        {"a": [("['a'][0]", 1), ("['a'][1]", 2)], "b": ("['b']", 3)}
+    od = tree_flatten_with_path(collections.OrderedDict(b=1, a=2))[0]
+    assert od == [((DictKey("b"),), 1), ((DictKey("a"),), 2)]
+
+
+# --- is_leaf, reduce, transpose, map over several trees ----------------------------------
+def test_is_leaf():
+    assert tree_leaves([None, (1, None)], is_leaf=lambda x: x is None) == [None, 1, None]
+    assert tree_map(lambda x: x, [None, (1, None)], is_leaf=lambda x: x is None) == \
+        [None, (1, None)]
+    leaves, treedef = tree_flatten([[1, 2], (3, [4])], is_leaf=lambda x: isinstance(x, list))
+    assert leaves == [[[1, 2], (3, [4])]] and repr(treedef) == "PyTreeDef(*)"
+    one_long = lambda x: isinstance(x, list) and len(x) == 1  # noqa: E731
+    assert tree_leaves([1, [2, [3]]], is_leaf=one_long) == [1, 2, [3]]
+    assert repr(tree_structure([1, [2, [3]]], is_leaf=one_long)) == "PyTreeDef([*, [*, *]])"
+
+
+def test_reduce_all_transpose():
+    assert tree_reduce(lambda a, b: a + b, [1, (2, 3)]) == 6
+    assert tree_reduce(lambda a, b: a + b, [], 10) == 10
+    with pytest.raises(TypeError, match="empty"):
+        tree_reduce(lambda a, b: a + b, [])
+    assert tree_all([1, (True, 0)]) is False and tree_all([]) is True
+    assert tree_transpose(tree_structure([0, 0]), tree_structure((0, 0, 0)),
+                          [(1, 2, 3), (4, 5, 6)]) == ([1, 4], [2, 5], [3, 6])
+    assert tree_transpose(tree_structure([0, 0]), None, [{"a": 1}, {"a": 2}]) == {"a": [1, 2]}
+    with pytest.raises(TypeError, match="Mismatch"):
+        tree_transpose(tree_structure([0, 0]), tree_structure((0, 0, 0)), [(1, 2, 3), (4, 5)])
+
+
+def test_map_over_several_trees_and_prefixes():
+    assert tree_map(lambda x, y: (x, y), [1, 2], [(1, 2), 3]) == [(1, (1, 2)), (2, 3)]
+    assert tree_map(lambda x, y: (x, y), (1, 2), (1, None)) == ((1, 1), (2, None))
+    assert tree_map(lambda x, y, z: x + y + z, {"a": 1}, {"a": 2}, {"a": 3}) == {"a": 6}
+
+
+MISMATCHES = [  # (tree, other, the start of JAX's message, the key path JAX names)
+    ((1, 2), [1, 2], "pytree structure error: different types at key path", "tree_map tree\n"),
+    ((1, 2), (1, 2, 3), "pytree structure error: different lengths of tuple at key path",
+     "tree_map tree\n"),
+    ({"a": 1}, {"b": 1}, "pytree structure error: different pytree metadata at key path",
+     "tree_map tree\n"),
+    ({"a": [1, {"b": (1, 2)}]}, {"a": [1, {"b": [2, 3]}]},
+     "pytree structure error: different types at key path", "tree_map tree['a'][1]['b']\n"),
+    (NT(1, 2), (1, 2), "pytree structure error: different types at key path", "tree_map tree\n"),
+    ((1, None), (1, 2), "pytree structure error: different types at key path",
+     "tree_map tree[1]\n"),
+]
+
+
+@pytest.mark.parametrize("a, b, start, path", MISMATCHES)
+def test_mismatched_structures_name_the_path_and_fix(a, b, start, path):
+    with pytest.raises(ValueError) as info:
+        tree_map(lambda x, y: x, a, b)
+    message = str(info.value)
+    assert message.startswith(start)
+    assert path in message
+    assert "tree_structure" in message  # the fix: compare the structures
+
+
+def test_leaf_counts():
     _, treedef = tree_flatten((1, 2))
-    with pytest.raises(ValueError, match="too few"):
+    with pytest.raises(ValueError, match="Too few leaves for PyTreeDef; expected 2, got 1"):
         tree_unflatten(treedef, [1])
-    with pytest.raises(ValueError, match="too many"):
+    with pytest.raises(ValueError, match="Too many leaves for PyTreeDef; expected 2"):
         tree_unflatten(treedef, [1, 2, 3])
+
+
+def test_mixed_dict_keys_refused_as_in_jax():
+    with pytest.raises(ValueError, match="Comparator raised exception while sorting pytree "
+                                         "dictionary keys") as info:
+        tree_flatten({1: 1, "a": 2})
+    assert isinstance(info.value.__cause__, TypeError)
+    assert tree_leaves({2: "b", 1.5: "a"}) == ["a", "b"]  # comparable keys of two types
+
+
+# --- depth ------------------------------------------------------------------------------
+@pytest.mark.parametrize("make", [lambda x: [x], lambda x: (x, 1.0), lambda x: {"k": x},
+                                  lambda x: NT(x, None), lambda x: Pair(x, 2.0)])
+def test_trees_nested_far_deeper_than_the_recursion_limit(make):
+    depth = max(3 * sys.getrecursionlimit(), 3000)
+    value = 1.0
+    for _ in range(depth):
+        value = make(value)
+    leaves, treedef = tree_flatten(value)
+    assert leaves[0] == 1.0 and treedef.num_nodes > depth
+    rebuilt = tree_unflatten(treedef, [2.0] + leaves[1:])
+    assert tree_structure(rebuilt) == treedef
+    assert tree_leaves(rebuilt)[0] == 2.0
+    assert repr(treedef).startswith("PyTreeDef(")
+    assert tree_map(lambda x, y: x + y, value, value) is not None
+    assert len(tree_flatten_with_path(value)[0]) == len(leaves)
+
+
+def test_grad_through_a_thousand_deep_tree():
+    value = fnp.array(0.3)
+    for _ in range(1000):
+        value = [value]
+
+    def f(t):
+        while isinstance(t, list):
+            t = t[0]
+        return fnp.sin(t)
+
+    g = fg.grad(f)(value)
+    for _ in range(1000):
+        g = g[0]
+    assert g.item() == pytest.approx(np.cos(0.3))
+
+
+# --- funcgrad.tree ----------------------------------------------------------------------
+def test_tree_module_short_names():
+    value = {"a": 1, "b": (2, 3)}
+    assert tree.map(lambda x: x + 1, value) == {"a": 2, "b": (3, 4)}
+    assert tree.leaves(value) == [1, 2, 3]
+    assert repr(tree.structure(value)) == "PyTreeDef({'a': *, 'b': (*, *)})"
+    leaves, treedef = tree.flatten(value)
+    assert tree.unflatten(treedef, leaves) == value
+    assert tree.reduce(lambda a, b: a * b, value) == 6
+    assert tree.all(value) is True
+    assert tree.transpose(tree.structure([0, 0]), tree.structure((0, 0)), [(1, 2), (3, 4)]) == \
+        ([1, 3], [2, 4])
+    assert tree.map_with_path(lambda p, x: keystr(p), {"a": 1}) == {"a": "['a']"}
+    assert [keystr(p) for p, _ in tree.leaves_with_path([1, 2])] == ["[0]", "[1]"]
+    assert isinstance(tree.structure(1), PyTreeDef)
+
+
+# --- live comparison with JAX, where installed -----------------------------------------
+def _jax():
+    return pytest.importorskip("jax", reason="JAX is an optional oracle; literal values above")
+
+
+def test_against_live_jax():
+    jtu = _jax().tree_util
+    for value, text, nodes, leaves in STRUCTURES:
+        if isinstance(value, (Pair, Named, Box)):
+            continue  # registered with funcgrad only
+        jdef = jtu.tree_structure(value)
+        assert repr(jdef) == text == repr(tree_structure(value))
+        assert (jdef.num_nodes, jdef.num_leaves) == (nodes, leaves)
+    value = {"a": [1, (2,)], "b": NT(3, 4), "z": {"y": None, "x": 5}}
+    assert [jtu.keystr(p) for p, _ in jtu.tree_flatten_with_path(value)[0]] == \
+        [keystr(p) for p, _ in tree_flatten_with_path(value)[0]]
+    assert jtu.tree_leaves(value) == tree_leaves(value)
+    for a, b, start, path in MISMATCHES:
+        with pytest.raises(ValueError) as info:
+            jtu.tree_map(lambda x, y: x, a, b)
+        assert str(info.value).startswith(start) and path in str(info.value)
