@@ -14,10 +14,11 @@ PAGE = ROOT / "docs" / "numpy_functions.md"
 
 def _namespaces():
     sys.path.insert(0, str(ROOT))
-    from funcgrad.numpy import _table, fft, linalg
+    from funcgrad.numpy import fft, linalg
+    from funcgrad.numpy._namespace import ns as numpy_ns
     from funcgrad.scipy import special
     from funcgrad.scipy.stats import norm
-    return [("funcgrad.numpy", _table.ns), ("funcgrad.numpy.linalg", linalg.ns),
+    return [("funcgrad.numpy", numpy_ns), ("funcgrad.numpy.linalg", linalg.ns),
             ("funcgrad.numpy.fft", fft.ns), ("funcgrad.scipy.special", special.ns),
             ("funcgrad.scipy.stats.norm", norm.ns)]
 

@@ -6,6 +6,7 @@ all come from the same declarations.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import numpy as np
@@ -28,19 +29,25 @@ class Namespace:
         self.examples = examples or {}
 
     def export(self, fn: Callable | None = None, *, name: str | None = None,
-               numpy: Any = None, kind: str = "differentiable"):
-        """Make `fn` a public name; `numpy` is the NumPy function (or ufunc) it stands in for."""
+               numpy: Any = None, kind: str = "differentiable", wraps: bool = True):
+        """Make `fn` a public name; `numpy` is the NumPy function (or ufunc) it stands in for.
+
+        The public function returns `Array`s (results of `fn` that are raw values, or
+        tuples and lists of them, are wrapped), so `fn` may return what primitives return.
+        ``wraps=False`` exports `fn` as it is: for questions answered with Python values
+        (``shape``, ``allclose``), or for a function that wraps its results itself."""
         def register(fn):
             public_name = name or fn.__name__
-            self.exports[public_name] = fn
+            public_fn = _returning_arrays(fn) if wraps else fn
+            self.exports[public_name] = public_fn
             self.kinds[public_name] = kind
-            fn.__module__ = self.module
-            self._add_example(fn, public_name)
+            public_fn.__module__ = self.module
+            self._add_example(public_fn, public_name)
             if numpy is not None:
                 for np_fn in (numpy if isinstance(numpy, (tuple, list)) else (numpy,)):
                     table = ufunc_handlers if type(np_fn).__name__ == "ufunc" else function_handlers
-                    table[np_fn] = fn
-            return fn
+                    table[np_fn] = public_fn
+            return public_fn
         return register(fn) if fn is not None else register
 
     def _add_example(self, fn: Callable, public_name: str) -> None:
@@ -60,7 +67,24 @@ class Namespace:
         public_fn.__doc__ = doc or prim.doc or f"Differentiable ``numpy.{prim.name}``."
         public_fn.primitive = prim  # type: ignore[attr-defined]
         kind = "differentiable" if prim.differentiable else "non-differentiable"
-        return self.export(public_fn, name=name or prim.name, numpy=numpy, kind=kind)
+        return self.export(public_fn, name=name or prim.name, numpy=numpy, kind=kind,
+                           wraps=False)
+
+
+def _as_arrays(out):
+    if isinstance(out, Array):
+        return out
+    if type(out) is tuple or type(out) is list:
+        return type(out)(_as_arrays(o) for o in out)
+    return Array(out)
+
+
+def _returning_arrays(fn: Callable) -> Callable:
+    """`fn` with its results wrapped as `Array`s: what every exported function returns."""
+    @functools.wraps(fn)
+    def public_fn(*args, **kwargs):
+        return _as_arrays(fn(*args, **kwargs))
+    return public_fn
 
 
 def primitive(name: str, impl: Callable, **kwargs) -> Primitive:

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import numpy as _np
 
-from . import _methods, _table, fft, linalg  # noqa: F401  (_methods gives Array its methods)
-from ._table import ns as _ns
+from .._src.core import Array as _Array
+# The family modules declare the public functions into the namespace as they are imported;
+# _methods gives Array its operators and methods.
+from . import (_creation, _nondiff, _elementwise, _indexing, _shapes, _reductions,  # noqa: F401
+               _cumulative, _statistics, _products, _methods, fft, linalg)
+from ._namespace import ns as _ns
 
 globals().update(_ns.exports)
 
@@ -23,7 +27,7 @@ complex64, complex128 = _np.complex64, _np.complex128
 int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
 uint8, bool_ = _np.uint8, _np.bool_
 dtype, finfo, iinfo = _np.dtype, _np.finfo, _np.iinfo
-ndarray = _table.Array
+ndarray = _Array
 
 __all__ = sorted(_ns.exports) + ["pi", "e", "inf", "nan", "newaxis", "float16", "float32",
                                  "float64", "complex64", "complex128", "int8", "int16",
@@ -34,8 +38,8 @@ def __getattr__(name: str):
     if hasattr(_np, name):
         raise AttributeError(
             f"funcgrad.numpy has no {name!r}: numpy.{name} has not been declared "
-            "differentiable yet. Declare it in funcgrad/numpy/_table.py with its rule "
-            "(one line for elementwise functions), or apply it to constants via "
+            "differentiable yet. Declare it in funcgrad/numpy/_primitives.py with its rule "
+            "(one line for elementwise functions) and export it from its family module, or apply it to constants via "
             "numpy.asarray(x) if no derivative is needed"
         )
     raise AttributeError(f"module 'funcgrad.numpy' has no attribute {name!r}")

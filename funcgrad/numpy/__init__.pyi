@@ -32,8 +32,6 @@ finfo = _np.finfo
 iinfo = _np.iinfo
 ndarray = Array
 
-def _where(cond: ArrayLike, x: ArrayLike, y: ArrayLike, /) -> Array: ...
-
 def abs(x: ArrayLike, /) -> Array: ...
 
 def absolute(x: ArrayLike, /) -> Array: ...
@@ -105,13 +103,11 @@ def argmin(a: ArrayLike, /, axis: Axis = ..., *, keepdims: bool = ...) -> Array:
 def argpartition(x: ArrayLike, /, kth: ArrayLike, axis: Axis = ...) -> Array: ...
 
 def argsort(
-    a: ArrayLike,
+    x: ArrayLike,
     /,
     axis: Axis = ...,
     kind: str | None = ...,
     order: str | None = ...,
-    *,
-    stable: bool | None = ...,
 ) -> Array: ...
 
 def argwhere(a: ArrayLike, /) -> Array: ...

@@ -4,9 +4,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._src.core import Array
-from . import _table as T
+from . import _primitives as P
+from ._indexing import At
+from ._namespace import ns
 
-E = T.ns.exports
+E = ns.exports
 
 
 def _binary(prim, reflected=False):
@@ -32,28 +34,28 @@ def _unary(prim):
 
 
 _OPERATORS = {
-    "add": T.add, "sub": T.subtract, "mul": T.multiply, "truediv": T.divide,
-    "floordiv": T.floor_divide, "mod": T.remainder, "pow": T.power, "matmul": T.matmul,
+    "add": P.add, "sub": P.subtract, "mul": P.multiply, "truediv": P.divide,
+    "floordiv": P.floor_divide, "mod": P.remainder, "pow": P.power, "matmul": P.matmul,
 }
 for _name, _prim in _OPERATORS.items():
     setattr(Array, f"__{_name}__", _binary(_prim))
     setattr(Array, f"__r{_name}__", _binary(_prim, reflected=True))
-for _name, _prim in {"eq": T.equal, "ne": T.not_equal, "lt": T.less, "le": T.less_equal,
-                     "gt": T.greater, "ge": T.greater_equal}.items():
+for _name, _prim in {"eq": P.equal, "ne": P.not_equal, "lt": P.less, "le": P.less_equal,
+                     "gt": P.greater, "ge": P.greater_equal}.items():
     setattr(Array, f"__{_name}__", _binary(_prim))
-Array.__neg__ = _unary(T.negative)
-Array.__pos__ = _unary(T.positive)
-Array.__abs__ = _unary(T.absolute)
-Array.__invert__ = _unary(E["logical_not"].primitive)
+Array.__neg__ = _unary(P.negative)
+Array.__pos__ = _unary(P.positive)
+Array.__abs__ = _unary(P.absolute)
+Array.__invert__ = _unary(P.logical_not)
 
 
 def _getitem(self, index):
-    out = T.getitem(self, index)
+    out = P.subscript(self, index)
     return out if isinstance(out, Array) else Array(out)
 
 
 Array.__getitem__ = _getitem
-Array.at = property(T._At, doc="Functional updates: ``x.at[idx].set(v)``, ``.add``, "
+Array.at = property(At, doc="Functional updates: ``x.at[idx].set(v)``, ``.add``, "
                                "``.multiply``, ``.min``, ``.max``, ``.get``; each returns a "
                                "new array and is differentiable.")
 

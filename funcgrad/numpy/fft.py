@@ -20,10 +20,12 @@ import numpy as np
 from .._src import batching as B
 from .._src.core import Array, wrap
 from .._src.declare import Namespace, linear
-from . import _table as T
+from . import _helpers as H
+from . import _primitives as P
+from ._creation import asarray
 from ._examples import EXAMPLES
+from ._shapes import roll
 from ._typing import ArrayLike
-from ._table import _ndim, _shape, asarray, real_p
 
 ns = Namespace("funcgrad.numpy.fft", EXAMPLES.get("funcgrad.numpy.fft"))
 export = ns.export
@@ -34,25 +36,25 @@ _DUAL = {None: "forward", "backward": "forward", "forward": "backward", "ortho":
 def _fit_axes(x, shape, axes):
     """`x` cut or zero-padded along `axes` to the sizes in `shape` (a full shape)."""
     for ax in axes:
-        have, want = _shape(x)[ax], shape[ax]
+        have, want = H.shape(x)[ax], shape[ax]
         if have > want:
-            x = T.getitem(x, (slice(None),) * ax + (slice(0, want),))
+            x = P.subscript(x, (slice(None),) * ax + (slice(0, want),))
         elif have < want:
-            pad_shape = list(_shape(x))
+            pad_shape = list(H.shape(x))
             pad_shape[ax] = want - have
-            x = T.concatenate_p(x, np.zeros(pad_shape, dtype=T._dtype(x)), axis=ax)
+            x = P.concatenate(x, np.zeros(pad_shape, dtype=H.dtype(x)), axis=ax)
     return x
 
 
 def _resolve(x, s, axes):
     """Explicit non-negative axes and sizes, as NumPy's n-dimensional transforms read them."""
-    nd = _ndim(x)
+    nd = H.ndim(x)
     if axes is None:
         axes = tuple(range(nd - len(s), nd)) if s is not None else tuple(range(nd))
     axes = tuple(a % nd for a in axes)
     if len(set(axes)) != len(axes):
         raise ValueError("funcgrad.numpy.fft: repeated axes are not supported")
-    s = tuple(_shape(x)[a] for a in axes) if s is None else tuple(s)
+    s = tuple(H.shape(x)[a] for a in axes) if s is None else tuple(s)
     return s, axes
 
 
@@ -79,18 +81,18 @@ def _irfftn_impl(x, s, axes, norm):
 
 
 def _fftn_t(ct, out, x, s, axes, norm):
-    return _fit_axes(ifftn_p(ct, s=s, axes=axes, norm=_DUAL[norm]), _shape(x), axes)
+    return _fit_axes(ifftn_p(ct, s=s, axes=axes, norm=_DUAL[norm]), H.shape(x), axes)
 
 
 def _ifftn_t(ct, out, x, s, axes, norm):
-    return _fit_axes(fftn_p(ct, s=s, axes=axes, norm=_DUAL[norm]), _shape(x), axes)
+    return _fit_axes(fftn_p(ct, s=s, axes=axes, norm=_DUAL[norm]), H.shape(x), axes)
 
 
 def _rfftn_t(ct, out, x, s, axes, norm):
-    full = list(_shape(ct))
+    full = list(H.shape(ct))
     full[axes[-1]] = s[-1]
     spectrum = _fit_axes(ct, tuple(full), axes[-1:])
-    return _fit_axes(real_p(ifftn_p(spectrum, s=s, axes=axes, norm=_DUAL[norm])), _shape(x), axes)
+    return _fit_axes(P.real(ifftn_p(spectrum, s=s, axes=axes, norm=_DUAL[norm])), H.shape(x), axes)
 
 
 def _hermitian_weights(n, ndim, axis, dtype):
@@ -107,8 +109,8 @@ def _hermitian_weights(n, ndim, axis, dtype):
 
 def _irfftn_t(ct, out, x, s, axes, norm):
     half = fftn_real_p(ct, s=s, axes=axes, norm=_DUAL[norm])
-    half = half * _hermitian_weights(s[-1], _ndim(half), axes[-1], np.real(np.zeros((), T._dtype(ct))).dtype)
-    return _fit_axes(half, _shape(x), axes)
+    half = half * _hermitian_weights(s[-1], H.ndim(half), axes[-1], np.real(np.zeros((), H.dtype(ct))).dtype)
+    return _fit_axes(half, H.shape(x), axes)
 
 
 fftn_p = linear("fftn", _fftn_impl, _fftn_t, params=("s", "axes", "norm"), batch=_batch_fft)
@@ -178,7 +180,7 @@ def hfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = 
     >>> fnp.fft.hfft(fnp.array([1.0, 0.0, 0.0])).tolist()
     [1.0, 1.0, 1.0, 1.0]
     """
-    return irfft(T.conj_p(asarray(a)), n, axis, _SWAP[norm])
+    return irfft(P.conjugate(asarray(a)), n, axis, _SWAP[norm])
 
 
 @export(numpy=np.fft.ihfft)
@@ -190,7 +192,7 @@ def ihfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None =
     >>> fnp.allclose(fnp.fft.ihfft(fnp.array([1.0, 1.0, 1.0, 1.0])), [1.0, 0.0, 0.0])
     True
     """
-    return wrap(T.conj_p(rfft(a, n, axis, _SWAP[norm])))
+    return wrap(P.conjugate(rfft(a, n, axis, _SWAP[norm])))
 
 
 @export(numpy=np.fft.fftshift)
@@ -202,8 +204,8 @@ def fftshift(x: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     [2.0, 3.0, 0.0, 1.0]
     """
     x = asarray(x)
-    axes = tuple(range(_ndim(x))) if axes is None else np.atleast_1d(axes).tolist()
-    return T.roll(x, [_shape(x)[a] // 2 for a in axes], axes)
+    axes = tuple(range(H.ndim(x))) if axes is None else np.atleast_1d(axes).tolist()
+    return roll(x, [H.shape(x)[a] // 2 for a in axes], axes)
 
 
 @export(numpy=np.fft.ifftshift)
@@ -215,15 +217,15 @@ def ifftshift(x: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     [0.0, 1.0, 2.0, 3.0]
     """
     x = asarray(x)
-    axes = tuple(range(_ndim(x))) if axes is None else np.atleast_1d(axes).tolist()
-    return T.roll(x, [-(_shape(x)[a] // 2) for a in axes], axes)
+    axes = tuple(range(H.ndim(x))) if axes is None else np.atleast_1d(axes).tolist()
+    return roll(x, [-(H.shape(x)[a] // 2) for a in axes], axes)
 
 
 for _name in ("fftfreq", "rfftfreq"):
     _f = getattr(np.fft, _name)
 
     def _make(*args, _f=_f, **kwargs):
-        return T.Array(_f(*args, **kwargs))
+        return Array(_f(*args, **kwargs))
     _make.__name__ = _make.__qualname__ = _name
     _make.__doc__ = f"``numpy.fft.{_name}`` as a constant `Array`."
     export(_make, numpy=_f, kind="constant")

@@ -20,12 +20,18 @@ import numpy as np
 from .._src import batching as B
 from .._src.core import Array, FuncgradError, wrap
 from .._src.declare import Namespace, nondiff, primitive
-from . import _table as T
+from .._src.transforms import stop_gradient
+from . import _helpers as H
+from . import _primitives as P
+from ._creation import asarray
 from ._examples import EXAMPLES
+from ._indexing import diagonal as _diagonal
+from ._indexing import trace as _trace
+from ._products import cross as _cross
+from ._products import outer as _outer
+from ._products import tensordot as _tensordot
+from ._products import vecdot as _vecdot
 from ._typing import ArrayLike, Axis, DTypeLike
-from ._table import _conj, _dtype, _expand, _ndim, _shape, asarray, real_p, reshape, sum_p
-from ._table import matmul as _mm
-from ._table import swapaxes_p, where_p
 
 ns = Namespace("funcgrad.numpy.linalg", EXAMPLES.get("funcgrad.numpy.linalg"))
 public = ns.public
@@ -33,23 +39,23 @@ export = ns.export
 
 
 def _T(x):
-    return swapaxes_p(x, -1, -2)
+    return P.swapaxes(x, -1, -2)
 
 
 def _H(x):
-    return _conj(swapaxes_p(x, -1, -2))
+    return P.conj_if_complex(P.swapaxes(x, -1, -2))
 
 
 def _diag(x):
     """The diagonal of each matrix of a stack (last axis)."""
-    n = builtins.min(_shape(x)[-2:])
-    return T.getitem(x, (Ellipsis, np.arange(n), np.arange(n)))
+    n = builtins.min(H.shape(x)[-2:])
+    return P.subscript(x, (Ellipsis, np.arange(n), np.arange(n)))
 
 
 def _diag_embed(v):
     """Stack of diagonal matrices from a stack of vectors."""
-    n = _shape(v)[-1]
-    return where_p(np.eye(n, dtype=bool), _expand(v, -1), 0)
+    n = H.shape(v)[-1]
+    return P.where(np.eye(n, dtype=bool), P.expand_axis(v, -1), 0)
 
 
 def _sym(x):
@@ -57,11 +63,11 @@ def _sym(x):
 
 
 def _eye_like(x):
-    return np.eye(_shape(x)[-1], dtype=_dtype(x))
+    return np.eye(H.shape(x)[-1], dtype=H.dtype(x))
 
 
 def _eye_rows(x):
-    return np.eye(_shape(x)[-2], dtype=_dtype(x))
+    return np.eye(H.shape(x)[-2], dtype=H.dtype(x))
 
 
 def _batch_stack(prim, vals, dims, **params):
@@ -76,15 +82,15 @@ def _batch_stack(prim, vals, dims, **params):
     aligned = []
     for v, d in zip(moved, dims):
         if d is not None and np.ndim(v) - 1 < rank:
-            v = reshape(v, (v.shape[0],) + (1,) * (rank - np.ndim(v) + 1) + tuple(v.shape[1:]))
+            v = P.reshape(v, (v.shape[0],) + (1,) * (rank - np.ndim(v) + 1) + tuple(v.shape[1:]))
         aligned.append(v)
     return prim(*aligned, **params), 0
 
 
 # --- inverse, solve, determinants ----------------------------------------------------------
 inv_p = primitive("inv", np.linalg.inv, batch=_batch_stack,
-                  vjps=(lambda ct, out, x: -_mm(_H(out), _mm(ct, _H(out))),),
-                  jvps=(lambda t, out, x: -_mm(out, _mm(t, out)),))
+                  vjps=(lambda ct, out, x: -P.matmul(_H(out), P.matmul(ct, _H(out))),),
+                  jvps=(lambda t, out, x: -P.matmul(out, P.matmul(t, out)),))
 inv = public(inv_p, numpy=np.linalg.inv,
              doc="Differentiable ``numpy.linalg.inv``: d(A^-1) = -A^-1 dA A^-1.")
 
@@ -98,12 +104,12 @@ def _solve_vjp_b(ct, out, a, b):
 
 
 def _solve_vjp_a(ct, out, a, b):
-    return -_mm(solve_p(_H(a), ct), _H(out))
+    return -P.matmul(solve_p(_H(a), ct), _H(out))
 
 
 solve_p = primitive("solve", _solve_impl, nargs=2, batch=_batch_stack,
                     vjps=(_solve_vjp_a, _solve_vjp_b),
-                    jvps=(lambda t, out, a, b: -solve_p(a, _mm(t, out)),
+                    jvps=(lambda t, out, a, b: -solve_p(a, P.matmul(t, out)),
                           lambda t, out, a, b: solve_p(a, t)))
 
 
@@ -115,17 +121,17 @@ def solve(a: ArrayLike, b: ArrayLike) -> Array:
     >>> fnp.linalg.solve(fnp.array([[2.0, 0.0], [0.0, 4.0]]), fnp.array([2.0, 2.0])).tolist()
     [1.0, 0.5]
     """
-    if _ndim(b) == 1:
-        return wrap(T.getitem(solve_p(a, _expand(b, -1)), (Ellipsis, 0)))
+    if H.ndim(b) == 1:
+        return wrap(P.subscript(solve_p(a, P.expand_axis(b, -1)), (Ellipsis, 0)))
     return wrap(solve_p(a, b))
 
 
 def _det_vjp(ct, out, x):
-    return _conj(_expand(_expand(out, -1), -1) * _T(inv_p(x))) * _expand(_expand(ct, -1), -1)
+    return P.conj_if_complex(P.expand_axis(P.expand_axis(out, -1), -1) * _T(inv_p(x))) * P.expand_axis(P.expand_axis(ct, -1), -1)
 
 
 def _det_jvp(t, out, x):
-    return out * sum_p(_T(inv_p(x)) * t, axis=(-2, -1))
+    return out * P.sum(_T(inv_p(x)) * t, axis=(-2, -1))
 
 
 det_p = primitive("det", np.linalg.det, vjps=(_det_vjp,), jvps=(_det_jvp,), batch=_batch_stack)
@@ -139,11 +145,11 @@ def _slogdet_impl(x):
 
 
 def _slogdet_vjp(ct, out, x):
-    return _expand(_expand(ct[1], -1), -1) * _H(inv_p(x))
+    return P.expand_axis(P.expand_axis(ct[1], -1), -1) * _H(inv_p(x))
 
 
 def _slogdet_jvp(t, out, x):
-    return (T.zeros_like_p(out[0]), real_p(sum_p(_T(inv_p(x)) * t, axis=(-2, -1))))
+    return (P.zeros_like(out[0]), P.real(P.sum(_T(inv_p(x)) * t, axis=(-2, -1))))
 
 
 slogdet_p = primitive("slogdet", _slogdet_impl, vjps=(_slogdet_vjp,), jvps=(_slogdet_jvp,),
@@ -166,19 +172,19 @@ def slogdet(a: ArrayLike) -> tuple[Array, Array]:
 # --- Cholesky, eigen and singular value decompositions --------------------------------------
 def _phi(x):
     """Lower triangle with the diagonal halved."""
-    n = _shape(x)[-1]
-    return where_p(np.tri(n, k=-1, dtype=bool), x, 0) + where_p(np.eye(n, dtype=bool), 0.5 * x, 0)
+    n = H.shape(x)[-1]
+    return P.where(np.tri(n, k=-1, dtype=bool), x, 0) + P.where(np.eye(n, dtype=bool), 0.5 * x, 0)
 
 
 def _cholesky_vjp(ct, out, x):
     l_inv = inv_p(out)
-    s = _mm(_H(l_inv), _mm(_phi(_mm(_H(out), ct)), l_inv))
+    s = P.matmul(_H(l_inv), P.matmul(_phi(P.matmul(_H(out), ct)), l_inv))
     return _sym(s)
 
 
 def _cholesky_jvp(t, out, x):
     l_inv = inv_p(out)
-    return _mm(out, _phi(_mm(l_inv, _mm(_sym(t), _H(l_inv)))))
+    return P.matmul(out, _phi(P.matmul(l_inv, P.matmul(_sym(t), _H(l_inv)))))
 
 
 cholesky_p = primitive("cholesky", np.linalg.cholesky, vjps=(_cholesky_vjp,),
@@ -190,10 +196,10 @@ cholesky = public(cholesky_p, numpy=np.linalg.cholesky,
 
 def _gap_inverse(w):
     """F[i, j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it (infinite for repeated values)."""
-    gaps = _expand(w, -2) - _expand(w, -1)
-    n = _shape(w)[-1]
+    gaps = P.expand_axis(w, -2) - P.expand_axis(w, -1)
+    n = H.shape(w)[-1]
     off = ~np.eye(n, dtype=bool)
-    return where_p(off, 1 / where_p(off, gaps, 1), 0)
+    return P.where(off, 1 / P.where(off, gaps, 1), 0)
 
 
 def _eigh_impl(x, UPLO="L"):
@@ -204,14 +210,14 @@ def _eigh_impl(x, UPLO="L"):
 def _eigh_vjp(ct, out, x, UPLO="L"):
     w, v = out
     w_ct, v_ct = ct
-    inner = _diag_embed(w_ct) + _gap_inverse(w) * _mm(_H(v), v_ct)
-    return _sym(_mm(v, _mm(inner, _H(v))))
+    inner = _diag_embed(w_ct) + _gap_inverse(w) * P.matmul(_H(v), v_ct)
+    return _sym(P.matmul(v, P.matmul(inner, _H(v))))
 
 
 def _eigh_jvp(t, out, x, UPLO="L"):
     w, v = out
-    m = _mm(_H(v), _mm(_sym(t), v))
-    return real_p(_diag(m)), _mm(v, _gap_inverse(w) * m)
+    m = P.matmul(_H(v), P.matmul(_sym(t), v))
+    return P.real(_diag(m)), P.matmul(v, _gap_inverse(w) * m)
 
 
 eigh_p = primitive("eigh", _eigh_impl, params=("UPLO",), vjps=(_eigh_vjp,), jvps=(_eigh_jvp,),
@@ -251,16 +257,16 @@ def _eig_vjp(ct, out, x):
     w, v = out
     w_ct, v_ct = ct
     # undo the unit-norm normalisation of each eigenvector, then the eigen-equation
-    v_ct = v_ct - v * _expand(real_p(_diag(_mm(_H(v), v_ct))), -2)
-    inner = _diag_embed(w_ct) + _conj(_gap_inverse(w)) * _mm(_H(v), v_ct)
-    return _mm(solve_p(_H(v), inner), _H(v))
+    v_ct = v_ct - v * P.expand_axis(P.real(_diag(P.matmul(_H(v), v_ct))), -2)
+    inner = _diag_embed(w_ct) + P.conj_if_complex(_gap_inverse(w)) * P.matmul(_H(v), v_ct)
+    return P.matmul(solve_p(_H(v), inner), _H(v))
 
 
 def _eig_jvp(t, out, x):
     w, v = out
-    m = solve_p(v, _mm(t, v))
-    dv = _mm(v, _gap_inverse(w) * m)
-    dv = dv - v * _expand(real_p(_diag(_mm(_H(v), dv))), -2)
+    m = solve_p(v, P.matmul(t, v))
+    dv = P.matmul(v, _gap_inverse(w) * m)
+    dv = dv - v * P.expand_axis(P.real(_diag(P.matmul(_H(v), dv))), -2)
     return _diag(m), dv
 
 
@@ -299,7 +305,7 @@ def _svd_impl(x, full_matrices=False):
 
 
 def _check_unique(x, full_matrices):
-    m, n = _shape(x)[-2:]
+    m, n = H.shape(x)[-2:]
     if full_matrices and m != n:
         raise FuncgradError(
             "svd with full_matrices=True of a non-square matrix: the extra singular vectors "
@@ -312,19 +318,19 @@ def _svd_vjp(ct, out, x, full_matrices=False):
     u_ct, s_ct, vh_ct = ct
     v, v_ct = _H(vh), _H(vh_ct)
     f = _gap_inverse(s * s)
-    j = f * _mm(_H(u), u_ct)
-    k = f * _mm(_H(v), v_ct)
-    s_row = _expand(s, -2)
-    s_col = _expand(s, -1)
+    j = f * P.matmul(_H(u), u_ct)
+    k = f * P.matmul(_H(v), v_ct)
+    s_row = P.expand_axis(s, -2)
+    s_col = P.expand_axis(s, -1)
     inner = (j + _H(j)) * s_row + s_col * (k + _H(k)) + _diag_embed(s_ct)
-    grad = _mm(u, _mm(inner, vh))
-    m, n = _shape(x)[-2:]
+    grad = P.matmul(u, P.matmul(inner, vh))
+    m, n = H.shape(x)[-2:]
     if m > n:
-        proj = _eye_rows(u) - _mm(u, _H(u))
-        grad = grad + _mm(proj, _mm(u_ct / s_row, vh))
+        proj = _eye_rows(u) - P.matmul(u, _H(u))
+        grad = grad + P.matmul(proj, P.matmul(u_ct / s_row, vh))
     if n > m:
-        proj = _eye_rows(v) - _mm(v, vh)
-        grad = grad + _mm(u, _mm(_H(v_ct) / s_col, proj))
+        proj = _eye_rows(v) - P.matmul(v, vh)
+        grad = grad + P.matmul(u, P.matmul(_H(v_ct) / s_col, proj))
     return grad
 
 
@@ -332,17 +338,17 @@ def _svd_jvp(t, out, x, full_matrices=False):
     _check_unique(x, full_matrices)
     u, s, vh = out
     v = _H(vh)
-    dp = _mm(_H(u), _mm(t, v))
-    ds = real_p(_diag(dp))
+    dp = P.matmul(_H(u), P.matmul(t, v))
+    ds = P.real(_diag(dp))
     f = _gap_inverse(s * s)
-    s_row, s_col = _expand(s, -2), _expand(s, -1)
-    du = _mm(u, f * (dp * s_row + s_col * _H(dp)))
-    dv = _mm(v, f * (s_col * dp + _H(dp) * s_row))
-    m, n = _shape(x)[-2:]
+    s_row, s_col = P.expand_axis(s, -2), P.expand_axis(s, -1)
+    du = P.matmul(u, f * (dp * s_row + s_col * _H(dp)))
+    dv = P.matmul(v, f * (s_col * dp + _H(dp) * s_row))
+    m, n = H.shape(x)[-2:]
     if m > n:
-        du = du + _mm(_eye_rows(u) - _mm(u, _H(u)), _mm(t, v) / s_row)
+        du = du + P.matmul(_eye_rows(u) - P.matmul(u, _H(u)), P.matmul(t, v) / s_row)
     if n > m:
-        dv = dv + _mm(_eye_rows(v) - _mm(v, vh), _mm(_H(t), u) / s_row)
+        dv = dv + P.matmul(_eye_rows(v) - P.matmul(v, vh), P.matmul(_H(t), u) / s_row)
     return du, ds, _H(dv)
 
 
@@ -356,12 +362,12 @@ def _svdvals_impl(x):
 
 def _svdvals_vjp(ct, out, x):
     u, s, vh = svd_p(x, full_matrices=False)
-    return _mm(u * _expand(ct, -2), vh)
+    return P.matmul(u * P.expand_axis(ct, -2), vh)
 
 
 def _svdvals_jvp(t, out, x):
     u, s, vh = svd_p(x, full_matrices=False)
-    return real_p(_diag(_mm(_H(u), _mm(t, _H(vh)))))
+    return P.real(_diag(P.matmul(_H(u), P.matmul(t, _H(vh)))))
 
 
 svdvals_p = primitive("svdvals", _svdvals_impl, vjps=(_svdvals_vjp,), jvps=(_svdvals_jvp,),
@@ -401,14 +407,14 @@ def _qr_impl(x, mode="reduced"):
 
 
 def _check_tall(x):
-    m, n = _shape(x)[-2:]
+    m, n = H.shape(x)[-2:]
     if m < n:
         raise FuncgradError("qr of a wide matrix (more columns than rows) has no unique "
                             "derivative here; differentiate qr of its leading square block")
 
 
 def _strictly_lower(x):
-    return where_p(np.tri(_shape(x)[-1], k=-1, dtype=bool), x, 0)
+    return P.where(np.tri(H.shape(x)[-1], k=-1, dtype=bool), x, 0)
 
 
 def _qr_vjp(ct, out, x, mode="reduced"):
@@ -416,22 +422,22 @@ def _qr_vjp(ct, out, x, mode="reduced"):
     q, r = out
     q_ct, r_ct = ct
     r_inv = inv_p(r)
-    z = _mm(r_ct, _H(r))
-    do_ct = _mm(_H(q), q_ct) - z
-    c_ct = z - _mm(_H(q), q_ct)
+    z = P.matmul(r_ct, _H(r))
+    do_ct = P.matmul(_H(q), q_ct) - z
+    c_ct = z - P.matmul(_H(q), q_ct)
     c_ct = c_ct + _strictly_lower(do_ct - _H(do_ct))
-    e_ct = q_ct + _mm(q, c_ct)
-    return _mm(e_ct, _H(r_inv))
+    e_ct = q_ct + P.matmul(q, c_ct)
+    return P.matmul(e_ct, _H(r_inv))
 
 
 def _qr_jvp(t, out, x, mode="reduced"):
     _check_tall(x)
     q, r = out
-    e = _mm(t, inv_p(r))
-    c = _mm(_H(q), e)
+    e = P.matmul(t, inv_p(r))
+    c = P.matmul(_H(q), e)
     low = _strictly_lower(c)
     do = low - _H(low)
-    return _mm(q, do) + e - _mm(q, c), _mm(c - do, r)
+    return P.matmul(q, do) + e - P.matmul(q, c), P.matmul(c - do, r)
 
 
 qr_p = primitive("qr", _qr_impl, params=("mode",), vjps=(_qr_vjp,), jvps=(_qr_jvp,),
@@ -452,7 +458,7 @@ def qr(a: ArrayLike, mode: str = "reduced") -> Array | tuple[Array, Array]:
         return wrap(qr_p(a, mode="reduced")[1])
     if mode not in ("reduced", "complete"):
         raise ValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
-    m, n = _shape(a)[-2:]
+    m, n = H.shape(a)[-2:]
     if mode == "complete" and m > n:
         raise FuncgradError("qr(mode='complete') of a tall matrix: the extra columns of Q "
                             "are not unique, so they have no derivative. Use mode='reduced'")
@@ -468,18 +474,18 @@ def _pinv_impl(x, rcond=None, hermitian=False):
 
 def _pinv_jvp(t, out, x, rcond=None, hermitian=False):
     a_p, a_ph = out, _H(out)
-    left = _eye_like(out) - _mm(x, out)      # I - A A+ (rows of A)
-    right = _eye_like(x) - _mm(out, x)       # I - A+ A (columns of A)
-    return (-_mm(a_p, _mm(t, a_p)) + _mm(_mm(a_p, a_ph), _mm(_H(t), left))
-            + _mm(right, _mm(_H(t), _mm(a_ph, a_p))))
+    left = _eye_like(out) - P.matmul(x, out)      # I - A A+ (rows of A)
+    right = _eye_like(x) - P.matmul(out, x)       # I - A+ A (columns of A)
+    return (-P.matmul(a_p, P.matmul(t, a_p)) + P.matmul(P.matmul(a_p, a_ph), P.matmul(_H(t), left))
+            + P.matmul(right, P.matmul(_H(t), P.matmul(a_ph, a_p))))
 
 
 def _pinv_vjp(ct, out, x, rcond=None, hermitian=False):
     a_p, a_ph = out, _H(out)
-    left = _eye_like(out) - _mm(x, out)
-    right = _eye_like(x) - _mm(out, x)
-    return (-_mm(a_ph, _mm(ct, a_ph)) + _mm(left, _mm(_H(ct), _mm(a_p, a_ph)))
-            + _mm(_mm(a_ph, a_p), _mm(_H(ct), right)))
+    left = _eye_like(out) - P.matmul(x, out)
+    right = _eye_like(x) - P.matmul(out, x)
+    return (-P.matmul(a_ph, P.matmul(ct, a_ph)) + P.matmul(left, P.matmul(_H(ct), P.matmul(a_p, a_ph)))
+            + P.matmul(P.matmul(a_ph, a_p), P.matmul(_H(ct), right)))
 
 
 pinv_p = primitive("pinv", _pinv_impl, params=("rcond", "hermitian"), vjps=(_pinv_vjp,),
@@ -509,17 +515,17 @@ def lstsq(a: ArrayLike, b: ArrayLike,
     (2.0, 2.0, 1)
     """
     a, b = asarray(a), asarray(b)
-    m, n = _shape(a)
+    m, n = H.shape(a)
     if rcond is None:
-        rcond = np.finfo(_dtype(a)).eps * builtins.max(m, n)
-    x = _mm(pinv_p(a, rcond=rcond), b)
+        rcond = np.finfo(H.dtype(a)).eps * builtins.max(m, n)
+    x = P.matmul(pinv_p(a, rcond=rcond), b)
     rank = matrix_rank_p(a, rtol=rcond)
-    if m > n and np.all(np.asarray(T._bottom(rank)) == n):
-        r = _mm(a, x) - b
-        residuals = sum_p(real_p(r * _conj(r)), axis=0)
-        residuals = reshape(residuals, (1,)) if _ndim(b) == 1 else residuals
+    if m > n and np.all(np.asarray(H.bottom(rank)) == n):
+        r = P.matmul(a, x) - b
+        residuals = P.sum(P.real(r * P.conj_if_complex(r)), axis=0)
+        residuals = P.reshape(residuals, (1,)) if H.ndim(b) == 1 else residuals
     else:
-        residuals = np.zeros((0,), dtype=np.real(np.zeros((), _dtype(a))).dtype)
+        residuals = np.zeros((0,), dtype=np.real(np.zeros((), H.dtype(a))).dtype)
     return wrap(x), wrap(residuals), rank, wrap(svdvals_p(a))
 
 
@@ -538,24 +544,24 @@ def _pnorm_impl(x, p=2.0, axis=None, keepdims=False):
 
 def _pnorm_slope(out, x, p, axis, keepdims):
     """d norm / d x, and 0 where the norm is 0 (the zero subgradient, as PyTorch)."""
-    out = out if keepdims else reshape(out, T._keepdims_shape(_shape(x), axis))
-    zero = T.equal(out, 0)
-    safe = where_p(zero, 1, out)
+    out = out if keepdims else P.reshape(out, H.keepdims_shape(H.shape(x), axis))
+    zero = P.equal(out, 0)
+    safe = P.where(zero, 1, out)
     if p == 2:
         slope = x / safe
     elif p == 1:
-        slope = T.sign(x) * T._ones_like(safe)
+        slope = P.sign(x) * P.ones_like(safe)
     else:
-        slope = T.sign(x) * T.absolute(x) ** (p - 1) / safe ** (p - 1)
-    return where_p(zero, 0, slope)
+        slope = P.sign(x) * P.absolute(x) ** (p - 1) / safe ** (p - 1)
+    return P.where(zero, 0, slope)
 
 
 def _pnorm_vjp(ct, out, x, p=2.0, axis=None, keepdims=False):
-    return T._expand_reduced(ct, x, axis, keepdims) * _pnorm_slope(out, x, p, axis, keepdims)
+    return P.expand_reduced(ct, x, axis, keepdims) * _pnorm_slope(out, x, p, axis, keepdims)
 
 
 def _pnorm_jvp(t, out, x, p=2.0, axis=None, keepdims=False):
-    return real_p(sum_p(_conj(_pnorm_slope(out, x, p, axis, keepdims)) * t, axis=axis,
+    return P.real(P.sum(P.conj_if_complex(_pnorm_slope(out, x, p, axis, keepdims)) * t, axis=axis,
                         keepdims=keepdims))
 
 
@@ -564,37 +570,37 @@ pnorm_p = primitive("vector_norm", _pnorm_impl, params=("p", "axis", "keepdims")
 
 
 def _vector_norm(x, ord, axis, keepdims):
-    mag = T.absolute(x)
+    mag = P.absolute(x)
     if ord in (np.inf, float("inf")):
-        return T.max_p(mag, axis=axis, keepdims=keepdims)
+        return P.max(mag, axis=axis, keepdims=keepdims)
     if ord == -np.inf:
-        return T.min_p(mag, axis=axis, keepdims=keepdims)
+        return P.min(mag, axis=axis, keepdims=keepdims)
     if ord == 0:
-        count = sum_p(T.astype(T.not_equal(x, 0), np.real(np.zeros((), _dtype(x))).dtype),
+        count = P.sum(P.astype(P.not_equal(x, 0), np.real(np.zeros((), H.dtype(x))).dtype),
                       axis=axis, keepdims=keepdims)
-        return T._stop(count)
+        return stop_gradient(count)
     p = 2.0 if ord is None else float(ord)
     if p < 1:
-        return sum_p(mag ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+        return P.sum(mag ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
     return pnorm_p(x, p=p, axis=axis, keepdims=keepdims)
 
 
 def _matrix_norm(x, ord, axes, keepdims):
-    row, col = (a % _ndim(x) for a in axes)
+    row, col = (a % H.ndim(x) for a in axes)
     if ord in (None, "fro"):
         return pnorm_p(x, p=2.0, axis=(row, col), keepdims=keepdims)
-    moved = T.moveaxis_p(x, (row, col), (-2, -1))
+    moved = P.moveaxis(x, (row, col), (-2, -1))
     if ord in ("nuc", 2, -2):
         s = svdvals_p(moved)
-        out = (sum_p(s, axis=-1) if ord == "nuc" else
-               T.max_p(s, axis=-1) if ord == 2 else T.min_p(s, axis=-1))
+        out = (P.sum(s, axis=-1) if ord == "nuc" else
+               P.max(s, axis=-1) if ord == 2 else P.min(s, axis=-1))
     elif ord in (1, -1, np.inf, -np.inf):
-        sums = sum_p(T.absolute(moved), axis=-2 if ord in (1, -1) else -1)
-        out = T.max_p(sums, axis=-1) if ord in (1, np.inf) else T.min_p(sums, axis=-1)
+        sums = P.sum(P.absolute(moved), axis=-2 if ord in (1, -1) else -1)
+        out = P.max(sums, axis=-1) if ord in (1, np.inf) else P.min(sums, axis=-1)
     else:
         raise ValueError(f"Invalid norm order {ord!r} for matrices")
     if keepdims:
-        out = reshape(out, T._keepdims_shape(_shape(x), (row, col)))
+        out = P.reshape(out, H.keepdims_shape(H.shape(x), (row, col)))
     return out
 
 
@@ -616,7 +622,7 @@ def norm(x: ArrayLike, ord: float | str | None = None, axis: Axis = None,
     if axis is None:
         if ord is None:
             return wrap(pnorm_p(x, p=2.0, axis=None, keepdims=keepdims))
-        axis = (0, 1) if _ndim(x) == 2 else 0 if _ndim(x) == 1 else None
+        axis = (0, 1) if H.ndim(x) == 2 else 0 if H.ndim(x) == 1 else None
         if axis is None:
             raise ValueError("Improper number of dimensions to norm")
     if isinstance(axis, tuple) and len(axis) == 2:
@@ -644,12 +650,12 @@ def vector_norm(x: ArrayLike, /, *, axis: Axis = None, keepdims: bool = False,
         axis = tuple(axis)
     if ord in (np.inf, -np.inf, 0) or (ord is not None and ord < 1):
         if axis is None or isinstance(axis, tuple):
-            shape = _shape(x)
-            axes = T._axes(axis, len(shape))
+            shape = H.shape(x)
+            axes = H.normalize_axes(axis, len(shape))
             rest = tuple(i for i in range(len(shape)) if i not in axes)
-            flat = reshape(T.transpose(x, rest + axes), tuple(shape[i] for i in rest) + (-1,))
+            flat = P.reshape(P.transpose(x, rest + axes), tuple(shape[i] for i in rest) + (-1,))
             out = _vector_norm(flat, ord, -1, False)
-            return wrap(reshape(out, T._keepdims_shape(shape, axis)) if keepdims else out)
+            return wrap(P.reshape(out, H.keepdims_shape(shape, axis)) if keepdims else out)
     return wrap(_vector_norm(x, ord, axis, keepdims))
 
 
@@ -674,7 +680,7 @@ def cond(x: ArrayLike, p: float | str | None = None) -> Array:
     """
     if p in (None, 2, -2):
         s = svdvals_p(x)
-        hi, lo = T.max_p(s, axis=-1), T.min_p(s, axis=-1)
+        hi, lo = P.max(s, axis=-1), P.min(s, axis=-1)
         return wrap(lo / hi if p == -2 else hi / lo)
     return wrap(norm(x, p, axis=(-2, -1)) * norm(inv_p(x), p, axis=(-2, -1)))
 
@@ -690,17 +696,17 @@ def matrix_power(a: ArrayLike, n: int) -> Array:
     """
     a = asarray(a)
     if n == 0:
-        return wrap(np.broadcast_to(_eye_like(a), _shape(a)).copy())
+        return wrap(np.broadcast_to(_eye_like(a), H.shape(a)).copy())
     if n < 0:
         a, n = inv_p(a), -n
     result = None
     power = a
     while n:
         if n & 1:
-            result = power if result is None else _mm(result, power)
+            result = power if result is None else P.matmul(result, power)
         n >>= 1
         if n:
-            power = _mm(power, power)
+            power = P.matmul(power, power)
     return wrap(result)
 
 
@@ -715,7 +721,7 @@ def multi_dot(arrays: Sequence[ArrayLike], *, out: None = None) -> Array:
     arrays = list(arrays)
     result = arrays[0]
     for a in arrays[1:]:
-        result = _mm(result, a)
+        result = P.matmul(result, a)
     return wrap(result)
 
 
@@ -729,12 +735,12 @@ def tensorsolve(a: ArrayLike, b: ArrayLike, axes: Sequence[int] | None = None) -
     """
     a = asarray(a)
     if axes is not None:
-        rest = [k for k in range(_ndim(a)) if k not in axes]
-        a = T.transpose(a, tuple(rest) + tuple(axes))
-    out_shape = _shape(a)[_ndim(b):]
+        rest = [k for k in range(H.ndim(a)) if k not in axes]
+        a = P.transpose(a, tuple(rest) + tuple(axes))
+    out_shape = H.shape(a)[H.ndim(b):]
     n = int(np.prod(out_shape))
-    x = solve_p(reshape(a, (-1, n)), reshape(b, (-1, 1)))
-    return wrap(reshape(x, out_shape))
+    x = solve_p(P.reshape(a, (-1, n)), P.reshape(b, (-1, 1)))
+    return wrap(P.reshape(x, out_shape))
 
 
 @export(numpy=np.linalg.tensorinv)
@@ -745,9 +751,9 @@ def tensorinv(a: ArrayLike, ind: int = 2) -> Array:
     >>> fnp.linalg.tensorinv(2.0 * fnp.eye(2), ind=1).tolist()
     [[0.5, 0.0], [0.0, 0.5]]
     """
-    shape = _shape(a)
+    shape = H.shape(a)
     rows = int(np.prod(shape[:ind]))
-    return wrap(reshape(inv_p(reshape(a, (rows, -1))), shape[ind:] + shape[:ind]))
+    return wrap(P.reshape(inv_p(P.reshape(a, (rows, -1))), shape[ind:] + shape[:ind]))
 
 
 @export(numpy=np.linalg.matrix_transpose)
@@ -769,7 +775,7 @@ def trace(x: ArrayLike, /, *, offset: int = 0, dtype: DTypeLike | None = None) -
     >>> fnp.linalg.trace(fnp.eye(3)).item()
     3.0
     """
-    return T.trace(x, offset, -2, -1, dtype)
+    return _trace(x, offset, -2, -1, dtype)
 
 
 @export(numpy=np.linalg.diagonal)
@@ -780,7 +786,7 @@ def diagonal(x: ArrayLike, /, *, offset: int = 0) -> Array:
     >>> fnp.linalg.diagonal(fnp.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
     [1.0, 4.0]
     """
-    return T.diagonal(x, offset, -2, -1)
+    return _diagonal(x, offset, -2, -1)
 
 
 @export(numpy=np.linalg.outer)
@@ -791,9 +797,9 @@ def outer(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     >>> fnp.linalg.outer(fnp.array([1.0, 2.0]), fnp.array([3.0])).tolist()
     [[3.0], [6.0]]
     """
-    if _ndim(x1) != 1 or _ndim(x2) != 1:
+    if H.ndim(x1) != 1 or H.ndim(x2) != 1:
         raise ValueError("linalg.outer: inputs must be 1-d")
-    return T.outer(x1, x2)
+    return _outer(x1, x2)
 
 
 @export(numpy=np.linalg.cross)
@@ -804,7 +810,7 @@ def cross(x1: ArrayLike, x2: ArrayLike, /, *, axis: Axis = -1) -> Array:
     >>> fnp.linalg.cross(fnp.array([1.0, 0.0, 0.0]), fnp.array([0.0, 1.0, 0.0])).tolist()
     [0.0, 0.0, 1.0]
     """
-    return T.cross(x1, x2, axis=axis)
+    return _cross(x1, x2, axis=axis)
 
 
 @export(numpy=np.linalg.matmul)
@@ -815,7 +821,7 @@ def matmul_public(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     >>> fnp.linalg.matmul(fnp.eye(2), fnp.array([1.0, 2.0])).tolist()
     [1.0, 2.0]
     """
-    return wrap(_mm(x1, x2))
+    return wrap(P.matmul(x1, x2))
 
 
 @export(numpy=np.linalg.vecdot)
@@ -826,7 +832,7 @@ def vecdot(x1: ArrayLike, x2: ArrayLike, /, *, axis: Axis = -1) -> Array:
     >>> fnp.linalg.vecdot(fnp.array([1.0, 2.0]), fnp.array([3.0, 4.0])).item()
     11.0
     """
-    return T.vecdot(x1, x2, axis=axis)
+    return _vecdot(x1, x2, axis=axis)
 
 
 @export(numpy=np.linalg.tensordot)
@@ -838,7 +844,7 @@ def tensordot(x1: ArrayLike, x2: ArrayLike, /, *,
     >>> fnp.linalg.tensordot(fnp.ones((2, 3)), fnp.ones((3, 2)), axes=1).tolist()
     [[3.0, 3.0], [3.0, 3.0]]
     """
-    return T.tensordot(x1, x2, axes)
+    return _tensordot(x1, x2, axes)
 
 
 ns.exports["matmul"] = ns.exports.pop("matmul_public")

@@ -14,7 +14,7 @@ NAMESPACES = ["funcgrad.numpy", "funcgrad.numpy.linalg", "funcgrad.numpy.fft",
 
 def _declared(module):
     mod = importlib.import_module(module)
-    table = importlib.import_module("funcgrad.numpy._table") if module == "funcgrad.numpy" else mod
+    table = importlib.import_module("funcgrad.numpy._namespace") if module == "funcgrad.numpy" else mod
     return mod, table.ns
 
 
@@ -60,8 +60,8 @@ def test_an_example_is_appended_only_where_the_docstring_has_none():
 
     def bare():
         """Has none."""
-    ns.export(own)
-    ns.export(bare)
+    own = ns.export(own)
+    bare = ns.export(bare)
     assert ">>> 1 + 1" not in own.__doc__
     assert bare.__doc__ == "Has none.\n\n>>> 2 + 2\n4"
     assert sys.modules["funcgrad.numpy"]  # the namespace object touched no module

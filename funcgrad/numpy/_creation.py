@@ -1,0 +1,145 @@
+"""funcgrad.numpy's array creation and casts: `array`, `asarray`, `astype`, `full`, and the
+constant makers (`zeros`, `arange`, `eye`...), whose results carry no derivative."""
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+
+from .._src.core import Array, Tracer, raw
+from . import _helpers as H
+from . import _primitives as P
+from ._namespace import ns
+from .._src.transforms import stop_gradient
+from ._typing import ArrayLike, DTypeLike, Shape
+
+export = ns.export
+
+
+@export
+
+
+def astype(x: ArrayLike, dtype: DTypeLike) -> Array:
+    """``x.astype(dtype)``; a cast to an integer or bool dtype carries no derivative."""
+    dtype = np.dtype(dtype)
+    if not np.issubdtype(dtype, np.inexact):
+        x = stop_gradient(x)
+    return P.astype(x, dtype)
+
+
+# --- array creation (constants) ------------------------------------------------------------
+
+
+@export(numpy=(np.array,))
+
+
+def array(object: ArrayLike, dtype: DTypeLike | None = None, copy: bool = True,
+          ndmin: int = 0) -> Array:
+    """An `Array` from nested lists, NumPy arrays or Arrays; traced entries stay traced."""
+    if isinstance(object, Tracer):
+        out = object if dtype is None else astype(object, dtype)
+        return out
+    if isinstance(object, (list, tuple)) and _contains_tracer(object):
+        return P.stack(*[array(o, dtype) for o in object], axis=0)
+    value = np.array(raw(object) if isinstance(object, Array) else object, dtype=dtype,
+                     copy=copy, ndmin=ndmin)
+    return Array(value)
+
+
+def _contains_tracer(seq):
+    return builtins.any(isinstance(o, Tracer) or (isinstance(o, (list, tuple)) and _contains_tracer(o))
+                        for o in seq)
+
+
+@export(numpy=np.asarray)
+
+
+def asarray(a: ArrayLike, dtype: DTypeLike | None = None) -> Array:
+    """Like `array`, without a copy where none is needed."""
+    if isinstance(a, Array) and (dtype is None or np.dtype(dtype) == a.dtype):
+        return a
+    return array(a, dtype=dtype, copy=None)
+
+
+def _constant(np_fn, name):
+    def make(*args, **kwargs):
+        return Array(np_fn(*[raw(a) for a in args], **kwargs))
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = f"``numpy.{name}`` as a constant `Array` (no derivative flows into it)."
+    return export(make, numpy=np_fn, kind="constant")
+
+
+for _name in ("zeros", "ones", "empty", "arange", "linspace", "logspace", "eye",
+              "identity", "tri", "indices"):
+    _constant(getattr(np, _name), _name)
+
+
+def _like(np_fn, name):
+    def make(a: ArrayLike, *args: ArrayLike, dtype: DTypeLike | None = None,
+             **kwargs: Any) -> Array:
+        return Array(np_fn(np.empty(H.shape(a), dtype=H.dtype(a) if dtype is None else dtype),
+                           *[raw(x) for x in args], **kwargs))
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = f"``numpy.{name}``: a constant `Array` shaped like `a`."
+    return export(make, numpy=np_fn, kind="constant")
+
+
+for _name in ("zeros_like", "ones_like", "empty_like"):
+    _like(getattr(np, _name), _name)
+
+
+def _constant_tuple(np_fn, name):
+    def make(*args, **kwargs):
+        return tuple(Array(a) for a in np_fn(*[raw(a) for a in args], **kwargs))
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = f"``numpy.{name}``: a tuple of constant index `Array`s."
+    return export(make, numpy=np_fn, kind="constant")
+
+
+for _name in ("tril_indices", "triu_indices", "diag_indices"):
+    _constant_tuple(getattr(np, _name), _name)
+
+
+@export(numpy=np.full)
+
+
+def full(shape: Shape, fill_value: ArrayLike, dtype: DTypeLike | None = None,
+         order: str = "C") -> Array:
+    """``numpy.full``, differentiable in `fill_value` (its gradient sums the cotangent).
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda v: fnp.sum(fnp.full((2, 3), v)))(1.0).item()
+    6.0
+    """
+    value = asarray(fill_value) if dtype is None else astype(fill_value, dtype)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return P.broadcast_to(value, shape)
+
+
+@export(numpy=np.full_like)
+
+
+def full_like(a: ArrayLike, fill_value: ArrayLike, dtype: DTypeLike | None = None,
+              shape: Shape | None = None) -> Array:
+    """``numpy.full_like``, differentiable in `fill_value` (not in `a`, whose values are unused).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.full_like(fnp.zeros(2), 7.0).tolist()
+    [7.0, 7.0]
+    """
+    dtype = H.dtype(a) if dtype is None else dtype
+    return full(H.shape(a) if shape is None else shape, fill_value, dtype)
+
+
+@export(numpy=np.copy)
+
+
+def copy(a: ArrayLike, order: str = "K", subok: bool = False) -> Array:
+    """``numpy.copy``; arrays are immutable, so this is the identity (slope 1).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.copy([1.0, 2.0]).tolist()
+    [1.0, 2.0]
+    """
+    return asarray(a)

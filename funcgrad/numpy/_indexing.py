@@ -1,0 +1,284 @@
+"""funcgrad.numpy's gathering and selecting: `x.at[...]` updates, `take`, `select`,
+`diagonal`, `tril`... (the `getitem` family of primitives under public names)."""
+from __future__ import annotations
+
+import builtins
+from typing import Sequence
+
+import numpy as np
+
+from .._src.core import Array, raw, wrap
+from . import _helpers as H
+from . import _primitives as P
+from ._namespace import ns
+from ._creation import asarray, astype
+from ._typing import ArrayLike, Axis, DTypeLike
+
+export = ns.export
+
+
+def _no_duplicates(shape, template, arrays, what):
+    if H.is_basic(template):
+        return
+    probe = np.zeros(shape, dtype=np.int64)
+    np.add.at(probe, H.build_index(template, [raw(a) for a in arrays]), 1)
+    if probe.size and probe.max() > 1:
+        raise NotImplementedError(
+            f"x.at[...].{what}: the index hits some element more than once, and funcgrad "
+            "only supports that for set and add; apply the updates one index at a time")
+
+
+class IndexUpdate:
+    """``x.at[index]``: functional, differentiable updates (see `Array.at`)."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array = array
+        self.index = index
+
+    def get(self):
+        return P.subscript(self.array, self.index)
+
+    def set(self, values):
+        template, arrays = H.split_index(self.index)
+        return wrap(P.index_set(self.array, values, *arrays,
+                                template=template))
+
+    def add(self, values):
+        template, arrays = H.split_index(self.index)
+        return wrap(P.index_add(self.array, values, *arrays,
+                                template=template))
+
+    def _combine(self, values, combine, what):
+        template, arrays = H.split_index(self.index)
+        _no_duplicates(H.shape(self.array), template, arrays, what)
+        current = P.getitem(self.array, *arrays, template=template)
+        return P.index_set(self.array, combine(current, values), *arrays, template=template)
+
+    def multiply(self, values):
+        return self._combine(values, P.multiply, "multiply")
+
+    def divide(self, values):
+        return self._combine(values, P.divide, "divide")
+
+    def power(self, values):
+        return self._combine(values, P.power, "power")
+
+    def min(self, values):
+        return self._combine(values, P.minimum, "min")
+
+    def max(self, values):
+        return self._combine(values, P.maximum, "max")
+
+
+class At:
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, index):
+        return IndexUpdate(self.array, index)
+
+
+# --- gathering and selecting ---------------------------------------------------------------
+
+
+@export(numpy=np.take)
+
+
+def take(a: ArrayLike, indices: ArrayLike, axis: Axis = None, out: None = None,
+         mode: str | None = None) -> Array:
+    """Differentiable ``numpy.take``; the gradient scatters back (repeats accumulate).
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda x: fnp.sum(fnp.take(x, [0, 0, 2])))(fnp.zeros(3)).tolist()
+    [2.0, 0.0, 1.0]
+    """
+    a = asarray(a)
+    if axis is None:
+        a, axis = P.flatten(a), 0
+    axis = axis % H.ndim(a)
+    if mode in ("wrap", "clip"):
+        n = H.shape(a)[axis]
+        idx = np.asarray(raw(indices))
+        indices = np.mod(idx, n) if mode == "wrap" else np.clip(idx, 0, n - 1)
+    return P.subscript(a, (slice(None),) * axis + (indices,))
+
+
+@export(numpy=np.take_along_axis)
+
+
+def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: Axis = -1) -> Array:
+    """Differentiable ``numpy.take_along_axis``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.take_along_axis(fnp.array([[1.0, 2.0], [3.0, 4.0]]), fnp.array([[1], [0]]), 1).tolist()
+    [[2.0], [3.0]]
+    """
+    arr = asarray(arr)
+    if axis is None:
+        arr, axis = P.flatten(arr), 0
+    nd = H.ndim(arr)
+    axis = axis % nd
+    if H.ndim(indices) != nd:
+        raise ValueError(f"take_along_axis: indices must have {nd} dimensions like arr, got {H.ndim(indices)}")
+    index = []
+    for d in range(nd):
+        if d == axis:
+            index.append(indices)
+        else:
+            shape = [1] * nd
+            shape[d] = H.shape(arr)[d]
+            index.append(np.arange(H.shape(arr)[d]).reshape(shape))
+    return P.subscript(arr, tuple(index))
+
+
+@export(numpy=np.compress)
+
+
+def compress(condition: ArrayLike, a: ArrayLike, axis: Axis = None) -> Array:
+    """Differentiable ``numpy.compress``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.compress([True, False, True], fnp.array([1.0, 2.0, 3.0])).tolist()
+    [1.0, 3.0]
+    """
+    return take(a, np.flatnonzero(np.asarray(H.bottom(condition))), axis)
+
+
+@export(numpy=np.extract)
+
+
+def extract(condition: ArrayLike, arr: ArrayLike) -> Array:
+    """Differentiable ``numpy.extract``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> x = fnp.array([1.0, -2.0, 3.0])
+    >>> fnp.extract(x > 0, x).tolist()
+    [1.0, 3.0]
+    """
+    return take(P.reshape(arr, (-1,)), np.flatnonzero(np.asarray(H.bottom(condition))))
+
+
+@export(numpy=np.select)
+
+
+def select(condlist: Sequence[ArrayLike], choicelist: Sequence[ArrayLike],
+           default: ArrayLike = 0) -> Array:
+    """Differentiable ``numpy.select``: the first true condition picks its choice.
+
+    >>> import funcgrad.numpy as fnp
+    >>> x = fnp.array([-1.0, 2.0])
+    >>> fnp.select([x < 0, x > 0], [-x, x * 10]).tolist()
+    [1.0, 20.0]
+    """
+    out = default
+    for cond, choice in reversed(list(zip(condlist, choicelist))):
+        out = P.where(cond, choice, out)
+    return wrap(P.broadcast_to(out, np.broadcast_shapes(*[H.shape(c) for c in condlist],
+                                                      *[H.shape(c) for c in choicelist])))
+
+
+# --- triangles and diagonals ---------------------------------------------------------------
+
+
+@export(numpy=np.diagonal)
+
+
+def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
+    """Differentiable ``numpy.diagonal`` (the diagonal becomes the last axis).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.diagonal(fnp.array([[1.0, 2.0], [3.0, 4.0]]), 1).tolist()
+    [2.0]
+    """
+    a = P.moveaxis(a, (axis1, axis2), (-2, -1))
+    rows, cols = H.shape(a)[-2:]
+    n = builtins.max(0, builtins.min(rows + builtins.min(offset, 0), cols - builtins.max(offset, 0)))
+    r = np.arange(n) + builtins.max(-offset, 0)
+    c = np.arange(n) + builtins.max(offset, 0)
+    return P.subscript(a, (Ellipsis, r, c))
+
+
+@export(numpy=np.diag)
+
+
+def diag(v: ArrayLike, k: int = 0) -> Array:
+    """Differentiable ``numpy.diag``: a 1-d input builds a matrix, a 2-d one gives a diagonal.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.diag(fnp.array([1.0, 2.0])).tolist()
+    [[1.0, 0.0], [0.0, 2.0]]
+    """
+    if H.ndim(v) == 2:
+        return diagonal(v, k)
+    if H.ndim(v) != 1:
+        raise ValueError("diag: input must be 1-d or 2-d")
+    n = H.shape(v)[0] + builtins.abs(k)
+    r = np.arange(H.shape(v)[0]) + builtins.max(-k, 0)
+    c = np.arange(H.shape(v)[0]) + builtins.max(k, 0)
+    zeros = np.zeros((n, n), dtype=H.dtype(v))
+    return P.index_add(zeros, v, r, c, template=(H.SLOT, H.SLOT))
+
+
+@export(numpy=np.diagflat)
+
+
+def diagflat(v: ArrayLike, k: int = 0) -> Array:
+    """Differentiable ``numpy.diagflat``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.diagflat(fnp.array([[1.0], [2.0]])).tolist()
+    [[1.0, 0.0], [0.0, 2.0]]
+    """
+    return diag(P.flatten(v), k)
+
+
+@export(numpy=np.trace)
+
+
+def trace(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1,
+          dtype: DTypeLike | None = None, out: None = None) -> Array:
+    """Differentiable ``numpy.trace``.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(fnp.trace)(fnp.zeros((2, 2))).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    d = diagonal(a, offset, axis1, axis2)
+    if dtype is not None:
+        d = astype(d, dtype)
+    return P.sum(d, axis=-1)
+
+
+def _tri_mask(shape, k, lower):
+    rows, cols = shape[-2:]
+    return np.tri(rows, cols, k, dtype=bool) if lower else ~np.tri(rows, cols, k - 1, dtype=bool)
+
+
+@export(numpy=np.tril)
+
+
+def tril(m: ArrayLike, k: int = 0) -> Array:
+    """Differentiable ``numpy.tril``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.tril(fnp.ones((2, 2))).tolist()
+    [[1.0, 0.0], [1.0, 1.0]]
+    """
+    return P.where(_tri_mask(H.shape(m), k, True), m, 0)
+
+
+@export(numpy=np.triu)
+
+
+def triu(m: ArrayLike, k: int = 0) -> Array:
+    """Differentiable ``numpy.triu``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.triu(fnp.ones((2, 2))).tolist()
+    [[1.0, 1.0], [0.0, 1.0]]
+    """
+    return P.where(_tri_mask(H.shape(m), k, False), m, 0)

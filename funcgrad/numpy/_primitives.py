@@ -1,0 +1,1066 @@
+"""funcgrad.numpy's primitives: each differentiable NumPy operation declared once, with its
+VJP, JVP and vmap rules beside its forward, and the helpers those rules share.
+
+Names are NumPy's (`sum`, `where`, `getitem`...), so they shadow builtins here: this module
+is read as ``P.sum``, never star-imported. A primitive returns raw NumPy values when no
+transform is running, which keeps first-order rules at NumPy speed; the public functions in
+the family modules (`_elementwise`, `_reductions`...) wrap results as `Array`s. Rules are
+written with these same primitives, so they are differentiable too.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+
+from .._src import batching as B
+from .._src.core import engine
+from .._src.declare import elementwise, linear, nondiff, primitive
+from . import _helpers as H
+
+
+# --- elementwise arithmetic --------------------------------------------------------------
+
+
+def _add_t(ct, out, x, y):
+    return ct
+
+
+def _sub_t1(ct, out, x, y):
+    return -ct
+
+
+# NumPy's operators, not its ufuncs, as forwards: on NumPy scalars `x * y` is ten times
+# faster than np.multiply(x, y), and on arrays they are the same call.
+add = linear("add", operator.add, _add_t, _add_t, batch=B.batch_elementwise)
+subtract = linear("subtract", operator.sub, _add_t, _sub_t1, batch=B.batch_elementwise)
+negative = linear("negative", operator.neg, lambda ct, out, x: -ct, batch=B.batch_elementwise)
+positive = linear("positive", np.positive, lambda ct, out, x: ct, batch=B.batch_elementwise)
+multiply = elementwise("multiply", operator.mul, lambda out, x, y: y, lambda out, x, y: x)
+divide = primitive(
+    "divide", np.divide, nargs=2, batch=B.batch_elementwise,
+    vjps=(lambda ct, out, x, y: ct / conj_if_complex(y), lambda ct, out, x, y: -ct * conj_if_complex(out / y)),
+    jvps=(lambda t, out, x, y: t / y, lambda t, out, x, y: -t * out / y))
+
+
+def _pow_dx(out, x, y):
+    # x**0 is constant: slope 0 everywhere, also at x == 0 where 0 * 0**-1 would be nan
+    return where(equal(y, 0), 0, y * power(x, y - 1))
+
+
+def _pow_dy(out, x, y):
+    # log(x) is -inf at x == 0, where x**y is 0 for y > 0: define the product as 0 there.
+    safe = where(equal(x, 0), 1, x)
+    return where(equal(x, 0), 0, out * log(safe))
+
+
+power = elementwise("power", np.power, _pow_dx, _pow_dy)
+
+
+def _mod_dy(out, x, y):
+    return -floor_divide(x, y)
+
+
+remainder = elementwise("remainder", np.remainder, lambda out, x, y: ones_like(out), _mod_dy)
+floor_divide = nondiff("floor_divide", np.floor_divide, nargs=2)
+
+
+def _choose(mask_win, mask_tie, like):
+    """1 where an argument wins, 1/2 where it ties (both halves of a tie share the slope)."""
+    return astype(mask_win, H.dtype(like)) + 0.5 * astype(mask_tie, H.dtype(like))
+
+
+maximum = elementwise("maximum", np.maximum,
+                      lambda out, x, y: _choose(greater(x, y), equal(x, y), out),
+                      lambda out, x, y: _choose(less(x, y), equal(x, y), out))
+minimum = elementwise("minimum", np.minimum,
+                      lambda out, x, y: _choose(less(x, y), equal(x, y), out),
+                      lambda out, x, y: _choose(greater(x, y), equal(x, y), out))
+
+
+def _clip_impl(x, lo, hi):
+    return np.clip(x, lo, hi)
+
+
+# Inside [lo, hi], boundaries included, the slope goes to x (PyTorch's clamp convention).
+clip = elementwise(
+    "clip", _clip_impl,
+    lambda out, x, lo, hi: astype(logical_and(_ge_or_none(x, lo), _le_or_none(x, hi)), H.dtype(out)),
+    lambda out, x, lo, hi: astype(less(x, lo), H.dtype(out)),
+    lambda out, x, lo, hi: astype(greater(x, hi), H.dtype(out)))
+
+
+def _ge_or_none(x, lo):
+    return True if lo is None else greater_equal(x, lo)
+
+
+def _le_or_none(x, hi):
+    return True if hi is None else less_equal(x, hi)
+
+
+def _where_impl(cond, x, y):
+    return np.where(cond, x, y)
+
+
+where = primitive(
+    "where", _where_impl, nargs=3, batch=B.batch_elementwise, linear=False,
+    vjps=(None, lambda ct, out, c, x, y: where(c, ct, 0), lambda ct, out, c, x, y: where(c, 0, ct)),
+    jvps=(None, lambda t, out, c, x, y: where(c, t, 0), lambda t, out, c, x, y: where(c, 0, t)))
+
+
+# --- elementwise math: f(x) with its derivative f'(x) --------------------------------------
+exp = elementwise("exp", np.exp, lambda out, x: out)
+exp2 = elementwise("exp2", np.exp2, lambda out, x: out * np.log(2.0))
+expm1 = elementwise("expm1", np.expm1, lambda out, x: out + 1)
+log = elementwise("log", np.log, lambda out, x: 1 / x)
+log2 = elementwise("log2", np.log2, lambda out, x: 1 / (x * np.log(2.0)))
+log10 = elementwise("log10", np.log10, lambda out, x: 1 / (x * np.log(10.0)))
+log1p = elementwise("log1p", np.log1p, lambda out, x: 1 / (x + 1))
+sqrt = elementwise("sqrt", np.sqrt, lambda out, x: 0.5 / out)
+cbrt = elementwise("cbrt", np.cbrt, lambda out, x: 1 / (3 * out * out))
+square = elementwise("square", np.square, lambda out, x: 2 * x)
+reciprocal = elementwise("reciprocal", np.reciprocal, lambda out, x: -out * out)
+absolute = primitive("absolute", np.absolute, batch=B.batch_elementwise,  # slope 0 at 0
+                     vjps=(lambda ct, out, x: _abs_vjp(ct, out, x),), jvps=(lambda t, out, x: _abs_jvp(t, out, x),))
+sin = elementwise("sin", np.sin, lambda out, x: cos(x))
+cos = elementwise("cos", np.cos, lambda out, x: -sin(x))
+tan = elementwise("tan", np.tan, lambda out, x: 1 + out * out)
+arcsin = elementwise("arcsin", np.arcsin, lambda out, x: 1 / sqrt(1 - x * x))
+arccos = elementwise("arccos", np.arccos, lambda out, x: -1 / sqrt(1 - x * x))
+arctan = elementwise("arctan", np.arctan, lambda out, x: 1 / (1 + x * x))
+sinh = elementwise("sinh", np.sinh, lambda out, x: cosh(x))
+cosh = elementwise("cosh", np.cosh, lambda out, x: sinh(x))
+tanh = elementwise("tanh", np.tanh, lambda out, x: 1 - out * out)
+arcsinh = elementwise("arcsinh", np.arcsinh, lambda out, x: 1 / sqrt(x * x + 1))
+arccosh = elementwise("arccosh", np.arccosh, lambda out, x: 1 / sqrt(x * x - 1))
+arctanh = elementwise("arctanh", np.arctanh, lambda out, x: 1 / (1 - x * x))
+deg2rad = linear("deg2rad", np.deg2rad, lambda ct, out, x: ct * (np.pi / 180),
+                 batch=B.batch_elementwise)
+rad2deg = linear("rad2deg", np.rad2deg, lambda ct, out, x: ct * (180 / np.pi),
+                 batch=B.batch_elementwise)
+
+# --- non-differentiable functions: their results carry no derivative ----------------------
+equal = nondiff("equal", np.equal, nargs=2)
+not_equal = nondiff("not_equal", np.not_equal, nargs=2)
+less = nondiff("less", np.less, nargs=2)
+less_equal = nondiff("less_equal", np.less_equal, nargs=2)
+greater = nondiff("greater", np.greater, nargs=2)
+greater_equal = nondiff("greater_equal", np.greater_equal, nargs=2)
+logical_and = nondiff("logical_and", np.logical_and, nargs=2)
+logical_or = nondiff("logical_or", np.logical_or, nargs=2)
+logical_xor = nondiff("logical_xor", np.logical_xor, nargs=2)
+logical_not = nondiff("logical_not", np.logical_not)
+isnan = nondiff("isnan", np.isnan)
+isfinite = nondiff("isfinite", np.isfinite)
+isinf = nondiff("isinf", np.isinf)
+isneginf = nondiff("isneginf", np.isneginf)
+isposinf = nondiff("isposinf", np.isposinf)
+signbit = nondiff("signbit", np.signbit)
+sign = nondiff("sign", np.sign)
+floor = nondiff("floor", np.floor)
+ceil = nondiff("ceil", np.ceil)
+trunc = nondiff("trunc", np.trunc)
+rint = nondiff("rint", np.rint)
+fix = nondiff("fix", np.fix)
+heaviside = nondiff("heaviside", np.heaviside, nargs=2)
+nextafter = nondiff("nextafter", np.nextafter, nargs=2)
+spacing = nondiff("spacing", np.spacing)
+iscomplex = nondiff("iscomplex", np.iscomplex)
+isreal = nondiff("isreal", np.isreal)
+
+
+def _round_impl(x, decimals=0):
+    return np.round(x, decimals)
+
+
+round = nondiff("round", _round_impl, params=("decimals",))
+around = nondiff("around", _round_impl, params=("decimals",))
+argmax = nondiff("argmax", np.argmax, params=("axis", "out", "keepdims"), batch=B.batch_flat_axis)
+argmin = nondiff("argmin", np.argmin, params=("axis", "out", "keepdims"), batch=B.batch_flat_axis)
+nanargmax = nondiff("nanargmax", np.nanargmax, params=("axis", "out", "keepdims"),
+                    batch=B.batch_flat_axis)
+nanargmin = nondiff("nanargmin", np.nanargmin, params=("axis", "out", "keepdims"),
+                    batch=B.batch_flat_axis)
+all = nondiff("all", np.all, batch=B.batch_axis_param)
+any = nondiff("any", np.any, batch=B.batch_axis_param)
+count_nonzero = nondiff("count_nonzero", np.count_nonzero, batch=B.batch_axis_param)
+isclose = nondiff("isclose", np.isclose, nargs=2, batch=B.batch_elementwise)
+allclose = nondiff("allclose", np.allclose, nargs=2, batch=B.batch_all_axes)
+array_equal = nondiff("array_equal", np.array_equal, nargs=2, batch=B.batch_all_axes)
+searchsorted = nondiff("searchsorted", np.searchsorted, nargs=2, batch=B.batch_values_second)
+digitize = nondiff("digitize", np.digitize, nargs=2, batch=B.batch_first_only)
+# Output shapes that depend on the data: vmap loops, or (a tuple of such arrays) refuses.
+argwhere = nondiff("argwhere", np.argwhere, batch=B.batch_by_loop)
+flatnonzero = nondiff("flatnonzero", np.flatnonzero, batch=B.batch_by_loop)
+unique = nondiff("unique", np.unique, batch=B.batch_by_loop)
+bincount = nondiff("bincount", np.bincount, batch=B.batch_by_loop)
+nonzero = nondiff("nonzero", np.nonzero, batch=B.batch_unsupported)
+histogram = nondiff("histogram", np.histogram, batch=B.batch_unsupported)
+# Questions about an array rather than about its values.
+shape = nondiff("shape", np.shape, batch=B.batch_query)
+ndim = nondiff("ndim", np.ndim, batch=B.batch_query)
+size = nondiff("size", np.size, batch=B.batch_query)
+iscomplexobj = nondiff("iscomplexobj", np.iscomplexobj, batch=B.batch_query)
+isrealobj = nondiff("isrealobj", np.isrealobj, batch=B.batch_query)
+isscalar = nondiff("isscalar", np.isscalar, batch=B.batch_query)
+result_type = nondiff("result_type", np.result_type, batch=B.batch_query)
+
+
+# --- dtype casts and constants -------------------------------------------------------------
+def _astype_impl(x, dtype):
+    if np.iscomplexobj(x) and np.dtype(dtype).kind != "c":
+        x = np.real(x)  # a real-valued cast keeps the real part (and is real-linear)
+    return np.asarray(x).astype(dtype) if not isinstance(x, np.ndarray) else x.astype(dtype)
+
+
+def _astype_t(ct, out, x, dtype):
+    return astype(ct, H.dtype(x))
+
+
+astype = linear("astype", _astype_impl, _astype_t, params=("dtype",), batch=B.batch_elementwise)
+
+
+def _zeros_like_impl(x):
+    return np.zeros(np.shape(x), dtype=H.dtype(x))
+
+
+def _ones_like_impl(x):
+    return np.ones(np.shape(x), dtype=H.dtype(x))
+
+
+zeros_like = nondiff("zeros_like", _zeros_like_impl)
+ones_like = nondiff("ones_like", _ones_like_impl)
+
+
+# --- reductions ----------------------------------------------------------------------------
+def _sum_impl(x, axis=None, keepdims=False):
+    return np.sum(x, axis=axis, keepdims=keepdims)
+
+
+def _mean_impl(x, axis=None, keepdims=False):
+    return np.mean(x, axis=axis, keepdims=keepdims)
+
+
+sum = linear("sum", _sum_impl,
+               lambda ct, out, x, axis=None, keepdims=False: expand_reduced(ct, x, axis, keepdims),
+               params=("axis", "keepdims"), batch=B.batch_axis_param)
+mean = linear("mean", _mean_impl,
+                lambda ct, out, x, axis=None, keepdims=False:
+                expand_reduced(ct, x, axis, keepdims) / H.count(x, axis),
+                params=("axis", "keepdims"), batch=B.batch_axis_param)
+
+
+def _chooser_vjp(ct, out, x, axis=None, keepdims=False):
+    """max/min: the slope goes to the elements equal to the extremum, shared among ties."""
+    out_kd = out if keepdims else reshape(out, H.keepdims_shape(H.shape(x), axis))
+    hits = astype(equal(x, out_kd), H.dtype(x))
+    count = sum(hits, axis=axis, keepdims=True)
+    return expand_reduced(ct, x, axis, keepdims) * hits / count
+
+
+def _chooser_jvp(t, out, x, axis=None, keepdims=False):
+    out_kd = out if keepdims else reshape(out, H.keepdims_shape(H.shape(x), axis))
+    hits = astype(equal(x, out_kd), H.dtype(x))
+    return sum(t * hits, axis=axis, keepdims=keepdims) / sum(hits, axis=axis, keepdims=keepdims)
+
+
+def _max_impl(x, axis=None, keepdims=False):
+    return np.max(x, axis=axis, keepdims=keepdims)
+
+
+def _min_impl(x, axis=None, keepdims=False):
+    return np.min(x, axis=axis, keepdims=keepdims)
+
+
+max = primitive("max", _max_impl, params=("axis", "keepdims"), vjps=(_chooser_vjp,),
+                  jvps=(_chooser_jvp,), batch=B.batch_axis_param)
+min = primitive("min", _min_impl, params=("axis", "keepdims"), vjps=(_chooser_vjp,),
+                  jvps=(_chooser_jvp,), batch=B.batch_axis_param)
+
+
+def _prod_impl(x, axis=None, keepdims=False):
+    return np.prod(x, axis=axis, keepdims=keepdims)
+
+
+def _prod_others(x, axis):
+    """For each element, the product of the others in its reduction group; exact with zeros."""
+    shape = H.shape(x)
+    axes = H.normalize_axes(axis, len(shape))
+    rest = tuple(i for i in range(len(shape)) if i not in axes)
+    moved = transpose(x, rest + axes)
+    n = H.count(x, axis)
+    flat = reshape(moved, tuple(shape[i] for i in rest) + (n, 1))
+    eye = np.eye(n, dtype=bool)
+    grid = where(eye, 1, broadcast_to(swapaxes(flat, -1, -2), tuple(shape[i] for i in rest) + (n, n)))
+    others = prod(grid, axis=-1)
+    others = reshape(others, tuple(shape[i] for i in rest) + tuple(shape[i] for i in axes))
+    return transpose(others, tuple(np.argsort(rest + axes)))
+
+
+def _has_zero(x):
+    """Whether `x` holds a zero, read off its concrete values (under vmap: in any example,
+    so that one branch serves the whole batch; both branches are exact where they apply)."""
+    return bool(np.any(H.bottom(x) == 0))
+
+
+def _prod_vjp(ct, out, x, axis=None, keepdims=False):
+    if _has_zero(x):
+        return expand_reduced(ct, x, axis, keepdims) * _prod_others(x, axis)
+    out_kd = out if keepdims else reshape(out, H.keepdims_shape(H.shape(x), axis))
+    return expand_reduced(ct, x, axis, keepdims) * out_kd / x
+
+
+def _prod_jvp(t, out, x, axis=None, keepdims=False):
+    ones = ones_like(out)
+    return sum(_prod_vjp(ones, out, x, axis, keepdims) * t, axis=axis, keepdims=keepdims)
+
+
+prod = primitive("prod", _prod_impl, params=("axis", "keepdims"), vjps=(_prod_vjp,),
+                   jvps=(_prod_jvp,), batch=B.batch_axis_param)
+
+
+# --- shape functions -----------------------------------------------------------------------
+def _reshape_impl(x, shape):
+    return np.reshape(x, shape)
+
+
+reshape = linear("reshape", _reshape_impl, lambda ct, out, x, shape: reshape(ct, H.shape(x)),
+                 params=("shape",), batch=None)
+
+
+def _batch_reshape(prim, vals, dims, shape):
+    (x,), (d,) = vals, dims
+    x = B.move_to_front(x, d)
+    return reshape(x, (x.shape[0],) + tuple(H.resolve_shape(shape, x.shape[1:]))), 0
+
+
+reshape.batch = _batch_reshape
+
+
+def _transpose_impl(x, axes=None):
+    return np.transpose(x, axes)
+
+
+def _transpose_t(ct, out, x, axes=None):
+    if axes is None:
+        return transpose(ct)
+    return transpose(ct, tuple(np.argsort([a % len(axes) for a in axes])))
+
+
+transpose = linear("transpose", _transpose_impl, _transpose_t, params=("axes",), batch=None)
+
+
+def _batch_transpose(prim, vals, dims, axes=None):
+    (x,), (d,) = vals, dims
+    x = B.move_to_front(x, d)
+    n = x.ndim - 1
+    perm = tuple(reversed(range(n))) if axes is None else tuple(a % n for a in axes)
+    return transpose(x, (0,) + tuple(p + 1 for p in perm)), 0
+
+
+transpose.batch = _batch_transpose
+
+
+def _broadcast_to_impl(x, shape):
+    return np.broadcast_to(x, shape)
+
+
+broadcast_to = linear("broadcast_to", _broadcast_to_impl,
+                      lambda ct, out, x, shape: sum_to_shape(ct, H.shape(x)),
+                      params=("shape",), batch=None)
+
+
+def _batch_broadcast_to(prim, vals, dims, shape):
+    (x,), (d,) = vals, dims
+    x = B.move_to_front(x, d)
+    shape = tuple(shape)
+    x = reshape(x, (x.shape[0],) + (1,) * (len(shape) - (x.ndim - 1)) + tuple(x.shape[1:]))
+    return broadcast_to(x, (x.shape[0],) + shape), 0
+
+
+broadcast_to.batch = _batch_broadcast_to
+
+
+def _sum_to_shape_impl(x, shape):
+    """Sum away the dimensions that broadcasting added or stretched."""
+    shape = tuple(shape)
+    lead = np.ndim(x) - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
+                                      if s == 1 and np.shape(x)[i + lead] != 1)
+    out = np.sum(x, axis=axes, keepdims=True) if axes else x
+    if lead:
+        out = np.reshape(out, shape)
+    return out
+
+
+sum_to_shape = linear("sum_to_shape", _sum_to_shape_impl,
+                      lambda ct, out, x, shape: broadcast_to(ct, H.shape(x)),
+                      params=("shape",), batch=B.batch_by_loop)
+
+
+def _batch_sum_to_shape(prim, vals, dims, shape):
+    (x,), (d,) = vals, dims
+    x = B.move_to_front(x, d)
+    example = tuple(H.shape(x))[1:]
+    shape = tuple(shape)
+    lead = len(example) - len(shape)
+    axes = tuple(range(1, lead + 1)) + tuple(i + lead + 1 for i, s in enumerate(shape)
+                                             if s == 1 and example[i + lead] != 1)
+    if not axes:
+        return x, 0
+    return reshape(sum(x, axis=axes, keepdims=True), (H.shape(x)[0],) + shape), 0
+
+
+sum_to_shape.batch = _batch_sum_to_shape
+
+
+def _moveaxis_impl(x, source, destination):
+    return np.moveaxis(x, source, destination)
+
+
+moveaxis = linear("moveaxis", _moveaxis_impl,
+                    lambda ct, out, x, source, destination: moveaxis(ct, destination, source),
+                    params=("source", "destination"), batch=None)
+
+
+def _batch_moveaxis(prim, vals, dims, source, destination):
+    (x,), (d,) = vals, dims
+    x = B.move_to_front(x, d)
+    n = x.ndim - 1
+    src = [s % n + 1 for s in np.atleast_1d(source)]
+    dst = [s % n + 1 for s in np.atleast_1d(destination)]
+    return moveaxis(x, src, dst), 0
+
+
+moveaxis.batch = _batch_moveaxis
+
+
+def _swapaxes_impl(x, axis1, axis2):
+    return np.swapaxes(x, axis1, axis2)
+
+
+swapaxes = linear("swapaxes", _swapaxes_impl,
+                    lambda ct, out, x, axis1, axis2: swapaxes(ct, axis1, axis2),
+                    params=("axis1", "axis2"), batch=None)
+
+
+def _batch_swapaxes(prim, vals, dims, axis1, axis2):
+    (x,), (d,) = vals, dims
+    x = B.move_to_front(x, d)
+    n = x.ndim - 1
+    return swapaxes(x, axis1 % n + 1, axis2 % n + 1), 0
+
+
+swapaxes.batch = _batch_swapaxes
+
+
+def _concat_impl(*xs, axis=0):
+    return np.concatenate(xs, axis=axis)
+
+
+def _concat_t(k):
+    def transpose_k(ct, out, *xs, axis=0):
+        ax = axis % H.ndim(out)
+        start = builtins.sum(H.shape(x)[ax] for x in xs[:k])
+        index = (slice(None),) * ax + (slice(start, start + H.shape(xs[k])[ax]),)
+        return subscript(ct, index)
+    return transpose_k
+
+
+class _ConcatRules(tuple):
+    """Concatenation is variadic: its k-th transpose is made on demand."""
+
+    def __getitem__(self, k):
+        return _concat_t(k)
+
+
+concatenate = linear("concatenate", _concat_impl, nargs=-1, batch=None)
+concatenate.vjps = _ConcatRules()
+
+
+def _batch_concat(prim, vals, dims, axis=0):
+    n = B._size(vals, dims)
+    moved = []
+    for v, d in zip(vals, dims):
+        if d is None:
+            v = broadcast_to(reshape(v, (1,) + tuple(H.shape(v))), (n,) + tuple(H.shape(v)))
+        else:
+            v = B.move_to_front(v, d)
+        moved.append(v)
+    ndim = moved[0].ndim - 1
+    return concatenate(*moved, axis=axis % ndim + 1), 0
+
+
+concatenate.batch = _batch_concat
+
+
+def _stack_impl(*xs, axis=0):
+    return np.stack(xs, axis=axis)
+
+
+def expand_axis(x, axis):
+    shape = list(H.shape(x))
+    axis = axis % (len(shape) + 1)
+    shape.insert(axis, 1)
+    return reshape(x, tuple(shape))
+
+
+def stack(*xs, axis=0):
+    return concatenate(*[expand_axis(x, axis) for x in xs], axis=axis)
+
+
+# --- products ------------------------------------------------------------------------------
+def _matmul_vjp_x(ct, out, x, y):
+    xd, yd = H.ndim(x), H.ndim(y)
+    if yd == 1:
+        ct = expand_axis(ct, -1)
+        y = reshape(y, (H.shape(y)[0], 1))
+    if xd == 1:
+        ct = expand_axis(ct, -2)
+    g = matmul(ct, conj_if_complex(swapaxes(y, -1, -2)))
+    return reshape(g, H.shape(g)[:-2] + (H.shape(g)[-1],)) if xd == 1 else g
+
+
+def _matmul_vjp_y(ct, out, x, y):
+    xd, yd = H.ndim(x), H.ndim(y)
+    if xd == 1:
+        ct = expand_axis(ct, -2)
+        x = reshape(x, (1, H.shape(x)[0]))
+    if yd == 1:
+        ct = expand_axis(ct, -1)
+    g = matmul(conj_if_complex(swapaxes(x, -1, -2)), ct)
+    return reshape(g, H.shape(g)[:-1]) if yd == 1 else g
+
+
+def _batch_matmul(prim, vals, dims):
+    """Batch axes to the front; vectors become matrices so the batch axis never meets the
+    contracted axis; the batched operand gets size-1 axes so both stacks align."""
+    (x, y), (dx, dy) = vals, dims
+    xn = H.ndim(x) - (dx is not None)
+    yn = H.ndim(y) - (dy is not None)
+    if dx is not None:
+        x = B.move_to_front(x, dx)
+    if dy is not None:
+        y = B.move_to_front(y, dy)
+    if xn == 1:
+        x = expand_axis(x, -2)
+    if yn == 1:
+        y = expand_axis(y, -1)
+    lead = builtins.max(xn, 2, yn) - 2
+    if dx is not None and builtins.max(xn, 2) - 2 < lead:
+        shape = H.shape(x)
+        x = reshape(x, (shape[0],) + (1,) * (lead - (len(shape) - 3)) + tuple(shape[1:]))
+    if dy is not None and builtins.max(yn, 2) - 2 < lead:
+        shape = H.shape(y)
+        y = reshape(y, (shape[0],) + (1,) * (lead - (len(shape) - 3)) + tuple(shape[1:]))
+    out = matmul(x, y)
+    shape = tuple(H.shape(out))
+    if xn == 1 and yn == 1:
+        shape = shape[:-2]
+    elif xn == 1:
+        shape = shape[:-2] + shape[-1:]
+    elif yn == 1:
+        shape = shape[:-1]
+    return (reshape(out, shape) if shape != tuple(H.shape(out)) else out), 0
+
+
+matmul = primitive("matmul", np.matmul, nargs=2, vjps=(_matmul_vjp_x, _matmul_vjp_y),
+                   jvps=(lambda t, out, x, y: matmul(t, y), lambda t, out, x, y: matmul(x, t)),
+                   batch=_batch_matmul)
+
+
+# --- indexing: gather, scatter-add, scatter-set ---------------------------------------------
+def _getitem_impl(x, *arrays, template):
+    return np.asarray(x)[H.build_index(template, arrays)]
+
+
+def _index_add_impl(x, update, *arrays, template):
+    out = np.array(x, copy=True)
+    index = H.build_index(template, arrays)
+    if H.is_basic(template):
+        out[index] += update
+    else:
+        np.add.at(out, index, update)
+    return out
+
+
+def _index_set_impl(x, update, *arrays, template):
+    out = np.array(x, copy=True)
+    out[H.build_index(template, arrays)] = update
+    return out
+
+
+getitem = linear(
+    "getitem", _getitem_impl,
+    lambda ct, out, x, *arrays, template: index_add(zeros_like(x), ct, *arrays, template=template),
+    nargs=-1, batch=B.batch_by_loop)
+index_add = linear(
+    "index_add", _index_add_impl,
+    lambda ct, out, x, u, *arrays, template: ct,
+    lambda ct, out, x, u, *arrays, template: getitem(ct, *arrays, template=template),
+    nargs=-1, batch=B.batch_by_loop)
+index_set = linear(
+    "index_set", _index_set_impl,
+    lambda ct, out, x, u, *arrays, template: index_set(ct, 0, *arrays, template=template),
+    lambda ct, out, x, u, *arrays, template: getitem(ct, *arrays, template=template),
+    nargs=-1, batch=B.batch_by_loop)
+
+
+class _VariadicRules(tuple):
+    """Rules for the array arguments, then ``None`` for every index array after them."""
+
+    def __new__(cls, *rules):
+        return super().__new__(cls, rules)
+
+    def __getitem__(self, k):
+        return tuple.__getitem__(self, k) if k < len(self) else None
+
+
+getitem.vjps = _VariadicRules(*getitem.vjps)
+index_add.vjps = _VariadicRules(*index_add.vjps)
+index_set.vjps = _VariadicRules(*index_set.vjps)
+
+
+def _index_layout(template, arrays, adims, ndim):
+    """Where numpy puts the advanced-index block of ``x[index]`` for an example of rank
+    `ndim`: ``(p, block_ndim)``, the block's first result axis and its rank. NumPy moves
+    the block to the front when advanced indices (arrays, and ints or bools beside them)
+    are not next to each other; otherwise it stays where the first one stands."""
+    if not arrays:
+        return 0, 0
+    block = builtins.max(H.ndim(a) - (d is not None) for a, d in zip(arrays, adims))
+    advanced = [(t is H.SLOT or isinstance(t, (bool, int, np.integer))) for t in template]
+    first = advanced.index(True)
+    last = len(advanced) - 1 - advanced[::-1].index(True)
+    if not builtins.all(advanced[first:last + 1]):
+        return 0, block
+    used = builtins.sum(1 for t in template if t is not None and t is not Ellipsis
+                        and not isinstance(t, bool))
+    p = 0
+    for t in template[:first]:
+        if t is Ellipsis:
+            p += ndim - used
+        elif t is None or isinstance(t, slice):
+            p += 1
+    return p, block
+
+
+def _batched_index(vals, dims, template, x_batched_front):
+    """The index of a gather/scatter whose index arrays are batched: (template, arrays,
+    layout). With the array batched in front, a batch-position index array joins the
+    advanced block, and the result is laid out "block": batch axis, the example's advanced
+    block, its other axes. Otherwise (layout None) the batch axis leads the block."""
+    arrays, adims = vals, dims
+    ndim_ex = builtins.max([H.ndim(a) - (d is not None) for a, d in zip(arrays, adims)] + [0])
+    n = B._size(arrays, adims)
+    aligned = []
+    for a, d in zip(arrays, adims):
+        if d is not None:
+            a = B.move_to_front(a, d)
+            shape = H.shape(a)
+            a = reshape(a, (shape[0],) + (1,) * (ndim_ex - (len(shape) - 1)) + tuple(shape[1:]))
+        aligned.append(a)
+    if not x_batched_front:
+        return tuple(template), tuple(aligned), None
+    arange = np.arange(n).reshape((n,) + (1,) * ndim_ex)
+    return (H.SLOT,) + tuple(template), (arange,) + tuple(aligned), "block"
+
+
+def _contiguous(template):
+    advanced = [(t is H.SLOT or isinstance(t, (bool, int, np.integer))) for t in template]
+    if True not in advanced:
+        return True
+    first = advanced.index(True)
+    last = len(advanced) - 1 - advanced[::-1].index(True)
+    return builtins.all(advanced[first:last + 1])
+
+
+def _example_result_shape(x_shape, arrays, adims, template):
+    """The shape of one example's ``x[index]``, from zero-filled stand-ins."""
+    stand_ins = []
+    for a, d in zip(arrays, adims):
+        shape = tuple(H.shape(a))
+        if d is not None:
+            shape = shape[:d] + shape[d + 1:]
+        stand_ins.append(np.zeros(shape, dtype=np.intp))
+    probe = np.broadcast_to(np.zeros((), dtype=np.int8), tuple(x_shape))
+    return np.shape(probe[H.build_index(template, stand_ins)])
+
+
+def _block_to_example(out, p, block):
+    """A "block" layout (batch, advanced block, others) as (batch, example result)."""
+    if p == 0 or block == 0:
+        return out
+    src = list(range(1, 1 + block))
+    return moveaxis(out, src, [p + 1 + i for i in range(block)])
+
+
+def _example_to_block(u, p, block):
+    if p == 0 or block == 0:
+        return u
+    return moveaxis(u, [p + 1 + i for i in range(block)], list(range(1, 1 + block)))
+
+
+def _batch_getitem(prim, vals, dims, template):
+    x, dx = vals[0], dims[0]
+    arrays, adims = vals[1:], dims[1:]
+    x_ndim = H.ndim(x) - (dx is not None)
+    if dx is not None:
+        x = B.move_to_front(x, dx)
+    if builtins.all(d is None for d in adims):
+        if dx is None:
+            return getitem(x, *arrays, template=template), None
+        p, block = _index_layout(template, arrays, adims, x_ndim)
+        out = getitem(x, *arrays, template=(slice(None),) + tuple(template))
+        return out, (0 if _contiguous(template) else block)
+    p, block = _index_layout(template, arrays, adims, x_ndim)
+    tmpl, arrs, layout = _batched_index(arrays, adims, template, dx is not None)
+    out = getitem(x, *arrs, template=tmpl)
+    if layout is None:  # x unbatched: the batch axis leads the advanced block
+        return out, (p if _contiguous(template) else 0)
+    return _block_to_example(out, p if _contiguous(template) else 0, block), 0
+
+
+def _batch_index_update(prim, vals, dims, template):
+    """index_add / index_set: the array is batched (broadcast if it was not), the update
+    laid out like the batched gather's result."""
+    n = B._size(vals, dims)
+    (x, u), (dx, du) = vals[:2], dims[:2]
+    arrays, adims = vals[2:], dims[2:]
+    x = B.front_or_broadcast(x, dx, n)
+    x_shape = tuple(H.shape(x))[1:]
+    result = _example_result_shape(x_shape, arrays, adims, template)
+    u = B.front_or_broadcast(u, du, n)
+    u_shape = tuple(H.shape(u))[1:]
+    u = reshape(u, (n,) + (1,) * (len(result) - len(u_shape)) + u_shape)
+    u = broadcast_to(u, (n,) + tuple(result))
+    p, block = _index_layout(template, arrays, adims, len(x_shape))
+    if builtins.all(d is None for d in adims):
+        tmpl = (slice(None),) + tuple(template)
+        if not _contiguous(template):  # numpy puts the block first, before the batch axis
+            u = moveaxis(u, 0, block)
+        return prim(x, u, *arrays, template=tmpl), 0
+    tmpl, arrs, _ = _batched_index(arrays, adims, template, True)
+    u = _example_to_block(u, p if _contiguous(template) else 0, block)
+    return prim(x, u, *arrs, template=tmpl), 0
+
+
+getitem.batch = _batch_getitem
+index_add.batch = _batch_index_update
+index_set.batch = _batch_index_update
+
+
+def subscript(x, index):
+    template, arrays = H.split_index(index)
+    return getitem(x, *arrays, template=template)
+
+
+# --- activations (used by funcgrad.mutable; their rules read only the output) --------------
+
+
+def _sigmoid_impl(x):
+    return np.reciprocal(1 + np.exp(-x))
+
+
+def _relu_impl(x):
+    return np.maximum(x, 0)
+
+
+sigmoid = elementwise("sigmoid", _sigmoid_impl, lambda out, x: out * (1 - out))
+# slope 0 at 0, as PyTorch's relu
+relu = elementwise("relu", _relu_impl, lambda out, x: astype(greater(out, 0), H.dtype(out)))
+
+
+# --- complex parts ------------------------------------------------------------------------
+# Cotangents are adjoints under the real inner product Re<a, b> (PyTorch's convention, see
+# docs/complex.md): a complex slope is conjugated in a VJP, never in a JVP.
+
+
+def conj_if_complex(x):
+    """conj(x) for complex values; real values pass through untouched (and cost nothing)."""
+    return conjugate(x) if H.dtype(x).kind == "c" else x
+
+
+def _imag_t(ct, out, x):
+    return multiply(ct, 1j) if H.dtype(x).kind == "c" else zeros_like(x)
+
+
+conjugate = linear("conjugate", np.conjugate, lambda ct, out, x: conjugate(ct), batch=B.batch_elementwise)
+real = linear("real", np.real, lambda ct, out, x: ct, batch=B.batch_elementwise)
+imag = linear("imag", np.imag, _imag_t, batch=B.batch_elementwise)
+
+engine.register(conj=conjugate)
+
+
+def _abs_vjp(ct, out, x):
+    # For complex z the slope z / |z| varies smoothly (it is not a piecewise constant sign).
+    return ct * safe_div(x, out) if H.dtype(x).kind == "c" else ct * sign(x)
+
+
+def _abs_jvp(t, out, x):
+    if H.dtype(x).kind == "c":
+        return real(conj_if_complex(safe_div(x, out)) * t)
+    return t * sign(x)
+
+
+# --- more elementwise functions ------------------------------------------------------------
+def _arctan2_dy(out, y, x):
+    return safe_div(x, x * x + y * y)
+
+
+def _arctan2_dx(out, y, x):
+    return safe_div(-y, x * x + y * y)
+
+
+def _sinc_d(out, x):
+    return safe_div(cos(np.pi * x) - out, x)
+
+
+def _fmax_dx(out, x, y):
+    return _choose(logical_or(greater(x, y), isnan(y)), equal(x, y), out)
+
+
+def _fmax_dy(out, x, y):
+    return _choose(logical_or(less(x, y), isnan(x)), equal(x, y), out)
+
+
+def _fmin_dx(out, x, y):
+    return _choose(logical_or(less(x, y), isnan(y)), equal(x, y), out)
+
+
+def _fmin_dy(out, x, y):
+    return _choose(logical_or(greater(x, y), isnan(x)), equal(x, y), out)
+
+
+def _copysign_dx(out, x, y):
+    flips = not_equal(signbit(x), signbit(y))
+    return 1 - 2 * astype(flips, H.dtype(out))
+
+
+def _nan_to_num_impl(x, nan=0.0, posinf=None, neginf=None):
+    return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+
+# Primitives rather than composites: sqrt(x*x + y*y) overflows where hypot does not, and a
+# stable logaddexp or arctan2 built from other functions costs several passes and a where.
+logaddexp = elementwise("logaddexp", np.logaddexp, lambda out, x, y: exp(x - out),
+                        lambda out, x, y: exp(y - out))
+logaddexp2 = elementwise("logaddexp2", np.logaddexp2, lambda out, x, y: exp2(x - out),
+                         lambda out, x, y: exp2(y - out))
+hypot = elementwise("hypot", np.hypot, lambda out, x, y: safe_div(x, out),
+                    lambda out, x, y: safe_div(y, out))  # slope 0 at (0, 0), as norm
+arctan2 = elementwise("arctan2", np.arctan2, _arctan2_dy, _arctan2_dx)
+sinc = elementwise("sinc", np.sinc, _sinc_d)
+fmax = elementwise("fmax", np.fmax, _fmax_dx, _fmax_dy)
+fmin = elementwise("fmin", np.fmin, _fmin_dx, _fmin_dy)
+copysign = elementwise("copysign", np.copysign, _copysign_dx, lambda out, x, y: 0 * out)
+fmod = elementwise("fmod", np.fmod, lambda out, x, y: ones_like(out),
+                   lambda out, x, y: -trunc(x / y))
+
+
+def _nan_to_num_slope(out, x):
+    return astype(isfinite(x), H.dtype(out))
+
+
+nan_to_num = primitive("nan_to_num", _nan_to_num_impl, params=("nan", "posinf", "neginf"),
+                         vjps=(lambda ct, out, x, **kw: ct * _nan_to_num_slope(out, x),),
+                         jvps=(lambda t, out, x, **kw: t * _nan_to_num_slope(out, x),),
+                         batch=B.batch_elementwise)
+
+# --- cumulative functions ------------------------------------------------------------------
+
+
+def _flip_axis(x, axis):
+    axis = axis % H.ndim(x)
+    return getitem(x, template=(slice(None),) * axis + (slice(None, None, -1),))
+
+
+def _cumsum_impl(x, axis):
+    return np.cumsum(x, axis=axis)
+
+
+def _rev_cumsum(x, axis):
+    return _flip_axis(cumsum(_flip_axis(x, axis), axis=axis), axis)
+
+
+cumsum = linear("cumsum", _cumsum_impl, lambda ct, out, x, axis: _rev_cumsum(ct, axis),
+                  params=("axis",), batch=B.batch_axis_param)
+
+
+def _cumprod_impl(x, axis):
+    return np.cumprod(x, axis=axis)
+
+
+def _cumprod_grid(x, axis):
+    """grid[..., k, j] = product of x[..., i] for i <= j, i != k (axis moved last): the exact
+    partial derivatives of cumprod, also where x holds zeros."""
+    xm = moveaxis(x, axis, -1)
+    n = H.shape(xm)[-1]
+    grid = where(np.eye(n, dtype=bool), 1, expand_axis(xm, -2))
+    return cumprod(grid, axis=-1), np.triu(np.ones((n, n), dtype=bool))
+
+
+def _cumprod_vjp(ct, out, x, axis):
+    if not _has_zero(x):
+        return _rev_cumsum(ct * conj_if_complex(out), axis) / conj_if_complex(x)
+    grid, later = _cumprod_grid(x, axis)
+    ctm = expand_axis(moveaxis(ct, axis, -1), -2)
+    g = sum(where(later, ctm * conj_if_complex(grid), 0), axis=-1)
+    return moveaxis(g, -1, axis)
+
+
+def _cumprod_jvp(t, out, x, axis):
+    if not _has_zero(x):
+        return out * cumsum(t / x, axis=axis)
+    grid, later = _cumprod_grid(x, axis)
+    tm = expand_axis(moveaxis(t, axis, -1), -1)
+    return moveaxis(sum(where(later, tm * grid, 0), axis=-2), -1, axis)
+
+
+cumprod = primitive("cumprod", _cumprod_impl, params=("axis",), vjps=(_cumprod_vjp,),
+                      jvps=(_cumprod_jvp,), batch=B.batch_axis_param)
+
+
+# --- sorting permutations (no derivative; sort and partition gather through them) ----------
+def _argsort_impl(x, axis=-1, kind=None, order=None, *, stable=None):
+    return np.argsort(x, axis=axis, kind=kind, order=order, stable=stable)
+
+
+argsort = nondiff("argsort", _argsort_impl, params=("axis", "kind", "order"),
+                  batch=B.batch_flat_axis)
+
+
+def _argpartition_impl(x, kth, axis=-1):
+    return np.argpartition(x, kth, axis=axis)
+
+
+argpartition = nondiff("argpartition", _argpartition_impl, params=("kth", "axis"),
+                         batch=B.batch_axis_param)
+
+
+# --- einsum --------------------------------------------------------------------------------
+def _einsum_impl(*operands, spec):
+    ins, out = spec
+    return np.einsum(",".join(ins) + "->" + out, *operands, optimize=len(operands) > 2)
+
+
+def _einsum_jvp(k):
+    def jvp_k(t, out, *operands, spec):
+        ops = list(operands)
+        ops[k] = t
+        return einsum(*ops, spec=spec)
+    return jvp_k
+
+
+def _einsum_vjp(k):
+    def vjp_k(ct, out, *operands, spec):
+        ins, out_sub = spec
+        target = ins[k]
+        others = [i for i in range(len(operands)) if i != k]
+        present = set(out_sub).union(*[set(ins[i]) for i in others])
+        unique = "".join(dict.fromkeys(target))
+        kept = "".join(c for c in unique if c in present)
+        g = einsum(ct, *[conj_if_complex(operands[i]) for i in others],
+                     spec=((out_sub,) + tuple(ins[i] for i in others), kept))
+        # letters summed only inside operand k: the cotangent is constant along them
+        sizes = dict(zip(target, H.shape(operands[k])))
+        sizes.update(zip(kept, H.shape(g)))  # a broadcast (size-1) axis: the walker sums it
+        g = reshape(g, tuple(sizes[c] if c in kept else 1 for c in unique))
+        g = broadcast_to(g, tuple(sizes[c] for c in unique))
+        if len(unique) == len(target):
+            return transpose(g, tuple(unique.index(c) for c in target))
+        # repeated letters (a diagonal such as 'ii'): put the values on that diagonal
+        spec, repeated = _diag_spec(unique, target)
+        return einsum(g, *[np.eye(sizes[c], dtype=bool) for c in repeated], spec=spec)
+    return vjp_k
+
+
+def _diag_spec(unique, target):
+    fresh = [c for c in H.LETTERS if c not in target]
+    seen = set()
+    out = []
+    eyes = []
+    for c in target:
+        if c in seen:
+            d = fresh.pop()
+            eyes.append(c + d)
+            out.append(d)
+        else:
+            seen.add(c)
+            out.append(c)
+    return ((unique,) + tuple(eyes), "".join(out)), [e[0] for e in eyes]
+
+
+class _EinsumRules(tuple):
+    def __new__(cls, make):
+        self = super().__new__(cls, ())
+        self.make = make
+        return self
+
+    def __getitem__(self, k):
+        return self.make(k)
+
+
+def _batch_einsum(prim, vals, dims, spec):
+    ins, out = spec
+    fresh = next(c for c in H.LETTERS if c not in "".join(ins) + out)
+    new_ins = tuple(t if d is None else t[:d] + fresh + t[d:] for t, d in zip(ins, dims))
+    return einsum(*vals, spec=(new_ins, fresh + out)), 0
+
+
+einsum = primitive("einsum", _einsum_impl, nargs=-1, batch=_batch_einsum)
+einsum.vjps = _EinsumRules(_einsum_vjp)
+einsum.jvps = _EinsumRules(_einsum_jvp)
+
+
+# --- engine registration -------------------------------------------------------------------
+
+
+def _take0(x, b):
+    return getitem(x, template=(b,))
+
+
+engine.register(
+    sum_to_shape=sum_to_shape, broadcast_to=broadcast_to, zeros_like=zeros_like,
+    moveaxis=moveaxis, reshape=reshape, take0=_take0,
+    astype=astype, expand_dims=lambda x, axis: expand_axis(x, axis),
+    stack=lambda xs: stack(*xs, axis=0),
+)
+
+
+# --- helpers the rules (and the family modules) share -------------------------------------
+
+
+def expand_reduced(ct, x, axis, keepdims):
+    """A reduction's cotangent broadcast back over the axes it reduced."""
+    if not keepdims:
+        ct = reshape(ct, H.keepdims_shape(H.shape(x), axis))
+    return broadcast_to(ct, H.shape(x))
+
+
+def flatten(x):
+    """`x` as a 1-d array (a 0-d `x` becomes one element), as ``numpy.ravel``."""
+    return reshape(x, (-1,) if H.shape(x) != () else (1,))
+
+
+def slice_axis(x, axis, start=None, stop=None, step=None):
+    """``x[..., start:stop:step, ...]`` along one axis."""
+    axis = axis % H.ndim(x)
+    return subscript(x, (slice(None),) * axis + (slice(start, stop, step),))
+
+
+def safe_div(num, den):
+    """num / den, and 0 where den == 0 (both branches stay finite: the double-where recipe)."""
+    zero = equal(den, 0)
+    return where(zero, 0, num / where(zero, 1, den))
+
+
+def nan_fill(a, value):
+    """`a` with its NaNs replaced by `value` (which then receive no gradient)."""
+    return where(isnan(a), value, a)
+
+
+def valid_count(a, axis, keepdims):
+    """How many entries of `a` along `axis` are not NaN, in `a`'s dtype."""
+    return sum(astype(logical_not(isnan(a)), H.dtype(a)), axis=axis, keepdims=keepdims)
