@@ -65,3 +65,29 @@ def test_an_example_is_appended_only_where_the_docstring_has_none():
     assert ">>> 1 + 1" not in own.__doc__
     assert bare.__doc__ == "Has none.\n\n>>> 2 + 2\n4"
     assert sys.modules["funcgrad.numpy"]  # the namespace object touched no module
+
+
+def test_export_wraps_what_a_function_returns():
+    """A family function may return what primitives return (raw NumPy values); the public
+    name always hands back Arrays, inside tuples and lists too."""
+    import numpy as np
+
+    from funcgrad._src.core import Array
+    from funcgrad._src.declare import Namespace
+    ns = Namespace("funcgrad.numpy")
+
+    def pair(x: float) -> tuple:
+        return np.float64(x), [np.ones(2), Array(np.zeros(1))]
+    public = ns.export(pair)
+    first, (second, third) = public(2.0)
+    assert all(type(v) is Array for v in (first, second, third))
+    assert first.item() == 2.0 and public.__wrapped__ is pair
+
+
+def test_where_returns_an_array_and_no_private_name_is_public():
+    import funcgrad.numpy as fnp
+    from funcgrad._src.core import Array
+    out = fnp.where(fnp.array([True, False]), 1.0, 2.0)
+    assert type(out) is Array and out.tolist() == [1.0, 2.0]
+    assert all(type(i) is Array for i in fnp.where(fnp.array([0.0, 3.0])))
+    assert not [n for n in fnp.__all__ if n.startswith("_")]
