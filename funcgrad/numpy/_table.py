@@ -21,10 +21,13 @@ subtract, sum_to_shape, tan, tanh, transpose = P.subtract, P.sum_to_shape, P.tan
 clip_p, concatenate_p, getitem_p, index_add_p, index_set_p = P.clip, P.concatenate, P.getitem, P.index_add, P.index_set
 max_p, mean_p, min_p, prod_p, relu_p, sigmoid_p = P.max, P.mean, P.min, P.prod, P.relu, P.sigmoid
 sum_p, swapaxes_p, where_p, zeros_like_p = P.sum, P.swapaxes, P.where, P.zeros_like
+cumsum_p, ones_like_p = P.cumsum, P.ones_like
 # helpers
 _sum_to_shape_impl = P._sum_to_shape_impl
 split_index = H.split_index
 _shape, _dtype = H.shape, H.dtype
+_axes, _count, _keepdims_shape = H.normalize_axes, H.count, H.keepdims_shape
+_chooser_vjp = P._chooser_vjp
 
 __all__ = ["ns", "linear", "asarray", "absolute", "add", "astype", "broadcast_to", "cos", "divide",
            "equal", "exp", "expm1", "floor_divide", "isfinite", "less", "log", "log1p",
@@ -33,4 +36,5 @@ __all__ = ["ns", "linear", "asarray", "absolute", "add", "astype", "broadcast_to
            "subtract", "sum_to_shape", "tan", "tanh", "transpose", "clip_p", "concatenate_p",
            "getitem_p", "index_add_p", "index_set_p", "max_p", "mean_p", "min_p", "prod_p",
            "relu_p", "sigmoid_p", "sum_p", "swapaxes_p", "where_p", "zeros_like_p",
-           "_sum_to_shape_impl", "split_index", "_shape", "_dtype"]
+           "_sum_to_shape_impl", "split_index", "_shape", "_dtype", "cumsum_p", "ones_like_p",
+           "_axes", "_count", "_keepdims_shape", "_chooser_vjp"]
