@@ -1,7 +1,8 @@
-"""funcgrad.scipy: differentiable stand-ins for parts of SciPy (``special``, ``stats.norm``).
+"""funcgrad.scipy: differentiable stand-ins for parts of SciPy (``special``, ``stats``), with
+SciPy's names and signatures.
 
-Most functions are computed with NumPy alone; the few that need SciPy itself say so with an
-ImportError naming the optional extra (``pip install 'funcgrad[scipy]'``).
+Most functions are computed with NumPy alone; those that need SciPy itself say so with an
+ImportError naming the optional extra (``pip install 'funcgrad[scipy]'``) when called.
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""funcgrad.scipy.stats: differentiable distribution functions (``norm`` so far)."""
+"""funcgrad.scipy.stats: differentiable densities, distribution functions and entropies of
+SciPy's distributions, with SciPy's signatures and broadcasting."""
 from __future__ import annotations
 
-from . import norm
+from . import beta, chi2, dirichlet, gamma, multivariate_normal, norm, poisson, t
 
-__all__ = ["norm"]
+__all__ = ["beta", "chi2", "dirichlet", "gamma", "multivariate_normal", "norm", "poisson", "t"]

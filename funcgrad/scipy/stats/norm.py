@@ -12,20 +12,20 @@ from __future__ import annotations
 
 import math
 
+from ... import numpy as fnp
 from ..._src.core import Array, wrap
 from ..._src.declare import Namespace
-from ...numpy import _table as T
-from ...numpy._typing import ArrayLike
 from .. import special
+from .._util import ArrayLike
+from ._common import log_scale, standardize
 
+# `ns` holds the names tests/numpy/test_sweep.py sweeps; `more` those added since (swept by
+# tests/scipy): see funcgrad/scipy/special.py.
 ns = Namespace("funcgrad.scipy.stats.norm")
+more = Namespace("funcgrad.scipy.stats.norm")
 export = ns.export
 
 _LOG_ROOT_TWO_PI = 0.5 * math.log(2 * math.pi)
-
-
-def _standardize(x, loc, scale):
-    return (T.asarray(x) - loc) / scale
 
 
 @export
@@ -36,10 +36,8 @@ def logpdf(x: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> Array:
     >>> round(norm.logpdf(1.0, loc=1.0, scale=2.0).item(), 6)
     -1.612086
     """
-    z = _standardize(x, loc, scale)
-    # a Python-number scale stays a Python number, so float32 inputs stay float32
-    log_scale = math.log(scale) if isinstance(scale, (int, float)) else T.log(scale)
-    return wrap(-0.5 * z * z - _LOG_ROOT_TWO_PI - log_scale)
+    z = standardize(x, loc, scale)
+    return wrap(-0.5 * z * z - _LOG_ROOT_TWO_PI - log_scale(scale))
 
 
 @export
@@ -50,7 +48,7 @@ def pdf(x: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> Array:
     >>> round(norm.pdf(0.0).item(), 6)
     0.398942
     """
-    return wrap(T.exp(logpdf(x, loc, scale)))
+    return wrap(fnp.exp(logpdf(x, loc, scale)))
 
 
 @export
@@ -61,7 +59,7 @@ def cdf(x: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> Array:
     >>> norm.cdf(0.0).item()
     0.5
     """
-    return special.ndtr(_standardize(x, loc, scale))
+    return special.ndtr(standardize(x, loc, scale))
 
 
 @export
@@ -72,7 +70,7 @@ def logcdf(x: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> Array:
     >>> round(norm.logcdf(0.0).item(), 6)
     -0.693147
     """
-    return special.log_ndtr(_standardize(x, loc, scale))
+    return special.log_ndtr(standardize(x, loc, scale))
 
 
 @export
@@ -83,7 +81,7 @@ def sf(x: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> Array:
     >>> norm.sf(0.0).item()
     0.5
     """
-    return special.ndtr(-_standardize(x, loc, scale))
+    return special.ndtr(-standardize(x, loc, scale))
 
 
 @export
@@ -94,7 +92,21 @@ def logsf(x: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> Array:
     >>> round(norm.logsf(0.0).item(), 6)
     -0.693147
     """
-    return special.log_ndtr(-_standardize(x, loc, scale))
+    return special.log_ndtr(-standardize(x, loc, scale))
 
 
+@more.export
+def entropy(loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> Array:
+    """Differentiable ``scipy.stats.norm.entropy``: ``log(scale * sqrt(2 pi e))``.
+
+    >>> import funcgrad as fg
+    >>> from funcgrad.scipy.stats import norm
+    >>> round(norm.entropy().item(), 6), fg.grad(norm.entropy, argnums=1)(0.0, 2.0).item()
+    (1.418939, 0.5)
+    """
+    return wrap(fnp.broadcast_to(0.5 + _LOG_ROOT_TWO_PI + log_scale(scale),
+                                 fnp.shape(fnp.asarray(loc) + scale)))
+
+
+globals().update(more.exports)
 __all__ = sorted(ns.exports)

@@ -1,0 +1,156 @@
+"""funcgrad.scipy.stats: values against SciPy (with SciPy's broadcasting), derivatives in
+every differentiable argument against float64 finite differences (first and second order,
+both modes), and vmap against a loop."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from funcgrad.scipy import stats as fst
+from funcgrad.test_util import check_grads
+
+st = pytest.importorskip("scipy.stats", reason="SciPy is the reference (an optional extra)")
+
+rng = np.random.default_rng(1)
+
+
+def pos(*shape, lo=1.2, hi=3.0):
+    return rng.uniform(lo, hi, shape)
+
+
+X43, L13, S41 = rng.normal(size=(4, 3)), rng.normal(size=(1, 3)), pos(4, 1)
+UNIT = rng.uniform(0.1, 0.9, (4, 3))
+SPD = (lambda a: a @ a.T + np.eye(3))(rng.normal(size=(3, 3)))
+
+# (distribution, method, arguments, positions differentiated): arguments broadcast as SciPy's
+CONTINUOUS = [
+    ("t", (X43, pos(1, 3), L13, S41), (0, 1, 2, 3), (0, 2, 3)),
+    ("gamma", (pos(4, 3), pos(1, 3), L13 - 2.0, S41), (0, 1, 2, 3), (0, 2, 3)),
+    ("chi2", (pos(4, 3), pos(1, 3), L13 - 2.0, S41), (0, 1, 2, 3), (0, 2, 3)),
+    ("beta", (UNIT, pos(1, 3), pos(4, 1), -0.2, 1.5), (0, 1, 2, 4), (0, 4)),
+    ("norm", (X43, L13, S41), (0, 1, 2), (0, 1, 2)),
+]
+CASES = []
+for _name, _args, _density_args, _cdf_args in CONTINUOUS:
+    for _method in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"):
+        CASES.append((_name, _method, _args, _density_args if "pdf" in _method else _cdf_args))
+_k = np.round(pos(4, 3, lo=0.0, hi=6.0))
+for _method in ("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf"):
+    CASES.append(("poisson", _method, (_k, pos(4, 1)), (1,)))
+CASES += [
+    ("t", "entropy", (pos(3, lo=2.5), 0.3, pos(3)), (0, 2)),
+    ("gamma", "entropy", (pos(3), 0.3, pos(3)), (0, 2)),
+    ("chi2", "entropy", (pos(3), 0.3, pos(3)), (0, 2)),
+    ("beta", "entropy", (pos(3), pos(3), 0.3, pos(3)), (0, 1, 3)),
+    ("norm", "entropy", (0.3, pos(3)), (1,)),
+    ("dirichlet", "logpdf", (np.array([0.2, 0.3, 0.5]), pos(3)), (1,)),
+    ("dirichlet", "pdf", (np.array([[0.2, 0.6], [0.3, 0.1], [0.5, 0.3]]), pos(3)), (1,)),
+    ("dirichlet", "entropy", (pos(3),), (0,)),
+    ("dirichlet", "mean", (pos(3),), (0,)),
+    ("dirichlet", "var", (pos(3),), (0,)),
+    ("multivariate_normal", "logpdf", (rng.normal(size=(5, 3)), rng.normal(size=3), SPD), (0, 1, 2)),
+    ("multivariate_normal", "pdf", (rng.normal(size=3), rng.normal(size=3), SPD), (0, 1, 2)),
+    ("multivariate_normal", "logpdf", (rng.normal(size=(2, 3)), rng.normal(size=3), pos(3)), (0, 1, 2)),
+    ("multivariate_normal", "entropy", (rng.normal(size=3), SPD), (1,)),
+]
+IDS = [f"{d}.{m}[{i}]" for i, (d, m, _, _) in enumerate(CASES)]
+
+
+def _call(dist, method, args, diff, module):
+    """f(*differentiable args) = module.dist.method(all args); covariances symmetrized."""
+    def f(*d):
+        full = list(args)
+        for i, v in zip(diff, d):
+            full[i] = v
+        if dist == "multivariate_normal" and method != "entropy" and np.ndim(full[2]) == 2:
+            full[2] = 0.5 * (full[2] + fnp.transpose(full[2]))
+        if dist == "multivariate_normal" and method == "entropy":
+            full[1] = 0.5 * (full[1] + fnp.transpose(full[1]))
+        return getattr(getattr(module, dist), method)(*full)
+    return f
+
+
+@pytest.mark.parametrize("dist, method, args, diff", CASES, ids=IDS)
+def test_values_match_scipy(dist, method, args, diff):
+    ours = np.asarray(getattr(getattr(fst, dist), method)(*args))
+    theirs = getattr(getattr(st, dist), method)(*args)
+    assert ours.shape == np.shape(theirs)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-11, atol=1e-13)
+
+
+@pytest.mark.parametrize("dist, method, args, diff", CASES, ids=IDS)
+def test_derivatives_match_finite_differences(dist, method, args, diff):
+    f = _call(dist, method, args, diff, fst)
+    check_grads(f, tuple(np.asarray(args[i], dtype=float) for i in diff), order=2,
+                modes=("rev", "fwd"))
+
+
+@pytest.mark.parametrize("dist, method", [("t", "logpdf"), ("gamma", "cdf"), ("beta", "logpdf"),
+                                          ("poisson", "logpmf"), ("norm", "logcdf")])
+def test_vmap_over_x_equals_a_loop(dist, method):
+    case = next(c for c in CASES if c[:2] == (dist, method))
+    args = [np.broadcast_to(a, (4, 3))[:, 0] if np.ndim(a) else a for a in case[2]]
+    x_pos = 1 if dist == "poisson" else 0
+
+    def f(x, *rest):
+        full = list(rest)
+        full.insert(x_pos, x)
+        return getattr(getattr(fst, dist), method)(*full)
+
+    g = fg.grad(f, argnums=x_pos if dist != "poisson" else 0)
+    rest = [a for i, a in enumerate(args) if i != x_pos]
+    xs = np.asarray(args[x_pos])
+    if dist == "poisson":  # differentiate in mu: the counts are data
+        g = fg.grad(lambda mu, k: fst.poisson.logpmf(k, mu))
+        batched = fg.vmap(g)(xs, np.asarray(args[0]))
+        looped = [g(m, k) for m, k in zip(xs, args[0])]
+    else:
+        in_axes = (0,) + tuple(0 if np.ndim(a) else None for a in rest)
+        batched = fg.vmap(g, in_axes=in_axes)(xs, *rest)
+        looped = [g(xs[i], *[a[i] if np.ndim(a) else a for a in rest]) for i in range(len(xs))]
+    np.testing.assert_allclose(np.asarray(batched), np.asarray(looped), rtol=1e-12)
+
+
+def test_singular_covariance_uses_the_pseudo_inverse():
+    cov = np.diag([1.0, 2.0, 0.0])
+    mean = np.array([0.1, -0.2, 0.4])
+    x = np.array([0.5, 0.3, 0.4])
+    ours = fst.multivariate_normal.logpdf(x, mean, cov, allow_singular=True)
+    np.testing.assert_allclose(ours, st.multivariate_normal.logpdf(x, mean, cov, allow_singular=True))
+    check_grads(lambda x, m: fst.multivariate_normal.logpdf(
+        fnp.concatenate([x[:2], m[2:]]), m, cov, allow_singular=True), (x, mean), order=2,
+        modes=("rev", "fwd"))
+
+
+def test_closed_forms():
+    # the exponential distribution: gamma with a = 1; chi2 with 2 degrees of freedom
+    x = np.array([0.5, 2.0])
+    np.testing.assert_allclose(fst.gamma.cdf(x, 1.0), 1 - np.exp(-x), rtol=1e-14)
+    np.testing.assert_allclose(fg.grad(lambda x: fnp.sum(fst.chi2.cdf(x, 2.0)))(x),
+                               0.5 * np.exp(-x / 2), rtol=1e-14)
+    # Cauchy = t with one degree of freedom: cdf 1/2 + arctan(x) / pi
+    np.testing.assert_allclose(fst.t.cdf(x, 1.0), 0.5 + np.arctan(x) / np.pi, rtol=1e-14)
+    # d/dmu log pmf = k / mu - 1
+    np.testing.assert_allclose(fg.grad(lambda mu: fnp.sum(fst.poisson.logpmf(x * 2, mu)))(1.5),
+                               np.sum(x * 2 / 1.5 - 1), rtol=1e-14)
+
+
+def test_bad_inputs_name_the_fix():
+    with pytest.raises(ValueError, match="sum to 1"):
+        fst.dirichlet.logpdf(np.array([0.2, 0.2, 0.2]), np.ones(3))
+    with pytest.raises(ValueError, match=r"pass x with 4 \(or 3\) entries on axis 0"):
+        fst.dirichlet.logpdf(np.array([0.5, 0.5]), np.ones(4))
+    with pytest.raises(ValueError, match="last axis"):
+        fst.multivariate_normal.logpdf(np.zeros(4), np.zeros(3), np.eye(3))
+    with pytest.raises(ValueError, match=r"must be \(3, 3\)"):
+        fst.multivariate_normal.logpdf(np.zeros(3), np.zeros(3), np.eye(2))
+    with pytest.raises(fg.FuncgradError, match="argument 0"):
+        fg.grad(lambda a: fst.gamma.cdf(1.0, a))(2.0)  # not yet differentiable in a
+
+
+def test_samples_come_from_scipy():
+    alpha = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(fst.dirichlet.rvs(alpha, size=2, random_state=3),
+                                  st.dirichlet.rvs(alpha, size=2, random_state=3))
