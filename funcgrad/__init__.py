@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from . import numpy, tree_util
-from . import flatten_util, tree
+from . import flatten_util, lax, tree
 from ._src.core import Array, FuncgradError
 from ._src.transforms import grad, jvp, stop_gradient, value_and_grad, vjp, vmap
 from ._src.custom import checkpoint, custom_jvp, custom_vjp

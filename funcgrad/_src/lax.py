@@ -1,0 +1,559 @@
+"""Structured control flow as JAX's ``lax``: cond, switch, select, while_loop, fori_loop,
+scan, map, associative_scan.
+
+funcgrad's transforms carry concrete values, so a loop here is a Python loop over traced
+values and every transform sees each step's operations: forward and reverse mode through
+cond, fori_loop and scan come for free, as does vmap of a loop whose trip count does not
+depend on the batch. What needs care is done here, as JAX does it:
+
+* a predicate batched by vmap cannot choose one branch: cond and switch run every branch
+  and select per example; while_loop runs until every example is done, each example keeping
+  its last value once its own predicate is false;
+* reverse mode through a while_loop is refused (JAX's ValueError), since its trip count is
+  dynamic; fori_loop with fixed bounds is a scan and differentiates both ways;
+* each loop step is one call of one function ``step(carry, x) -> (carry, y)``. Before
+  looping, the innermost trace of the inputs is asked for ``process_scan`` (and cond for
+  ``process_cond``, while_loop for ``process_while``): a trace that compiles (jit) can
+  record the step once and emit a loop, instead of seeing it unrolled; a trace without
+  the method gets the Python loop.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .batching import BatchTrace, batch_elementwise
+from .core import Array, FuncgradError, Primitive, Tracer, engine, wrap
+from .forward import JVPTracer
+from .program import ProgramTrace
+from .reverse import ReverseTrace
+from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+
+__all__ = ["cond", "switch", "select", "while_loop", "fori_loop", "scan", "map",
+           "associative_scan"]
+
+
+# --- select: the one primitive of this module --------------------------------------------
+def _select_impl(pred, on_true, on_false):
+    return np.where(pred, on_true, on_false)
+
+
+def _select_true_rule(t, out, pred, on_true, on_false):
+    return select_p(pred, t, 0)
+
+
+def _select_false_rule(t, out, pred, on_true, on_false):
+    return select_p(pred, 0, t)
+
+
+select_p = Primitive("select", _select_impl, nargs=3,
+                     vjps=(None, _select_true_rule, _select_false_rule),
+                     jvps=(None, _select_true_rule, _select_false_rule),
+                     batch=batch_elementwise,
+                     doc="``on_true`` where ``pred`` holds, else ``on_false`` (broadcasting).")
+
+
+def select(pred: Any, on_true: Any, on_false: Any) -> Array:
+    """Elementwise choice: `on_true` where `pred` is True, `on_false` elsewhere. Unlike
+    ``numpy.where`` it neither broadcasts nor promotes: the two cases share shape and dtype,
+    and `pred` is a scalar or of their shape (as JAX's ``lax.select``).
+
+    >>> import funcgrad.numpy as fnp
+    >>> select(fnp.array([True, False]), fnp.ones(2), fnp.zeros(2)).tolist()
+    [1.0, 0.0]
+    """
+    shape_t, shape_f, shape_p = _shape(on_true), _shape(on_false), _shape(pred)
+    if shape_t != shape_f:
+        raise TypeError(f"select cases must have the same shapes, got {list(shape_t)} and "
+                        f"{list(shape_f)}. Broadcast them first, or use funcgrad.numpy.where")
+    if shape_p and shape_p != shape_t:
+        raise TypeError(f"select pred must be scalar or have the same shape as cases, got pred "
+                        f"shape {list(shape_p)} for cases of shape {list(shape_t)}")
+    if _dtype(pred) != np.bool_:
+        raise TypeError(f"select pred must be boolean type, got {_dtype(pred)}. Compare first "
+                        "(x > 0), or use funcgrad.numpy.where")
+    if _dtype(on_true) != _dtype(on_false):
+        raise TypeError("lax.select requires arguments to have the same dtypes, got "
+                        f"{_dtype(on_true)}, {_dtype(on_false)}. (Tip: funcgrad.numpy.where "
+                        "is a similar function that does automatic type promotion on inputs).")
+    return wrap(select_p(pred, on_true, on_false))
+
+
+def _shape(x) -> tuple:
+    return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
+
+
+def _dtype(x) -> np.dtype:
+    dtype = getattr(x, "dtype", None)
+    return dtype if dtype is not None else np.asarray(x).dtype
+
+
+# --- what the traces say about a value ---------------------------------------------------
+def _traces_of(x):
+    """Every live trace that `x` carries, through nested tracers and forward tangents."""
+    stack = [x]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, Tracer):
+            if v._trace.alive:
+                yield v._trace
+            stack.append(v._value)
+            if isinstance(v, JVPTracer) and v._tangent is not None:
+                stack.append(v._tangent)
+
+
+def _is_batched(x) -> bool:
+    return any(isinstance(t, BatchTrace) for t in _traces_of(x))
+
+
+def _concrete_bool(pred) -> bool | None:
+    """The predicate's value, or None where no single value exists: batched by vmap, or
+    abstract (a trace that knows shapes only, as jit's)."""
+    if _is_batched(pred):
+        return None
+    try:
+        return bool(pred)
+    except FuncgradError:
+        return None
+
+
+def _bottom(x):
+    while isinstance(x, Array):
+        x = x._value
+    return x
+
+
+def _hook(name: str, trees: Sequence[Any], functions: Sequence[Callable] = ()):
+    """The innermost trace's ``process_<name>``, or None. The trace is looked for among the
+    leaves of `trees` and the values `functions` close over (a loop body often reads traced
+    values from its closure, not from its carry)."""
+    top = None
+    for leaf in tree_flatten(list(trees))[0] + _closed_over(functions):
+        if isinstance(leaf, Tracer) and leaf._trace.alive and \
+                (top is None or leaf._trace.level > top.level):
+            top = leaf._trace
+    return None if top is None else getattr(top, "process_" + name, None)
+
+
+def _closed_over(functions: Sequence[Callable], depth: int = 3) -> list:
+    """Tracers in the closures of `functions` (and of the functions those close over)."""
+    found: list = []
+    seen: set = set()
+    todo = [(f, 0) for f in functions]
+    while todo:
+        f, level = todo.pop()
+        if id(f) in seen or level > depth:
+            continue
+        seen.add(id(f))
+        for cell in getattr(f, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            if isinstance(value, Tracer):
+                found.append(value)
+            elif isinstance(value, (tuple, list, dict)):
+                try:
+                    found.extend(leaf for leaf in tree_flatten(value)[0]
+                                 if isinstance(leaf, Tracer))
+                except ValueError:  # a dict with keys of mixed types: no tracers here
+                    pass
+            elif callable(value):
+                todo.append((value, level + 1))
+    return found
+
+
+def _as_arrays(tree):
+    """Outputs as JAX gives them: every numeric leaf an Array."""
+    leaves, treedef = tree_flatten(tree)
+    return tree_unflatten(treedef, [leaf if isinstance(leaf, Array) else wrap(leaf)
+                                    if isinstance(leaf, (int, float, complex, np.ndarray,
+                                                         np.generic)) else leaf
+                                    for leaf in leaves])
+
+
+def _check_same_types(what: str, first: str, second: str, a: Any, b: Any,
+                      strict_dtypes: bool = True) -> None:
+    """Two pytrees of arrays must agree in structure, shapes and dtypes (JAX's TypeError)."""
+    a_leaves, a_def = tree_flatten(a)
+    b_leaves, b_def = tree_flatten(b)
+    if a_def != b_def:
+        raise TypeError(f"{what} must have the same pytree structure, but they differ: {first} "
+                        f"is {a_def} and {second} is {b_def}. Revise the function so that both "
+                        "have the same pytree structure.")
+    for x, y in zip(a_leaves, b_leaves):
+        if _shape(x) != _shape(y):
+            raise TypeError(f"{what} must have equal types, but {first} has shape "
+                            f"{list(_shape(x))} where {second} has shape {list(_shape(y))}, "
+                            "so the shapes do not match. Revise the function so that all "
+                            "shapes match.")
+        weak = isinstance(x, (int, float, complex)) or isinstance(y, (int, float, complex))
+        if strict_dtypes and not weak and _dtype(x) != _dtype(y):
+            raise TypeError(f"{what} must have equal types, but {first} has dtype {_dtype(x)} "
+                            f"where {second} has dtype {_dtype(y)}, so the dtypes do not "
+                            "match. Cast one of them (x.astype(...)) so that the dtypes match.")
+
+
+def _select_trees(pred, on_true, on_false):
+    t_leaves, treedef = tree_flatten(on_true)
+    f_leaves = tree_flatten(on_false)[0]
+    return tree_unflatten(treedef, [wrap(select_p(pred, t, f))
+                                    for t, f in zip(t_leaves, f_leaves)])
+
+
+# --- conditionals ------------------------------------------------------------------------
+_NO_OPERAND = object()
+
+
+def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
+         operand: Any = _NO_OPERAND) -> Any:
+    """``true_fun(*operands)`` if `pred` else ``false_fun(*operands)``; the two return pytrees
+    of the same structure, shapes and dtypes. Only the branch taken runs and is
+    differentiated; under `vmap` with a batched `pred` both run and each example takes its
+    own, as in JAX.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> cond(True, lambda x: x + 1, lambda x: x - 1, 1.0).item()
+    2.0
+    >>> fg.vmap(lambda x: cond(x > 0, lambda v: v * 2, lambda v: -v, x))(
+    ...     fnp.array([-1.0, 2.0])).tolist()
+    [1.0, 4.0]
+    """
+    if operand is not _NO_OPERAND:  # JAX's older signature cond(pred, t, f, operand=...)
+        if operands:
+            raise TypeError("cond: pass the operands positionally or as operand=, not both")
+        operands = (operand,)
+    if not (callable(true_fun) and callable(false_fun)):
+        raise TypeError("cond: true_fun and false_fun must be callable: "
+                        "cond(pred, true_fun, false_fun, *operands)")
+    _check_predicate(pred, "Pred")
+    hook = _hook("cond", [pred, operands], [true_fun, false_fun])
+    if hook is not None:
+        return hook(pred, true_fun, false_fun, operands)
+    taken = _concrete_bool(pred)
+    if taken is not None:
+        return _as_arrays((true_fun if taken else false_fun)(*operands))
+    on_true = true_fun(*operands)
+    on_false = false_fun(*operands)
+    _check_same_types("cond branch outputs", "the output of true_fun",
+                      "the output of false_fun", on_true, on_false)
+    if _dtype(pred) != np.bool_:
+        pred = pred != 0
+    return _select_trees(pred, _as_arrays(on_true), _as_arrays(on_false))
+
+
+def _check_predicate(pred, what: str) -> None:
+    shape = _shape(pred)
+    if shape:
+        raise TypeError(f"{what} must be a scalar, got {pred} of shape {shape}. Reduce it first "
+                        "(e.g. fnp.all(x > 0)), or use funcgrad.numpy.where for an "
+                        "elementwise choice")
+    kind = _dtype(pred).kind
+    if kind not in "biu":
+        raise TypeError(f"{what} type must be either boolean or number, got "
+                        f"{_dtype(pred)}. Compare first (x > 0)")
+
+
+def switch(index: Any, branches: Sequence[Callable], *operands: Any,
+           operand: Any = _NO_OPERAND) -> Any:
+    """``branches[index](*operands)``, with `index` clamped into range as in JAX. Under
+    `vmap` with a batched `index` every branch runs and each example takes its own.
+
+    >>> import funcgrad.numpy as fnp
+    >>> branches = [lambda x: x, lambda x: x * 2, lambda x: x * 3]
+    >>> switch(1, branches, 5.0).item(), switch(7, branches, 5.0).item()
+    (10.0, 15.0)
+    """
+    if operand is not _NO_OPERAND:
+        operands = operands + (operand,)
+    branches = list(branches)
+    if not branches or not all(callable(b) for b in branches):
+        raise TypeError("switch: branches must be a non-empty sequence of callables")
+    if _shape(index):
+        raise TypeError(f"Branch index must be scalar, got {index} of shape {_shape(index)}")
+    if _dtype(index).kind not in "iub":
+        raise TypeError(f"Index type must be an integer, got {index} as {_dtype(index)}. "
+                        "Pass an int (or x.astype(int))")
+    if len(branches) == 1:
+        return _as_arrays(branches[0](*operands))
+    batched = _is_batched(index)
+    if not batched:
+        try:
+            k = min(max(int(index), 0), len(branches) - 1)
+        except FuncgradError:  # an abstract index (jit): select below
+            batched = True
+        else:
+            return _as_arrays(branches[k](*operands))
+    outs = [b(*operands) for b in branches]
+    for k, out in enumerate(outs[1:], 1):
+        _check_same_types("switch branch outputs", "the output of branch 0",
+                          f"the output of branch {k}", outs[0], out)
+    outs = [_as_arrays(out) for out in outs]
+    # index >= k picks branch k over the ones before: out-of-range indices clamp
+    result = outs[0]
+    for k, out in enumerate(outs[1:], 1):
+        result = _select_trees(index >= k, out, result)
+    return result
+
+
+# --- loops -------------------------------------------------------------------------------
+def _refuse_reverse(trees) -> None:
+    for leaf in tree_flatten(list(trees))[0]:
+        for trace in _traces_of(leaf):
+            if isinstance(trace, ReverseTrace) and not isinstance(trace, ProgramTrace):
+                raise ValueError(
+                    "Reverse-mode differentiation does not work for lax.while_loop or "
+                    "lax.fori_loop with dynamic start/stop values. Try using lax.scan, or "
+                    "using fori_loop with static start/stop: a loop with a trip count known "
+                    "in advance can be differentiated in reverse mode (jvp/jacfwd work "
+                    "through while_loop)")
+
+
+def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
+               init_val: Any) -> Any:
+    """``val = body_fun(val)`` while ``cond_fun(val)``; returns the final `val`. Forward-mode
+    differentiable; reverse mode is refused, as in JAX (use `scan` or `fori_loop` with fixed
+    bounds). Under `vmap` with a batched predicate it runs until every example is done.
+
+    >>> while_loop(lambda c: c < 10, lambda c: c * 2, 1).item()
+    16
+    """
+    if not (callable(cond_fun) and callable(body_fun)):
+        raise TypeError("while_loop: cond_fun and body_fun must be callable: "
+                        "while_loop(cond_fun, body_fun, init_val)")
+    _refuse_reverse([init_val])
+    hook = _hook("while", [init_val], [cond_fun, body_fun])
+    if hook is not None:
+        return hook(cond_fun, body_fun, init_val)
+    given = init_val  # Python scalars in it are weakly typed: their dtype may change
+    val = _as_arrays(init_val)
+    checked = False
+    while True:
+        pred = cond_fun(val)
+        if _shape(pred) or _dtype(pred) != np.bool_:
+            raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
+                            f"[{_dtype(pred)}{list(_shape(pred))}]. Reduce it (fnp.all, "
+                            "fnp.any) or compare (x > 0) to get one boolean")
+        if _is_batched(pred):
+            if not np.any(_bottom(pred)):
+                return val
+            new = _as_arrays(body_fun(val))
+            if not checked:
+                _check_carry(given, new, "while_loop body function")
+            val = _select_trees(pred, new, val)
+        else:
+            if not pred:
+                return val
+            new = _as_arrays(body_fun(val))
+            if not checked:
+                _check_carry(given, new, "while_loop body function")
+            val = new
+        if not checked:
+            _refuse_reverse([val])
+            checked = True
+
+
+def _check_carry(old, new, what: str) -> None:
+    _check_same_types(f"{what} carry input and carry output", "the carry input",
+                      "the carry output", old, new)
+
+
+def fori_loop(lower: int, upper: int, body_fun: Callable[[Any, Any], Any], init_val: Any,
+              *, unroll: int | bool | None = None) -> Any:
+    """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``. With bounds known
+    in advance this is a `scan`, differentiable both ways; bounds batched by `vmap` make it
+    a `while_loop`, as in JAX.
+
+    >>> import funcgrad as fg
+    >>> fori_loop(0, 5, lambda i, total: total + i, 0).item()
+    10
+    >>> fg.grad(lambda x: fori_loop(0, 3, lambda i, c: c * x, 1.0))(2.0).item()  # d x^3
+    12.0
+    """
+    if not callable(body_fun):
+        raise TypeError("fori_loop: body_fun must be callable: body_fun(i, val) -> val")
+    for bound in (lower, upper):
+        if _shape(bound) or _dtype(bound).kind not in "iu":
+            raise TypeError(f"fori_loop bounds must be integer scalars, got {bound!r}. Pass "
+                            "Python ints")
+    if _is_batched(lower) or _is_batched(upper):
+        def keep_going(state):
+            return state[0] < upper
+
+        def step(state):
+            return state[0] + 1, body_fun(state[0], state[1])
+
+        start = lower if isinstance(lower, Array) else wrap(np.asarray(lower))
+        return while_loop(keep_going, step, (start, init_val))[1]
+    lo, hi = int(lower), int(upper)
+    dtype = np.result_type(_dtype(lower), _dtype(upper))
+
+    def step(carry, _):
+        i, val = carry
+        return (i + 1, body_fun(i, val)), None
+
+    start = wrap(np.asarray(lo, dtype=dtype))
+    (_, out), _ = scan(step, (start, init_val), None, length=max(hi - lo, 0),
+                          unroll=1 if unroll is None else unroll)
+    return out
+
+
+def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
+         length: int | None = None, reverse: bool = False, unroll: int | bool = 1,
+         _split_transpose: bool = False) -> tuple[Any, Any]:
+    """Loop ``carry, y = f(carry, x)`` over the leading axis of `xs` (a pytree of arrays);
+    returns the final carry and the ``y``'s stacked. ``xs=None`` with ``length`` loops
+    without inputs; ``reverse=True`` runs from the last element to the first (``ys`` stay in
+    the order of ``xs``); ``unroll`` is accepted for JAX compatibility (every step runs as a
+    Python call here). Differentiable in both modes, and under `vmap`.
+
+    >>> import funcgrad.numpy as fnp
+    >>> total, running = scan(lambda c, x: (c + x, c + x), 0.0, fnp.arange(1.0, 5.0))
+    >>> total.item(), running.tolist()
+    (10.0, [1.0, 3.0, 6.0, 10.0])
+    """
+    if not callable(f):
+        raise TypeError("scan: f must be callable: f(carry, x) -> (carry, y)")
+    if not (isinstance(unroll, bool) or (isinstance(unroll, int) and unroll >= 1)):
+        raise ValueError(f"scan: unroll must be a positive int or a bool, got {unroll!r}")
+    xs_leaves, xs_def = tree_flatten(xs)
+    sizes = [(_shape(leaf) or (None,))[0] for leaf in xs_leaves]
+    if any(s is None for s in sizes):
+        raise ValueError("scan got a value with no leading axis to scan over (a scalar in xs). "
+                         "Give every leaf of xs a leading axis of the scan's length")
+    if length is not None:
+        length = int(length)
+        if any(s != length for s in sizes):
+            raise ValueError(f"scan got `length` argument of {length} which disagrees with "
+                             f"leading axis sizes {sizes}.")
+    elif not sizes:
+        raise ValueError("scan got no values to scan over and `length` not provided.")
+    elif len(set(sizes)) > 1:
+        raise ValueError("scan got values with different leading axis sizes: "
+                         f"{', '.join(str(s) for s in sizes)}.")
+    else:
+        length = sizes[0]
+    hook = _hook("scan", [init, xs], [f])
+    return (hook or run_scan)(f, init, xs, length, reverse)
+
+
+def run_scan(f: Callable, init: Any, xs: Any, length: int, reverse: bool) -> tuple[Any, Any]:
+    """`scan`'s loop once its arguments are checked: one call of `f` per step. A trace's
+    ``process_scan`` takes the same arguments and may fall back to this."""
+    xs_leaves, xs_def = tree_flatten(xs)
+    carry = _as_arrays(init)
+    ys = []
+    steps = range(length - 1, -1, -1) if reverse else range(length)
+    for i in steps:
+        x = tree_unflatten(xs_def, [_row(leaf, i) for leaf in xs_leaves])
+        new_carry, y = _split_step(f(carry, x))
+        if not ys:  # against the given init: its Python scalars are weakly typed
+            _check_carry(init, new_carry, "scan body function")
+        carry = new_carry
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    if not ys:  # no step ran: one call on zero rows gives the shapes of the ys
+        x = tree_unflatten(xs_def, [wrap(np.zeros(_shape(leaf)[1:], _dtype(leaf)))
+                                    for leaf in xs_leaves])
+        new_carry, y = _split_step(f(carry, x))
+        _check_carry(init, new_carry, "scan body function")
+        return carry, tree_map(lambda leaf: wrap(np.zeros((0,) + _shape(leaf), _dtype(leaf))),
+                               _as_arrays(y))
+    return carry, _stack_trees(ys)
+
+
+def _split_step(out) -> tuple[Any, Any]:
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError("scan body function must return a pair (carry, y), got "
+                        f"{type(out).__name__}. Return (new_carry, None) if there is no y")
+    return _as_arrays(out[0]), out[1]
+
+
+def _row(leaf, i: int):
+    """Element `i` along the leading axis, as an Array (a tracer stays a tracer)."""
+    if isinstance(leaf, Tracer):
+        return wrap(engine.take0(leaf, i))
+    value = leaf._value if isinstance(leaf, Array) else np.asarray(leaf)
+    return wrap(value[i])
+
+
+def _stack_trees(trees: list) -> Any:
+    first_leaves, treedef = tree_flatten(trees[0])
+    columns = [[leaf] for leaf in first_leaves]
+    for k, t in enumerate(trees[1:], 1):
+        leaves, t_def = tree_flatten(t)
+        if t_def != treedef:
+            raise TypeError(f"scan body function returned ys of different structures: "
+                            f"{treedef} at one step and {t_def} at step {k}")
+        for column, leaf in zip(columns, leaves):
+            column.append(leaf)
+    return tree_unflatten(treedef, [wrap(engine.stack(column)) for column in columns])
+
+
+def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:
+    """``f`` applied to each element along the leading axis of `xs` (a pytree), results
+    stacked: a `scan` without a carry. `batch_size` is accepted as in JAX (the results are
+    the same; here every element is one call).
+
+    >>> import funcgrad.numpy as fnp
+    >>> map(lambda x: x ** 2, fnp.arange(4.0)).tolist()
+    [0.0, 1.0, 4.0, 9.0]
+    """
+    if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
+        raise ValueError(f"lax.map: batch_size must be a positive int, got {batch_size!r}")
+    return scan(lambda _, x: ((), f(x)), (), xs)[1]
+
+
+def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = False,
+                     axis: int = 0) -> Any:
+    """Inclusive prefix combination of `elems` (a pytree of arrays) along `axis` with an
+    associative `fn`: result ``i`` is ``fn(... fn(e0, e1) ..., ei)``. `fn` takes and returns
+    pytrees like `elems`, vectorised along `axis` (here it is called on slices of length 1
+    along it). ``reverse=True`` combines from the end.
+
+    >>> import funcgrad.numpy as fnp
+    >>> associative_scan(fnp.add, fnp.arange(1.0, 6.0)).tolist()
+    [1.0, 3.0, 6.0, 10.0, 15.0]
+    """
+    leaves, treedef = tree_flatten(elems)
+    if not leaves:
+        raise ValueError("associative_scan: elems has no arrays")
+    ndim = len(_shape(leaves[0]))
+    if not -ndim <= axis < ndim if ndim else True:
+        raise ValueError(f"associative_scan: axis {axis} is out of range for elements of "
+                         f"rank {ndim}")
+    axis %= max(ndim, 1)
+    sizes = []
+    for leaf in leaves:
+        shape = _shape(leaf)
+        if len(shape) <= axis:
+            raise ValueError(f"associative_scan: an element of shape {shape} has no axis {axis}")
+        sizes.append(shape[axis])
+    if len(set(sizes)) > 1:
+        raise ValueError("Array inputs to associative_scan must have the same first dimension. "
+                         f"(saw: {sizes})")
+    n = sizes[0]
+    fronts = [wrap(engine.moveaxis(leaf, axis, 0)) if axis else leaf for leaf in leaves]
+
+    def piece(i):  # element i with its axis kept, as fn expects
+        return tree_unflatten(treedef, [wrap(engine.expand_dims(_row(leaf, i), axis))
+                                        for leaf in fronts])
+
+    order = range(n - 1, -1, -1) if reverse else range(n)
+    results = []
+    acc = None
+    for i in order:
+        e = piece(i)
+        acc = e if acc is None else fn(acc, e)
+        results.append(acc)
+    if reverse:
+        results.reverse()
+    out_leaves = []
+    for k in range(len(leaves)):
+        rows = [_row(wrap(engine.moveaxis(tree_flatten(r)[0][k], axis, 0)) if axis
+                     else tree_flatten(r)[0][k], 0) for r in results]
+        stacked = engine.stack(rows)
+        out_leaves.append(wrap(engine.moveaxis(stacked, 0, axis) if axis else stacked))
+    return tree_unflatten(treedef, out_leaves)
