@@ -1,0 +1,745 @@
+"""funcgrad.jit: trace a function once per signature into a straight-line NumPy program, and
+replay that program on new inputs with no tracing at all.
+
+How it works. The first call with a new *signature* (the arguments' pytree structure, each
+array's shape and dtype, the static arguments' values) runs `f` once on `JitTracer`s: every
+primitive it reaches, including those of the transforms running inside `f` (grad's backward
+pass, jvp, vmap, hessian...), is computed on the concrete values and recorded. The record
+becomes a program:
+
+* dead code is removed (only what the outputs need is kept);
+* constants are folded: anything computed from constants alone was already computed while
+  tracing, and a product with ones or a sum with zeros (a gradient seed) is dropped;
+* NumPy ``out=`` buffers are reused: an elementwise result is written into an argument the
+  program owns and no longer needs, or into a dead buffer of its shape, so elementwise chains
+  are computed in place; a product ``(a * b) * c`` whose ``c`` is such a buffer is computed
+  as ``c *= a; c *= b``;
+* big buffers are released as soon as nothing reads them.
+
+The program is generated as Python source of one function (`Lowered.as_text` shows it) and
+cached; later calls with the same signature run it directly.
+
+Tracing uses the concrete values, but a traced value cannot decide Python control flow:
+``if x > 0`` on a traced ``x`` raises `ConcretizationTypeError` naming ``static_argnums``, as
+JAX does, instead of baking one branch into the program. Python numbers in the arguments are
+static (part of the signature, like ``static_argnums``), so they keep their eager semantics.
+
+Under another transform (``grad(jit(f))``, ``vmap(jit(f))``) the jitted function runs ``f``
+itself, so that transform sees every operation and every custom rule; ``jit(grad(f))`` is the
+fast order. Under `make_tape` the cached program is replayed operation by operation, so the
+tape shows exactly what jit runs.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import operator
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .core import Array, FuncgradError, Primitive, Trace, Tracer, raw, wrap
+from .program import ProgramTrace
+from .tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["jit", "ConcretizationTypeError", "Lowered"]
+
+
+class ConcretizationTypeError(FuncgradError, TypeError):
+    """A value traced by `jit` was needed as a concrete Python value (JAX's error class of
+    the same name): ``bool``, ``int``, ``float`` or ``np.asarray`` of it, a Python ``if`` on
+    it, or an output shape that depends on its values.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> def relu_or_zero(x, positive):
+    ...     return fnp.maximum(x, 0.0) if positive else x * 0.0
+    >>> fg.jit(relu_or_zero, static_argnums=1)(fnp.array([-1.0, 2.0]), True).tolist()
+    [0.0, 2.0]
+    >>> try:
+    ...     fg.jit(lambda x: x if x.sum() > 0 else -x)(fnp.array([1.0]))
+    ... except fg.FuncgradError as err:
+    ...     print(type(err).__name__)
+    ConcretizationTypeError
+    """
+
+
+def _concretization_error(what: str) -> ConcretizationTypeError:
+    return ConcretizationTypeError(
+        f"jit: {what} of a traced array: its value is not known when jit traces the function, "
+        "only its shape and dtype. If the value decides Python control flow (if, while, "
+        "int(), a shape), mark that argument static with jit(f, static_argnums=...) or "
+        "static_argnames=...; for a value-dependent choice between arrays use "
+        "funcgrad.numpy.where; or call the function without jit"
+    )
+
+
+class _Abstract:
+    """What a `JitTracer` shows the code it passes through: shape and dtype, no value.
+
+    Transforms nested inside jit reach their bottom value through ``_value`` chains; this is
+    that bottom, so asking it for a concrete value (bool, int, comparison, np.asarray) raises
+    `ConcretizationTypeError` whichever transform asks."""
+
+    __slots__ = ("value", "shape", "dtype")
+
+    def __init__(self, value) -> None:
+        self.value = value
+        self.shape = np.shape(value)
+        self.dtype = value.dtype if hasattr(value, "dtype") else np.result_type(value)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def _refuse(self, *args, **kwargs):
+        raise _concretization_error("the concrete value")
+
+    def __bool__(self):
+        raise _concretization_error("bool() (a Python if/while/and/or on an array)")
+
+    def __int__(self):
+        raise _concretization_error("int()")
+
+    def __index__(self):
+        raise _concretization_error("use as an index or size")
+
+    def __float__(self):
+        raise _concretization_error("float()")
+
+    def __array__(self, dtype=None, copy=None):
+        raise _concretization_error("np.asarray()")
+
+    __complex__ = __len__ = __iter__ = __getitem__ = _refuse
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _refuse  # type: ignore[assignment]
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
+    __truediv__ = __rtruediv__ = __neg__ = __abs__ = __pow__ = __matmul__ = _refuse
+    __array_ufunc__ = _refuse  # np.shape and the like may still read .shape
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Abstract<{self.dtype}{list(self.shape)}>"
+
+
+class JitTracer(Tracer):
+    """A value inside a function being traced by `jit`: variable ``_var`` of its program."""
+
+    __slots__ = ("_var",)
+
+    def __init__(self, trace: "JitTrace", value: Any, var: int) -> None:
+        self._trace = trace
+        self._value = _Abstract(value)
+        self._var = var
+
+    def __array__(self, dtype=None, copy=None):
+        raise _concretization_error("np.asarray()")
+
+    def __float__(self):
+        raise _concretization_error("float()")
+
+    def __complex__(self):
+        raise _concretization_error("complex()")
+
+    def item(self, *args):
+        raise _concretization_error(".item()")
+
+    def tolist(self):
+        raise _concretization_error(".tolist()")
+
+
+class _Foreign(Exception):
+    """A tracer of another transform reached the traced function through a closure: jit
+    cannot make it an input of the program, so the call runs the function itself."""
+
+
+#: Queries answered from shape and dtype alone: under jit they are static Python values.
+_STATIC_QUERIES = frozenset({"shape", "ndim", "size", "isscalar", "result_type",
+                             "iscomplexobj", "isrealobj"})
+#: Functions whose output shape depends on their input's values.
+_VALUE_SHAPED = frozenset({"nonzero", "argwhere", "flatnonzero", "unique", "bincount",
+                           "histogram"})
+
+
+class _Var:
+    """One value of the program: an input, a constant, or an operation's result."""
+
+    __slots__ = ("kind", "value", "index", "shape", "dtype", "is_array", "owned", "roots")
+
+    def __init__(self, kind: str, value: Any, index: int = -1, owned: bool = False) -> None:
+        self.kind = kind            # "in", "const" or "op"
+        self.value = value          # the concrete value seen while tracing
+        self.index = index          # input position
+        self.is_array = type(value) is np.ndarray
+        self.shape = np.shape(value)
+        self.dtype = value.dtype if hasattr(value, "dtype") else np.result_type(value)
+        self.owned = owned          # a fresh array nobody else can see
+        self.roots: tuple = ()      # the owned variables whose memory this one may show
+
+
+class _Op:
+    __slots__ = ("prim", "params", "args", "outs", "ufunc", "chain", "out_buffer")
+
+    def __init__(self, prim: Primitive, params: dict, args: list, outs: list) -> None:
+        self.prim = prim
+        self.params = params
+        self.args = args            # variable numbers
+        self.outs = outs            # variable numbers (several for multiple_results)
+        self.ufunc = _ufunc_of(prim.impl)
+        self.chain: list = []       # further operands multiplied in place (see _reassociate)
+        self.out_buffer = None      # the variable whose buffer receives the result
+
+
+_OPERATOR_UFUNCS = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
+                    operator.truediv: np.true_divide, operator.neg: np.negative,
+                    operator.pow: np.power, operator.matmul: np.matmul}
+
+
+def _ufunc_of(impl):
+    if isinstance(impl, np.ufunc):
+        return impl
+    try:
+        return _OPERATOR_UFUNCS.get(impl)
+    except TypeError:  # an unhashable callable
+        return None
+
+
+class JitTrace(Trace):
+    """Records every primitive applied to its tracers, computing it on the concrete values."""
+
+    __slots__ = ("vars", "ops", "seen", "consts")
+    name = "jit"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.vars: list[_Var] = []
+        self.ops: list[_Op] = []
+        self.seen: set = set()      # ids of every array the program can see, for ownership
+        self.consts: dict = {}      # id(constant) -> variable, so a constant is one variable
+
+    def input(self, value, index: int) -> JitTracer:
+        self.vars.append(_Var("in", value, index))
+        self._see(value)
+        return JitTracer(self, value, len(self.vars) - 1)
+
+    def _see(self, value) -> None:
+        self.seen.add(id(value))
+        base = getattr(value, "base", None)
+        while base is not None:
+            self.seen.add(id(base))
+            base = getattr(base, "base", None)
+
+    def const(self, value) -> int:
+        var = self.consts.get(id(value))
+        if var is not None and self.vars[var].value is value:
+            return var
+        self.vars.append(_Var("const", value))
+        self._see(value)
+        self.consts[id(value)] = len(self.vars) - 1
+        return len(self.vars) - 1
+
+    def process(self, prim: Primitive, args: Sequence[Any], params: dict):
+        values, refs = [], []
+        traced = False
+        for a in args:
+            if isinstance(a, JitTracer) and a._trace is self:
+                values.append(a._value.value)
+                refs.append(a._var)
+                traced = True
+            elif isinstance(a, Tracer):
+                raise _Foreign
+            else:
+                v = raw(a)
+                values.append(v)
+                refs.append(None)
+        if prim.name in _STATIC_QUERIES and not prim.differentiable:
+            return prim.impl(*values, **params)
+        if prim.name in _VALUE_SHAPED:
+            raise _concretization_error(f"{prim.name}, whose output shape depends on the values,")
+        if "template" in params and any(
+                r is not None and self.vars[r].dtype == np.bool_ for r in refs[1:]):
+            raise _concretization_error("a boolean mask index (its result's shape depends on "
+                                        "the mask's values; use funcgrad.numpy.where)")
+        out = prim.impl(*values, **params)
+        refs = [self.const(v) if r is None else r for r, v in zip(refs, values)]
+        outs = out if prim.multiple_results else (out,)
+        first = len(self.vars)
+        for o in outs:
+            owned = (type(o) is np.ndarray and o.base is None and id(o) not in self.seen)
+            var = _Var("op", o, owned=owned)
+            if not owned and type(o) is np.ndarray:
+                # a view or an alias: it shows the memory of any array argument it may share
+                var.roots = tuple(r for r, v in zip(refs, values)
+                                  if type(v) is np.ndarray and np.may_share_memory(o, v))
+            self.vars.append(var)
+            self._see(o)
+        self.ops.append(_Op(prim, params, refs, list(range(first, first + len(outs)))))
+        if not traced:  # (cannot happen: a primitive reaches its trace through a tracer)
+            return out
+        tracers = [JitTracer(self, o, first + k) for k, o in enumerate(outs)]
+        return tuple(tracers) if prim.multiple_results else tracers[0]
+
+
+# --- the program --------------------------------------------------------------------------
+_BIG = 1 << 16  # bytes: buffers at least this big are released as soon as they are dead
+
+
+class _Program:
+    """A traced function made straight-line: ``run(*inputs) -> outputs`` plus its source."""
+
+    def __init__(self, trace: JitTrace, out_vars: list, n_inputs: int) -> None:
+        self.vars = trace.vars
+        self.ops = trace.ops
+        self.out_vars = out_vars
+        self.n_inputs = n_inputs
+        self._simplify()
+        self._eliminate_dead_code()
+        self._reassociate()
+        self._plan_buffers()
+        self.source, self.run = self._generate()
+
+    # -- passes ------------------------------------------------------------------------
+    def _simplify(self) -> None:
+        """Products with ones and sums with zeros (constants) become their other operand."""
+        alias: dict = {}
+        kept = []
+        for op in self.ops:
+            op.args = [alias.get(a, a) for a in op.args]
+            other = self._identity_operand(op)
+            if other is not None:
+                alias[op.outs[0]] = other
+                continue
+            kept.append(op)
+        self.ops = kept
+        self.out_vars = [alias.get(v, v) if v is not None else None for v in self.out_vars]
+
+    def _identity_operand(self, op: _Op):
+        if op.ufunc not in (np.multiply, np.add) or op.params or len(op.args) != 2:
+            return None
+        neutral = 1 if op.ufunc is np.multiply else 0
+        out = self.vars[op.outs[0]]
+        for k in (0, 1):
+            const, other = self.vars[op.args[k]], self.vars[op.args[1 - k]]
+            if const.kind != "const" or other.kind == "const":
+                continue
+            if (other.shape == out.shape and other.dtype == out.dtype
+                    and type(other.value) is type(out.value) and np.size(const.value) > 0
+                    and np.result_type(other.value, const.value) == out.dtype
+                    and bool(np.all(np.asarray(const.value) == neutral))):
+                return op.args[1 - k]
+        return None
+
+    def _eliminate_dead_code(self) -> None:
+        needed = {v for v in self.out_vars if v is not None}
+        kept = []
+        for op in reversed(self.ops):
+            if any(o in needed for o in op.outs):
+                kept.append(op)
+                needed.update(op.args)
+        kept.reverse()
+        self.ops = kept
+
+    def _last_uses(self) -> dict:
+        last = {}
+        for i, op in enumerate(self.ops):
+            for a in itertools.chain(op.args, op.chain):
+                last[a] = i
+        end = len(self.ops)
+        for v in self.out_vars:
+            if v is not None:
+                last[v] = end
+        return last
+
+    def _producers(self) -> dict:
+        return {o: i for i, op in enumerate(self.ops) for o in op.outs}
+
+    def _reassociate(self) -> None:
+        """``w = (a * b) * c`` where ``c`` is a buffer dying at ``w`` and ``a * b`` is used
+        only there: compute ``c *= a; c *= b`` in c's buffer instead of a fresh one for a*b."""
+        uses: dict = {}
+        for op in self.ops:
+            for a in op.args:
+                uses[a] = uses.get(a, 0) + 1
+        for v in self.out_vars:
+            if v is not None:
+                uses[v] = uses.get(v, 0) + 1
+        producer = self._producers()
+        last = self._last_uses()
+        removed = set()
+        for i, op in enumerate(self.ops):
+            if op.ufunc is not np.multiply or op.params or len(op.args) != 2 or op.chain:
+                continue
+            out = self.vars[op.outs[0]]
+            if not out.is_array:
+                continue
+            for k in (0, 1):
+                v, c = op.args[k], op.args[1 - k]
+                pv = producer.get(v)
+                cv = self.vars[c]
+                if (pv is None or pv in removed or uses.get(v) != 1 or not cv.owned
+                        or cv.shape != out.shape or cv.dtype != out.dtype or last.get(c) != i):
+                    continue
+                inner = self.ops[pv]
+                if inner.ufunc is not np.multiply or inner.params or inner.chain:
+                    continue
+                a, b = inner.args
+                if c in (a, b) or any(c in self._shown(x) for x in (a, b)):
+                    continue  # writing c would change a or b before they are read
+                if not all(self.vars[x].dtype == out.dtype and (
+                        self.vars[x].kind != "op" or last.get(x, -1) >= i) for x in (a, b)):
+                    continue
+                # any owned buffer a or b could have been overwritten at `inner` stays alive
+                # anyway (last use >= i), so nothing grows
+                removed.add(pv)
+                op.args = [c, a]
+                op.chain = [b]
+                break
+        self.ops = [op for i, op in enumerate(self.ops) if i not in removed]
+
+    def _shown(self, v) -> set:
+        """The owned buffers whose memory variable `v` may show."""
+        seen, todo = set(), [v]
+        while todo:
+            for r in self.vars[todo.pop()].roots:
+                if r not in seen:
+                    seen.add(r)
+                    todo.append(r)
+        return seen
+
+    def _plan_buffers(self) -> None:
+        """Choose for each elementwise result a buffer it may overwrite: an argument the
+        program owns that nothing reads afterwards, else a dead buffer of its shape."""
+        last = self._last_uses()
+        vars_ = self.vars
+        showing: dict = {}  # owned buffer -> the views of it (and views of those)
+        for n, var in enumerate(vars_):
+            for r in var.roots:
+                showing.setdefault(r, []).append(n)
+
+        def life(r):  # the last op reading the buffer of `r`, through any view of it
+            m = last.get(r, -1)
+            for s in showing.get(r, ()):
+                m = max(m, life(s))
+            return m
+
+        free: list = []   # dead owned buffers, usable as out= by a later result
+        taken = set()     # buffers already handed on (to a result, or to the free list)
+        for i, op in enumerate(self.ops):
+            out = vars_[op.outs[0]]
+            uf = op.ufunc
+            if (uf is not None and uf.nout == 1 and len(op.outs) == 1 and out.is_array
+                    and out.shape != () and not op.params
+                    and (uf.signature is None or uf is np.matmul)):
+                chosen = None
+                if uf.signature is None:
+                    for a in op.args:
+                        av = vars_[a]
+                        if (av.owned and av.kind == "op" and a not in taken
+                                and av.shape == out.shape and av.dtype == out.dtype
+                                and life(a) == i):
+                            chosen = a
+                            break
+                if chosen is None:
+                    for k, fr in enumerate(free):
+                        if vars_[fr].shape == out.shape and vars_[fr].dtype == out.dtype:
+                            chosen = free.pop(k)
+                            break
+                if chosen is not None:
+                    op.out_buffer = chosen
+                    taken.add(chosen)
+                    out.owned = True
+            for a in set(itertools.chain(op.args, op.chain)):
+                av = vars_[a]
+                if (av.owned and av.kind == "op" and a not in taken and a != op.out_buffer
+                        and life(a) == i):
+                    free.append(a)
+                    taken.add(a)
+
+    # -- code generation ---------------------------------------------------------------
+    def _generate(self):
+        names: dict = {}
+        env: dict = {}
+        lines = []
+        params_in = []
+        for n, var in enumerate(self.vars):
+            if var.kind == "in":
+                names[n] = f"x{var.index}"
+        for k in range(self.n_inputs):
+            params_in.append(f"x{k}")
+        used = set()
+        for op in self.ops:
+            used.update(op.args)
+            used.update(op.chain)
+        used.update(v for v in self.out_vars if v is not None)
+        for n in sorted(used):
+            var = self.vars[n]
+            if var.kind == "const":
+                names[n] = f"c{n}"
+                env[f"c{n}"] = var.value
+        fn_names: dict = {}
+        for i, op in enumerate(self.ops):
+            for o in op.outs:
+                names[o] = f"v{o}"
+        # where each Python name is read for the last time, to release big buffers
+        last_line: dict = {}
+        for i, op in enumerate(self.ops):
+            for a in itertools.chain(op.args, op.chain):
+                last_line[names[a]] = i
+            if op.out_buffer is not None:
+                last_line[names[op.out_buffer]] = max(last_line.get(names[op.out_buffer], i), i)
+        outs = {names[v] for v in self.out_vars if v is not None}
+        release: dict = {}
+        for name, i in last_line.items():
+            if name.startswith("v") and name not in outs:
+                var = self.vars[int(name[1:])]
+                if var.is_array and var.value.nbytes >= _BIG:
+                    release.setdefault(i, []).append(name)
+        for i, op in enumerate(self.ops):
+            fn = op.ufunc if op.out_buffer is not None else op.prim.impl
+            key = id(fn)
+            fname = fn_names.get(key)
+            if fname is None:
+                fname = f"f{len(fn_names)}"
+                fn_names[key] = fname
+                env[fname] = fn
+            args = [names[a] for a in op.args]
+            for pname, pvalue in op.params.items():
+                kname = f"k{i}_{pname}"
+                env[kname] = pvalue
+                args.append(f"{pname}={kname}")
+            target = ", ".join(names[o] for o in op.outs)
+            if op.prim.multiple_results and len(op.outs) == 1:
+                target += ","
+            if op.out_buffer is not None:
+                buf = names[op.out_buffer]
+                lines.append(f"{target} = {fname}({', '.join(args)}, out={buf})")
+            else:
+                lines.append(f"{target} = {fname}({', '.join(args)})")
+            if op.chain:  # the first product made a fresh buffer (or reused one): multiply on
+                uf = env.setdefault(f"u{i}", op.ufunc)
+                for extra in op.chain:
+                    lines.append(f"u{i}({target}, {names[extra]}, out={target})")
+            if i in release:
+                lines.append("del " + ", ".join(sorted(release[i])))
+        ret = ", ".join("None" if v is None else names[v] for v in self.out_vars)
+        lines.append(f"return ({ret}{',' if len(self.out_vars) == 1 else ''})")
+        source = f"def program({', '.join(params_in)}):\n" + "\n".join("    " + ln for ln in lines)
+        exec(compile(source, "<funcgrad.jit program>", "exec"), env)  # noqa: S102
+        return source, env["program"]
+
+
+# --- the public transform -----------------------------------------------------------------
+class Lowered:
+    """The program `jit` runs for one signature: ``as_text()`` gives its Python source."""
+
+    def __init__(self, program: _Program) -> None:
+        self._program = program
+
+    def as_text(self) -> str:
+        return self._program.source
+
+    def __str__(self) -> str:
+        return self.as_text()
+
+
+class _Compiled:
+    __slots__ = ("program", "in_def", "out_def", "static_outs", "out_slots")
+
+    def __init__(self, program, out_def, static_outs, out_slots) -> None:
+        self.program = program
+        self.out_def = out_def
+        self.static_outs = static_outs  # output leaves that are not traced arrays, as they were
+        self.out_slots = out_slots      # for each output leaf, its program output or None
+
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def _leaf_key(leaf):
+    t = type(leaf)
+    if t is np.ndarray:
+        return (leaf.shape, leaf.dtype)
+    if t is Array:
+        return _leaf_key(leaf._value)
+    if t in _PY_SCALARS:
+        return (t, leaf)  # Python numbers are static: they keep their eager (weak) typing
+    if isinstance(leaf, np.generic):
+        return ("scalar", leaf.dtype)
+    return None
+
+
+def jit(f: Callable, static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = ()) -> Callable:
+    """`f` traced once per signature into a straight-line NumPy program, then replayed.
+
+    The signature is the arguments' pytree structure, each array's shape and dtype, and the
+    values of the static arguments (`static_argnums` by position, `static_argnames` by
+    keyword, and any Python number). A new signature traces again. Inside `f`, a traced
+    array's value cannot steer Python: ``if x > 0`` raises `ConcretizationTypeError`; mark
+    such an argument static. Transforms compose in either order; ``jit(grad(f))`` compiles
+    the backward pass too. ``jitted.lower(*args).as_text()`` shows the program.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> step = fg.jit(fg.value_and_grad(lambda x: fnp.sum(fnp.exp(fnp.sin(x)) * x)))
+    >>> value, g = step(fnp.array([0.0, 1.0]))
+    >>> round(value.item(), 6), [round(v, 6) for v in g.tolist()]
+    (2.319777, [1.0, 3.573158])
+    """
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    if not all(isinstance(n, int) for n in nums):
+        raise TypeError(f"jit: static_argnums must be ints, got {static_argnums!r}")
+    if not all(isinstance(n, str) for n in names):
+        raise TypeError(f"jit: static_argnames must be strings, got {static_argnames!r}")
+    cache: dict = {}
+
+    def split(args, kwargs):
+        n = len(args)
+        static_pos = {a % n for a in nums if -n <= a < n}
+        static = tuple((k, args[k]) for k in sorted(static_pos))
+        static += tuple(sorted((k, v) for k, v in kwargs.items() if k in names))
+        dyn_args = tuple(a for k, a in enumerate(args) if k not in static_pos)
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in names}
+        return static, static_pos, dyn_args, dyn_kwargs
+
+    def signature(args, kwargs):
+        static, static_pos, dyn_args, dyn_kwargs = split(args, kwargs)
+        leaves, treedef = tree_flatten((dyn_args, dyn_kwargs))
+        keys = []
+        for leaf in leaves:
+            if isinstance(leaf, Tracer):
+                return None, leaves, treedef, static_pos
+            key = _leaf_key(leaf)
+            if key is None:
+                raise TypeError(
+                    f"jit: an argument leaf is a {type(leaf).__name__}, not an array: pass "
+                    "arrays or numbers (in pytrees), or mark the argument static with "
+                    "static_argnums / static_argnames")
+            keys.append(key)
+        try:
+            key = (treedef, tuple(keys), static, len(args))
+            hash(key)
+        except TypeError:
+            raise TypeError(
+                "jit: a static argument is not hashable; static arguments are part of the "
+                "signature the program is cached under, so pass a hashable value (a tuple, "
+                "not a list or an array), or make the argument an array and leave it traced"
+            ) from None
+        return key, leaves, treedef, static_pos
+
+    def rebuild(args, kwargs, treedef, new_leaves, static_pos):
+        dyn_args, dyn_kwargs = tree_unflatten(treedef, new_leaves)
+        it = iter(dyn_args)
+        full = [args[k] if k in static_pos else next(it) for k in range(len(args))]
+        full_kwargs = {k: (kwargs[k] if k in names else dyn_kwargs[k]) for k in kwargs}
+        return full, full_kwargs
+
+    def compile_for(args, kwargs, leaves, treedef, static_pos):
+        trace = JitTrace()
+        tracers = []
+        inputs = []
+        for leaf in leaves:
+            value = raw(leaf)
+            if type(value) in _PY_SCALARS:
+                tracers.append(value)  # static: baked into the program
+                continue
+            tracers.append(trace.input(value, len(inputs)))
+            inputs.append(len(tracers) - 1)
+        full, full_kwargs = rebuild(args, kwargs, treedef, tracers, static_pos)
+        try:
+            out = f(*full, **full_kwargs)
+        finally:
+            trace.alive = False
+        out_leaves, out_def = tree_flatten(out)
+        out_vars, slots, static_outs = [], [], []
+        for leaf in out_leaves:
+            if isinstance(leaf, JitTracer) and leaf._trace is trace:
+                slots.append(len(out_vars))
+                out_vars.append(leaf._var)
+                static_outs.append(None)
+            elif isinstance(leaf, Tracer):
+                raise trace.dead() if not leaf._trace.alive else _Foreign
+            else:
+                slots.append(None)
+                static_outs.append(leaf)
+        program = _Program(trace, out_vars, len(inputs))
+        return _Compiled(program, out_def, static_outs, slots), inputs
+
+    def entry_for(args, kwargs):
+        key, leaves, treedef, static_pos = signature(args, kwargs)
+        if key is None:
+            return None, leaves, treedef, static_pos
+        entry = cache.get(key)
+        if entry is None:
+            entry = compile_for(args, kwargs, leaves, treedef, static_pos)
+            cache[key] = entry
+        return entry, leaves, treedef, static_pos
+
+    @functools.wraps(f)
+    def jitted(*args, **kwargs):
+        try:
+            entry, leaves, treedef, static_pos = entry_for(args, kwargs)
+            if entry is None:
+                return under_transform(args, kwargs, leaves, treedef, static_pos)
+        except _Foreign:
+            return f(*args, **kwargs)
+        compiled, inputs = entry
+        values = compiled.program.run(*[raw(leaves[k]) for k in inputs])
+        outs = [static if slot is None else wrap(values[slot])
+                for static, slot in zip(compiled.static_outs, compiled.out_slots)]
+        return tree_unflatten(compiled.out_def, outs)
+
+    def lower(*args, **kwargs) -> Lowered:
+        entry = entry_for(args, kwargs)[0]
+        if entry is None:
+            raise TypeError("jit: lower() needs concrete arguments, not traced ones")
+        return Lowered(entry[0].program)
+
+    def under_transform(args, kwargs, leaves, treedef, static_pos):
+        """Called with tracers of another transform: under make_tape, replay the program
+        (the tape shows what jit runs); under any other transform, run `f` itself, so that
+        transform sees each operation and custom rule as in eager mode."""
+        top = max((leaf._trace for leaf in leaves if isinstance(leaf, Tracer)),
+                  key=lambda t: t.level)
+        concrete = [_bottom_value(leaf) for leaf in leaves]
+        if type(top) is not ProgramTrace or any(isinstance(c, _Abstract) for c in concrete):
+            return f(*args, **kwargs)
+        c_args, c_kwargs = rebuild(args, kwargs, treedef, concrete, static_pos)
+        compiled, inputs = entry_for(c_args, c_kwargs)[0]
+        values = _replay(compiled.program, [leaves[k] for k in inputs])
+        outs = [static if slot is None else values[slot]
+                for static, slot in zip(compiled.static_outs, compiled.out_slots)]
+        return tree_unflatten(compiled.out_def, outs)
+
+    jitted.lower = lower  # type: ignore[attr-defined]
+    jitted._cache = cache  # type: ignore[attr-defined]
+    return jitted
+
+
+def _bottom_value(x):
+    while isinstance(x, Array):
+        x = x._value
+    return x
+
+
+def _replay(program: _Program, inputs: list) -> list:
+    """The program run primitive by primitive on `inputs` (tracers of another transform)."""
+    env: dict = {}
+    for n, var in enumerate(program.vars):
+        if var.kind == "in":
+            env[n] = inputs[var.index]
+        elif var.kind == "const":
+            env[n] = var.value
+    for op in program.ops:
+        args = [env[a] for a in op.args]
+        out = op.prim(*args, **op.params)
+        for extra in op.chain:
+            out = op.prim(out, env[extra])
+        if op.prim.multiple_results:
+            for o, v in zip(op.outs, out):
+                env[o] = v
+        else:
+            env[op.outs[0]] = out
+    return [None if v is None else env[v] for v in program.out_vars]

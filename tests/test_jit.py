@@ -1,0 +1,317 @@
+"""funcgrad.jit: traced once per signature, replayed with reused buffers, equal to eager.
+
+The sweep at the end runs every case of the declaration sweep (tests/numpy/test_sweep.py)
+under jit, forward and backward, on the traced inputs and on new ones.
+"""
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from funcgrad._src.core import Array
+from funcgrad._src.jit import ConcretizationTypeError
+from funcgrad.tree_util import tree_flatten, tree_unflatten
+
+rng = np.random.default_rng(12)
+
+
+def counting(f):
+    """`f` with a counter of how many times its Python body ran (= traces under jit)."""
+    def wrapped(*args, **kwargs):
+        wrapped.calls += 1
+        return f(*args, **kwargs)
+    wrapped.calls = 0
+    return wrapped
+
+
+def _np(x):
+    return np.asarray(x)
+
+
+# --- tracing, caching, signatures -------------------------------------------------------
+def test_traces_once_per_signature_and_replays():
+    f = counting(lambda x, y: fnp.sum(fnp.tanh(x) * y + x))
+    jf = fg.jit(f)
+    x, y = rng.standard_normal(4), rng.standard_normal(4)
+    assert np.allclose(jf(x, y), np.sum(np.tanh(x) * y + x), rtol=1e-14)
+    assert f.calls == 1
+    x2 = rng.standard_normal(4)
+    assert np.allclose(jf(x2, y), np.sum(np.tanh(x2) * y + x2), rtol=1e-14)
+    assert f.calls == 1  # replayed: the body did not run again
+    jf(rng.standard_normal(5), rng.standard_normal(5))  # new shape: traced again
+    assert f.calls == 2
+    jf(x.astype(np.float32), y.astype(np.float32))      # new dtype: traced again
+    assert f.calls == 3
+    jf(x, y)
+    assert f.calls == 3
+
+
+def test_returns_arrays_and_keeps_output_structure():
+    jf = fg.jit(lambda d: {"a": d["x"] * 2.0, "b": (d["x"] + 1.0, 7, None)})
+    out = jf({"x": np.array([1.0, 2.0])})
+    assert isinstance(out["a"], Array) and out["a"].tolist() == [2.0, 4.0]
+    assert out["b"][0].tolist() == [2.0, 3.0] and out["b"][1] == 7 and out["b"][2] is None
+
+
+def test_static_argnums_and_argnames_retrace_per_value():
+    f = counting(lambda x, n, mode="sum": fnp.sum(x ** n) if mode == "sum" else fnp.max(x ** n))
+    jf = fg.jit(f, static_argnums=1, static_argnames="mode")
+    x = np.array([1.0, -2.0, 3.0])
+    assert jf(x, 2).item() == 14.0 and jf(x, 3).item() == 20.0
+    assert jf(x, 2, mode="max").item() == 9.0
+    assert f.calls == 3
+    assert jf(x * 2, 2).item() == 56.0 and f.calls == 3
+
+
+def test_python_numbers_are_static_and_keep_weak_typing():
+    f = counting(lambda x, s: x * s)
+    jf = fg.jit(f)
+    x32 = np.ones(3, np.float32)
+    out = jf(x32, 2.5)
+    assert out.dtype == np.float32 and out.tolist() == [2.5] * 3  # as eager: float32 stays
+    jf(x32, 3.5)
+    assert f.calls == 2 and jf(x32, 2.5).tolist() == [2.5] * 3 and f.calls == 2
+
+
+def test_unhashable_static_argument_is_a_clear_error():
+    jf = fg.jit(lambda x, shape: fnp.reshape(x, shape), static_argnums=1)
+    assert jf(np.arange(6.0), (2, 3)).shape == (2, 3)
+    with pytest.raises(TypeError, match="not hashable"):
+        jf(np.arange(6.0), [2, 3])
+
+
+def test_non_array_argument_names_static_argnums():
+    with pytest.raises(TypeError, match="static_argnums"):
+        fg.jit(lambda x, name: x)(np.ones(2), "name")
+
+
+# --- concretization ------------------------------------------------------------------------
+def test_python_branch_on_a_traced_value_names_static_argnums():
+    def f(x):
+        return x if fnp.sum(x) > 0 else -x
+    with pytest.raises(ConcretizationTypeError, match="static_argnums") as info:
+        fg.jit(f)(np.ones(3))
+    assert isinstance(info.value, fg.FuncgradError) and isinstance(info.value, TypeError)
+
+
+@pytest.mark.parametrize("use", [
+    lambda x: float(x[0]), lambda x: int(x[0]), lambda x: x.item(0), lambda x: x.tolist(),
+    lambda x: np.asarray(x), lambda x: fnp.ones(int(fnp.sum(x))),
+    lambda x: fnp.nonzero(x), lambda x: x[x > 0], lambda x: fnp.unique(x)])
+def test_every_way_to_concretize_is_refused(use):
+    with pytest.raises(ConcretizationTypeError):
+        fg.jit(use)(np.array([1.0, 2.0]))
+
+
+def test_branch_inside_grad_inside_jit_is_refused_not_baked_in():
+    """grad's tracers reach jit's values through _value: a branch there must fail too."""
+    def f(x):
+        return fnp.sum(x ** 2) if fnp.sum(x) > 0 else fnp.sum(x ** 3)
+    with pytest.raises(ConcretizationTypeError):
+        fg.jit(fg.grad(f))(np.ones(2))
+    assert np.allclose(fg.grad(f)(np.ones(2)), [2.0, 2.0])  # eager grad allows the branch
+
+
+def test_shape_queries_stay_static():
+    jf = fg.jit(lambda x: fnp.zeros(fnp.shape(x)[0] + fnp.ndim(x) + fnp.size(x)) + fnp.sum(x))
+    assert jf(np.ones(3)).tolist() == [3.0] * 7
+
+
+# --- buffers: reuse never changes inputs or earlier results -------------------------------
+def test_inputs_and_earlier_results_are_never_overwritten():
+    f = fg.jit(fg.value_and_grad(lambda x: fnp.sum(fnp.exp(fnp.sin(x)) * x)))
+    x = rng.standard_normal(50_000)
+    keep = x.copy()
+    v1, g1 = f(x)
+    g1_copy = np.array(g1)
+    v2, g2 = f(x * 2)
+    assert np.array_equal(x, keep)
+    assert np.array_equal(np.asarray(g1), g1_copy)
+    e = np.exp(np.sin(x))
+    np.testing.assert_allclose(g1, e * np.cos(x) * x + e, rtol=1e-13, atol=1e-14)
+    e2 = np.exp(np.sin(2 * x))
+    np.testing.assert_allclose(g2, e2 * np.cos(2 * x) * 2 * x + e2, rtol=1e-13, atol=1e-14)
+
+
+def test_program_reuses_buffers_and_drops_dead_code():
+    def f(x):
+        unused = fnp.cos(x) * 3.0  # dead: not an output
+        y = fnp.exp(fnp.sin(x))
+        return fnp.sum(y * x)
+    vg = fg.jit(fg.value_and_grad(f))
+    x = rng.standard_normal(100_000)
+    text = vg.lower(x).as_text()
+    assert text.count("out=") >= 3, text       # elementwise results written in place
+    assert "del " in text                       # big buffers released when dead
+    assert text.count("= f") <= 9, text         # cos*3 dropped, the seed's ones folded away
+    np.testing.assert_allclose(vg(x)[1], fg.grad(f)(x), rtol=1e-13, atol=1e-14)
+
+
+def test_views_of_a_buffer_keep_it_from_being_overwritten():
+    def f(x):
+        y = fnp.exp(x)            # owned buffer
+        v = fnp.reshape(y, (2, -1))  # a view of it
+        z = fnp.sin(y)            # y's last direct use, but v still reads it later
+        return fnp.sum(z) + fnp.sum(v[0] * 2.0)
+    x = rng.standard_normal(8)
+    assert np.allclose(fg.jit(f)(x), f(x), rtol=1e-14)
+    assert np.allclose(fg.jit(fg.grad(f))(x), fg.grad(f)(x), rtol=1e-14)
+
+
+def test_product_chain_computed_in_place_equals_eager():
+    def f(x, w):
+        a = fnp.exp(x) * w    # used once, in the product below
+        c = fnp.cos(x)        # a fresh buffer dying at the product
+        return a * c + x
+    x, w = rng.standard_normal(1000), rng.standard_normal(1000)
+    jf = fg.jit(f)
+    np.testing.assert_allclose(jf(x, w), f(x, w), rtol=1e-14)
+    assert "u" in jf.lower(x, w).as_text()
+
+
+# --- composition with every transform, in both orders ------------------------------------
+def loss(w, x):
+    return fnp.sum(fnp.tanh(x @ w) ** 2) + 0.1 * fnp.sum(w * w)
+
+
+W0 = rng.standard_normal((3, 2))
+X0 = rng.standard_normal((5, 3))
+
+
+@pytest.mark.parametrize("transform", [
+    lambda f: fg.grad(f), lambda f: fg.value_and_grad(f, argnums=(0, 1)),
+    lambda f: fg.hessian(lambda w: f(w, X0)), lambda f: fg.jacrev(lambda w: f(w, X0)),
+    lambda f: fg.jacfwd(lambda w: f(w, X0)),
+    lambda f: (lambda w, x: fg.jvp(lambda w: f(w, x), (w,), (np.ones_like(W0),))),
+    lambda f: (lambda w, x: fg.vjp(lambda w: f(w, x), w)[1](np.array(1.0))),
+    lambda f: fg.vmap(fg.grad(f), in_axes=(None, 0)),
+], ids=["grad", "value_and_grad", "hessian", "jacrev", "jacfwd", "jvp", "vjp", "vmap"])
+def test_composes_in_both_orders(transform):
+    eager = transform(loss)
+    inner = fg.jit(transform(loss))       # jit of the transformed function
+    outer = transform(fg.jit(loss))       # the transform of a jitted function
+    args = (W0, X0) if "<lambda>" not in getattr(eager, "__name__", "") or True else ()
+    try:
+        expected = eager(*args)
+    except TypeError:
+        args = (W0,)
+        expected = eager(*args)
+    for got in (inner(*args), outer(*args), inner(*args)):
+        for g, e in zip(tree_flatten(got)[0], tree_flatten(expected)[0]):
+            np.testing.assert_allclose(_np(g), _np(e), rtol=1e-12, atol=1e-14)
+
+
+def test_jit_of_a_jitted_function_and_nested_grads():
+    f = fg.jit(lambda x: fnp.sum(fnp.sin(x) ** 3))
+    g2 = fg.jit(fg.grad(fg.grad(lambda x: f(x * 1.0))))
+    x = np.array(0.7)
+    expected = -3 * np.sin(0.7) ** 3 + 6 * np.sin(0.7) * np.cos(0.7) ** 2
+    assert np.isclose(g2(x), expected, rtol=1e-13)
+
+
+def test_closure_over_an_outer_tracer_differentiates_through():
+    """A tracer of an enclosing grad reaches the jitted body through a closure: the call
+    runs eagerly rather than freezing it as a constant (which would lose its gradient)."""
+    def outer(y):
+        return fg.jit(lambda x: fnp.sum(x * y))(np.ones(3))
+    assert np.allclose(fg.grad(outer)(np.array([1.0, 2.0, 3.0])), np.ones(3))
+
+
+def test_custom_rules_survive_grad_of_jit():
+    @fg.custom_vjp
+    def clip_gradient(x):
+        return x
+
+    clip_gradient.defvjp(lambda x: (x, None), lambda _, ct: (fnp.clip(ct, -1.0, 1.0),))
+    f = lambda x: fnp.sum(clip_gradient(x) * 10.0)  # noqa: E731
+    x = np.ones(3)
+    assert fg.grad(fg.jit(f))(x).tolist() == [1.0, 1.0, 1.0]
+    assert fg.jit(fg.grad(f))(x).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_make_tape_shows_the_program_jit_runs():
+    def f(x):
+        dead = fnp.cos(x)  # noqa: F841 - removed from the program
+        return fnp.sum(fnp.sin(x) * 2.0)
+    tape = fg.make_tape(fg.jit(f))(np.ones(3))
+    assert tape.primitives() == ["sin", "multiply", "sum"]
+    eager = fg.make_tape(f)(np.ones(3))
+    assert "cos" in eager.primitives()
+
+
+# --- the declaration sweep ------------------------------------------------------------------
+def _sweep_module():
+    module = sys.modules.get("test_sweep")
+    if module is not None and hasattr(module, "CASES"):
+        return module
+    path = pathlib.Path(__file__).parent / "numpy" / "test_sweep.py"
+    spec = importlib.util.spec_from_file_location("_jit_sweep_cases", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SWEEP = _sweep_module()
+CASES = SWEEP.CASES
+SWEPT = [(name, i) for name in sorted(CASES) for i in range(len(CASES[name]))]
+
+# Rules that read their input's values to choose a formula (exact at zeros, for instance):
+# under jit(grad) that choice is a branch on a traced value, refused with the clear error.
+BRANCHING_RULES = {"numpy.prod", "numpy.nanprod", "numpy.cumprod", "numpy.nancumprod",
+                   "numpy.real_if_close", "linalg.lstsq"}
+# Forwards that read values to decide their result's form (lstsq's rank check).
+FORWARD_BRANCHES = {"linalg.lstsq"}
+
+
+def _nearby(args, seed):
+    r = np.random.default_rng(seed)
+    out = []
+    for a in args:
+        a = np.asarray(a)
+        if a.dtype.kind in "fc":
+            a = a * (1 + 0.002 * r.standard_normal(a.shape))
+        out.append(a)
+    return tuple(out)
+
+
+def _assert_close(got, expected, name):
+    got_leaves, expected_leaves = tree_flatten(got)[0], tree_flatten(expected)[0]
+    assert len(got_leaves) == len(expected_leaves), name
+    for g, e in zip(got_leaves, expected_leaves):
+        g, e = _np(g), _np(e)
+        assert g.shape == e.shape and g.dtype == e.dtype, f"{name}: {g.shape}{g.dtype} vs {e.shape}{e.dtype}"
+        scale = max(1.0, float(np.max(np.abs(e[np.isfinite(e)]))) if np.size(e) and np.isfinite(e).any() else 1.0)
+        np.testing.assert_allclose(g, e, rtol=1e-11, atol=1e-11 * scale, equal_nan=True, err_msg=name)
+
+
+@pytest.mark.parametrize("name,i", SWEPT, ids=[f"{n}[{i}]" for n, i in SWEPT])
+def test_sweep_jit_equals_eager_forward_and_backward(name, i):
+    SWEEP._need(name)
+    f, args = CASES[name][i]
+    args = tuple(np.asarray(a) for a in args)
+    out = f(*args)
+    cts = [np.asarray(c) for c in tree_flatten(SWEEP._cotangents(out))[0]]
+    out_def = tree_flatten(out)[1]
+
+    def pullback(*a):
+        return fg.vjp(f, *a)[1](tree_unflatten(out_def, [Array(c) for c in cts]))
+
+    jf, jpull = fg.jit(f), fg.jit(pullback)
+    for inputs in (args, _nearby(args, 1), args):  # traced inputs, new ones, the first again
+        try:
+            _assert_close(jf(*inputs), f(*inputs), name)
+        except ConcretizationTypeError:
+            assert name in FORWARD_BRANCHES, f"{name}: jit refused a value branch"
+            return
+        try:
+            got = jpull(*inputs)
+        except ConcretizationTypeError:
+            assert name in BRANCHING_RULES, f"{name}: jit(vjp) refused a value branch"
+            continue
+        _assert_close(got, pullback(*inputs), name)
