@@ -59,6 +59,8 @@ from ._functions import (abs, add, allclose, arange, as_tensor, cat, chunk, clam
                          reshape, select, sigmoid, sin, split, sqrt, square, squeeze, stack, sub,
                          t, tan, tanh, tensor, transpose, unbind, unsqueeze, where, zeros,
                          zeros_like)
+from ._grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+                         no_grad, set_grad_enabled)
 from ._policy import MutationPolicyWarning, mutation_policy
 from ._tensor_ops import (_ALIASED, addcdiv, addcmul, bmm, dot, einsum, gather, index_select,
                           outer)
@@ -120,112 +122,7 @@ def get_default_dtype() -> dtype:
     return _dtypes.DEFAULT_FLOAT
 
 
-def is_grad_enabled() -> builtins_bool:
-    """Whether operations are being recorded for backward.
-
-    >>> import funcgrad.mutable as torch
-    >>> torch.is_grad_enabled()
-    True
-    """
-    return STATE.grad_enabled
-
-
 builtins_bool = type(True)
-
-
-class _GradMode:
-    """Base of no_grad / enable_grad / set_grad_enabled: context manager and decorator."""
-
-    mode = True
-
-    def __enter__(self):
-        self.prev = STATE.grad_enabled
-        STATE.grad_enabled = self.mode
-        return self
-
-    def __exit__(self, *exc) -> None:
-        STATE.grad_enabled = self.prev
-
-    def __call__(self, fn: Callable) -> Callable:
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with type(self)() if not isinstance(self, set_grad_enabled) else set_grad_enabled(self.mode):
-                return fn(*args, **kwargs)
-        return wrapper
-
-
-class no_grad(_GradMode):
-    """Inside, results of operations do not require grad (context manager or decorator).
-
-    >>> import funcgrad.mutable as torch
-    >>> x = torch.ones(2, requires_grad=True)
-    >>> with torch.no_grad():
-    ...     y = x * 2
-    >>> y.requires_grad
-    False
-    """
-
-    mode = False
-
-
-class enable_grad(_GradMode):
-    """Re-enable recording inside a no_grad block.
-
-    >>> import funcgrad.mutable as torch
-    >>> x = torch.ones(1, requires_grad=True)
-    >>> with torch.no_grad(), torch.enable_grad():
-    ...     (x * 2).requires_grad
-    True
-    """
-
-    mode = True
-
-
-class set_grad_enabled(_GradMode):
-    """Set grad mode on or off, immediately and (as a context manager) for a block.
-
-    >>> import funcgrad.mutable as torch
-    >>> with torch.set_grad_enabled(False):
-    ...     torch.is_grad_enabled()
-    False
-    >>> torch.is_grad_enabled()
-    True
-    """
-
-    def __init__(self, mode: builtins_bool) -> None:
-        self.prev = STATE.grad_enabled
-        self.mode = mode
-        STATE.grad_enabled = mode
-
-    def __enter__(self):
-        return self
-
-    def __call__(self, fn: Callable) -> Callable:
-        STATE.grad_enabled = self.prev  # as a decorator it only applies inside `fn`
-        mode = self.mode
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            prev = STATE.grad_enabled
-            STATE.grad_enabled = mode
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                STATE.grad_enabled = prev
-        return wrapper
-
-
-class inference_mode(no_grad):
-    """Like no_grad here.
-
-    >>> import funcgrad.mutable as torch
-    >>> with torch.inference_mode():
-    ...     torch.is_grad_enabled()
-    False
-    """
-
-    def __init__(self, mode: builtins_bool = True) -> None:
-        self.mode = not mode
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:

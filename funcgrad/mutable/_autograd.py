@@ -7,6 +7,7 @@ import itertools
 import os
 import re
 import sys
+import threading
 import traceback
 import warnings
 import weakref
@@ -23,16 +24,33 @@ __all__ = ["STATE", "Node", "OpNode", "AccumulateGrad", "Saved", "Version", "run
            "node_class", "freed_error"]
 
 
-class _State:
-    """Process-wide switches: grad mode, anomaly mode, mutation policy."""
+class _Global:
+    """Process-wide switches (as in PyTorch): anomaly mode and its NaN check."""
 
-    __slots__ = ("grad_enabled", "anomaly", "check_nan", "policy")
+    __slots__ = ("anomaly", "check_nan")
+
+    def __init__(self) -> None:
+        self.anomaly = False
+        self.check_nan = True
+
+
+_GLOBAL = _Global()
+
+
+class _State(threading.local):
+    """The switches: grad mode, inference mode and the mutation policy are per thread (a
+    ``no_grad`` block in one thread leaves the others recording, as in PyTorch); anomaly mode
+    is process-wide."""
 
     def __init__(self) -> None:
         self.grad_enabled = True
-        self.anomaly = False
-        self.check_nan = True
+        self.inference = False
         self.policy = "torch"
+
+    anomaly = property(lambda self: _GLOBAL.anomaly,
+                       lambda self, value: setattr(_GLOBAL, "anomaly", value))
+    check_nan = property(lambda self: _GLOBAL.check_nan,
+                         lambda self, value: setattr(_GLOBAL, "check_nan", value))
 
 
 STATE = _State()
@@ -53,12 +71,23 @@ def user_frame(depth: int = 2):
 class Version:
     """One version counter, shared by a tensor and all its views (and detach())."""
 
-    __slots__ = ("value", "modified_by", "watchers")
+    __slots__ = ("value", "modified_by", "watchers", "inference")
 
     def __init__(self) -> None:
         self.value = 0
+        self.inference = STATE.inference  # made in inference mode: no version tracking
         self.modified_by = None  # (op name, file, line) of the last in-place write
         self.watchers = None     # saved tensors to protect under "strict"/"copy-on-write"
+
+
+INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`.")
+INFERENCE_INPLACE = ("Inplace update to inference tensor outside InferenceMode is not allowed.You "
+                     "can make a clone to get a normal tensor before doing inplace update.See "
+                     "https://github.com/pytorch/rfcs/pull/17 for more details.")
 
 
 # --- saved tensors ---------------------------------------------------------------------
@@ -69,6 +98,8 @@ class Saved:
                  "__weakref__")
 
     def __init__(self, data, counter: Version, tensor=None, output_node=None) -> None:
+        if counter.inference and not STATE.inference:
+            raise RuntimeError(INFERENCE_SAVED)
         self.data = data
         self.counter = counter
         self.version = counter.value

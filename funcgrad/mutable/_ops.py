@@ -15,7 +15,7 @@ import numpy as np
 
 from ..numpy import _table as T
 from . import _dtypes as D
-from ._autograd import (_STAND_IN, STATE, Node, OpNode, Saved, Version, _seq, _Spec, _fix,
+from ._autograd import (_STAND_IN, INFERENCE_INPLACE, STATE, Node, OpNode, Saved, Version, _seq, _Spec, _fix,
                         node_class, user_frame)
 from ._tensor import CUSTOM_VIEW_DETAIL, Tensor, _ViewInfo
 
@@ -388,7 +388,8 @@ def apply2(op: Op, x, y) -> Tensor:
 def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
     """The hot path of `inplace`: a float non-view tensor, optionally a Python float."""
     if (x._base is not None or not x._dtype.is_floating_point or op.prim is None
-            or (const is not _NO_CONST and type(const) is not float) or x._vc.watchers):
+            or (const is not _NO_CONST and type(const) is not float) or x._vc.watchers
+            or x._vc.inference):
         return inplace(op, x, () if const is _NO_CONST else (const,))
     rg = STATE.grad_enabled and x._rg
     if rg:
@@ -800,6 +801,8 @@ def check_inplace(self: Tensor) -> None:
 def _before_write(self: Tensor, op_name: str, where: tuple) -> None:
     """Record who writes (for error messages) and apply the mutation policy."""
     vc = self._vc
+    if vc.inference and not STATE.inference:
+        raise RuntimeError(INFERENCE_INPLACE)
     vc.modified_by = (op_name,) + where
     watchers = vc.watchers
     if watchers:

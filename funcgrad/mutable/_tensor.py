@@ -131,6 +131,9 @@ class Tensor:
             return self
         if requires_grad and not (self._dtype.is_floating_point or self._dtype.is_complex):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and self._vc.inference and not STATE.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         self._rg = bool(requires_grad)
         return self
 
@@ -166,7 +169,13 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if self._vc.inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._vc.value
+
+    def is_inference(self) -> bool:
+        """Made in ``torch.inference_mode()`` (or a view of such a tensor)."""
+        return self._vc.inference
 
     @property
     def retains_grad(self) -> bool:
@@ -240,6 +249,11 @@ class Tensor:
 
     @data.setter
     def data(self, value: "Tensor") -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._rg and not (value._dtype.is_floating_point or value._dtype.is_complex):
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               "point or complex dtype")
         self._data = value._data
         self._dtype = value._dtype
 

@@ -1,178 +1,19 @@
-"""torch.autograd for funcgrad.mutable: backward, grad, Function, anomaly mode."""
+"""torch.autograd.function: custom differentiable functions (Function, its ctx,
+once_differentiable, InplaceFunction)."""
 from __future__ import annotations
 
-import contextlib
+import functools
+import warnings
 import weakref
-from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from ._autograd import STATE, Node, node_class, run_backward
-from ..numpy import _table as T
-from ._tensor import Tensor, _ViewInfo
+from ...numpy import _table as T
+from .._autograd import STATE, Node, Saved, freed_error, node_class, version_error
+from .._ops import edge_of
+from .._tensor import Tensor, _ViewInfo
 
-__all__ = ["backward", "grad", "Function", "set_detect_anomaly", "detect_anomaly",
-           "is_anomaly_enabled"]
-
-
-def _as_list(x) -> list:
-    if x is None:
-        return []
-    if isinstance(x, Tensor):
-        return [x]
-    return list(x)
-
-
-def _root_edges(outputs: list, grad_tensors: list, create_graph: bool):
-    edges, grads = [], []
-    for k, (out, g) in enumerate(zip(outputs, grad_tensors)):
-        if not out.requires_grad:
-            raise RuntimeError(f"element {k} of tensors does not require grad and does not have "
-                               "a grad_fn")
-        if g is None:
-            if out._data.size != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = np.ones(out._data.shape, out._data.dtype)
-            if create_graph:
-                g = Tensor._wrap(g)
-        else:
-            if not isinstance(g, Tensor):
-                g = Tensor._wrap(np.asarray(g, out._data.dtype))
-            if tuple(g.shape) != tuple(out.shape):
-                raise RuntimeError(f"Mismatch in shape: grad_output[{k}] has a shape of "
-                                   f"{g.shape} and output[{k}] has a shape of {out.shape}.")
-            g = g if create_graph else g._data
-        edges.append(out._edge())
-        grads.append(g)
-    return edges, grads
-
-
-def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
-             create_graph: bool = False, inputs=None) -> None:
-    """Accumulate gradients of `tensors` into the ``.grad`` of leaves (or of `inputs`).
-
-    >>> import funcgrad.mutable as torch
-    >>> x = torch.tensor(3.0, requires_grad=True)
-    >>> torch.autograd.backward((x * x,))
-    >>> x.grad
-    tensor(6.)
-    """
-    outputs = _as_list(tensors)
-    grads = _as_list(grad_tensors) or [None] * len(outputs)
-    if retain_graph is None:
-        retain_graph = create_graph
-    edges, seeds = _root_edges(outputs, grads, create_graph)
-    if create_graph:
-        import warnings
-        warnings.warn(
-            "Using backward() with create_graph=True will create a reference cycle between the "
-            "parameter and its gradient which can cause a memory leak. We recommend using "
-            "autograd.grad when creating the graph to avoid this. If you have to use this "
-            "function, make sure to reset the .grad fields of your parameters to None after use "
-            "to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
-    if inputs is None:
-        run_backward(edges, seeds, retain_graph=retain_graph, create_graph=create_graph)
-        return
-    inputs = _as_list(inputs)
-    if not inputs:
-        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-    in_edges = [t._edge() for t in inputs]
-    found = run_backward(edges, seeds, retain_graph=retain_graph, create_graph=create_graph,
-                         inputs=in_edges, accumulate=False)
-    for t, g in zip(inputs, found):
-        if g is None:
-            continue
-        if not isinstance(g, Tensor):
-            g = Tensor._wrap(np.array(g, copy=True))
-        if t._grad is None:
-            t._grad = g
-        else:
-            t._grad = t._grad + g if create_graph else _accumulate(t._grad, g)
-
-
-def _accumulate(old: Tensor, g: Tensor) -> Tensor:
-    np.add(old._data, g._data, out=old._data, casting="unsafe")
-    return old
-
-
-def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
-         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
-         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
-    """Gradients of `outputs` with respect to `inputs`, returned (not accumulated).
-
-    >>> import funcgrad.mutable as torch
-    >>> x = torch.tensor(2.0, requires_grad=True)
-    >>> (g,) = torch.autograd.grad(x ** 3, x, create_graph=True)
-    >>> g, torch.autograd.grad(g, x)[0]
-    (tensor(12., grad_fn=<MulBackward0>), tensor(12.))
-    """
-    outs = _as_list(outputs)
-    ins = _as_list(inputs)
-    if allow_unused is None:
-        allow_unused = materialize_grads
-    grads = _as_list(grad_outputs) or [None] * len(outs)
-    if retain_graph is None:
-        retain_graph = create_graph
-    for t in ins:
-        if not t.requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-    edges, seeds = _root_edges(outs, grads, create_graph)
-    in_edges = [t._edge() for t in ins]
-    found = run_backward(edges, seeds, retain_graph=retain_graph, create_graph=create_graph,
-                         inputs=in_edges, accumulate=False)
-    result = []
-    for k, (t, g) in enumerate(zip(ins, found)):
-        if g is None:
-            if materialize_grads:
-                result.append(Tensor._wrap(np.zeros_like(t._data)))
-                continue
-            if not allow_unused:
-                raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have "
-                                   "been used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
-            result.append(None)
-            continue
-        if not isinstance(g, Tensor):
-            g = Tensor._wrap(np.array(g, copy=True))
-        result.append(g)
-    return tuple(result)
-
-
-# --- anomaly mode ---------------------------------------------------------------------------------
-class set_detect_anomaly:
-    """Turn anomaly detection on or off (also usable as a context manager).
-
-    With it on, an error in backward is preceded by the traceback of the forward op that
-    made the failing node, and NaN gradients raise.
-    """
-
-    def __init__(self, mode: bool, check_nan: bool = True) -> None:
-        self.prev = (STATE.anomaly, STATE.check_nan)
-        STATE.anomaly = bool(mode)
-        STATE.check_nan = bool(check_nan)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        STATE.anomaly, STATE.check_nan = self.prev
-
-
-class detect_anomaly(set_detect_anomaly):
-    """Context manager that enables anomaly detection inside its block."""
-
-    def __init__(self, check_nan: bool = True) -> None:
-        self.check_nan = check_nan
-
-    def __enter__(self):
-        self.prev = (STATE.anomaly, STATE.check_nan)
-        STATE.anomaly = True
-        STATE.check_nan = self.check_nan
-        return self
-
-
-def is_anomaly_enabled() -> bool:
-    return STATE.anomaly
+__all__ = ["Function", "FunctionCtx", "InplaceFunction", "once_differentiable"]
 
 
 # --- custom functions -------------------------------------------------------------------------------
@@ -186,6 +27,7 @@ class FunctionCtx:
         self.needs_input_grad = ()
         self._freed = False
         self.materialize_grads = True
+        self._materialize_non_diff_grads = True
 
     def save_for_backward(self, *tensors) -> None:
         for k, t in enumerate(tensors):
@@ -204,9 +46,15 @@ class FunctionCtx:
         self.materialize_grads = value
 
     @property
+    def saved_variables(self) -> tuple:
+        """The deprecated name of `saved_tensors`."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning,
+                      stacklevel=2)
+        return self.saved_tensors
+
+    @property
     def saved_tensors(self) -> tuple:
         if self._freed:
-            from ._autograd import freed_error
             raise freed_error()
         if self._saved is None:
             return ()
@@ -217,7 +65,6 @@ class FunctionCtx:
                 continue
             t, version, is_output = item
             if t._vc.value != version:
-                from ._autograd import Saved, version_error
                 node = self._node()
                 s = (Saved(t._data, t._vc, None, weakref.ref(node)) if is_output
                      else Saved(t._data, t._vc, t))
@@ -228,7 +75,7 @@ class FunctionCtx:
 
 
 class _FunctionNode(Node):
-    __slots__ = ("_nout", "ctx", "_fn_cls", "_in_meta", "_out_meta")
+    __slots__ = ("_nout", "ctx", "_fn_cls", "_in_meta", "_out_meta", "_non_diff_outputs")
 
     def _release(self) -> None:
         if self.ctx._saved:
@@ -237,7 +84,9 @@ class _FunctionNode(Node):
     def _apply(self, cts, graph):
         ctx = self.ctx
         if ctx.materialize_grads:
-            cts = [np.zeros(shape, dtype) if c is None else c for c, (shape, dtype) in zip(cts, self._out_meta)]
+            skip = () if ctx._materialize_non_diff_grads else self._non_diff_outputs
+            cts = [np.zeros(shape, dtype) if c is None and k not in skip and dtype is not None
+                   else c for k, (c, (shape, dtype)) in enumerate(zip(cts, self._out_meta))]
         args = [c if c is None or isinstance(c, Tensor) else Tensor._wrap(np.asarray(c)) for c in cts]
         prev = STATE.grad_enabled
         STATE.grad_enabled = graph.create_graph
@@ -301,6 +150,16 @@ class Function(metaclass=_FunctionMeta):
         raise NotImplementedError("You must implement either the backward or vjp method for your "
                                   "custom autograd.Function to use it with backward mode AD.")
 
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output) -> None:
+        """Save what backward needs, given forward's inputs and output (then ``forward``
+        takes no ctx)."""
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @classmethod
+    def vjp(cls, ctx, *grad_outputs):
+        return cls.backward(ctx, *grad_outputs)
+
     def __call__(self, *args, **kwargs):
         raise RuntimeError(
             "Legacy autograd function with non-static forward method is deprecated. Please use "
@@ -309,14 +168,17 @@ class Function(metaclass=_FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ._ops import _attach_inplace, edge_of
         ctx = FunctionCtx()
         tensors = [a for a in args if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         prev = STATE.grad_enabled
         STATE.grad_enabled = False
         try:
-            outputs = cls.forward(ctx, *args, **kwargs)
+            if cls.setup_context is not Function.setup_context:
+                outputs = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, outputs)
+            else:
+                outputs = cls.forward(ctx, *args, **kwargs)
         finally:
             STATE.grad_enabled = prev
         single = not isinstance(outputs, tuple)
@@ -345,6 +207,7 @@ class Function(metaclass=_FunctionMeta):
         node._out_meta = tuple((o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), None)
                                for o in outs)
         non_diff = {id(t) for t in ctx._non_diff}
+        node._non_diff_outputs = frozenset(k for k, o in enumerate(outs) if id(o) in non_diff)
         dirty = {id(t) for t in ctx._dirty}
         if dirty - {id(o) for o in outs}:
             raise RuntimeError("Some elements marked as dirty during the forward method were not "
@@ -396,3 +259,78 @@ def _output_view(t: Tensor, inputs: list) -> Tensor:
     out._view = _ViewInfo(chain, t._vc.value, False, t._base is not None and t._view.multi)
     out._view.custom = True
     return out
+
+
+class InplaceFunction(Function):
+    """A Function that may work in place (``self.inplace``), as ``torch.autograd.function``'s.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.autograd.function.InplaceFunction(inplace=True).inplace
+    True
+    """
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+
+ONCE_MESSAGE = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
+class _DelayedError(Node):
+    """PyTorch's ``Error`` node: gradients computed by a once_differentiable backward carry it,
+    so differentiating them again fails with a clear message."""
+
+    __slots__ = ("_nout",)
+    _display = "Error"
+
+    def _apply(self, cts, graph):
+        raise RuntimeError(ONCE_MESSAGE)
+
+
+_ERROR_CLS = node_class("Error", _DelayedError, nout=1)
+
+
+def once_differentiable(backward):
+    """Mark a custom backward as not differentiable: it runs without recording, and its
+    results refuse a second differentiation (with create_graph) instead of being silently
+    constant.
+
+    >>> import funcgrad.mutable as torch
+    >>> callable(torch.autograd.function.once_differentiable(lambda ctx, g: g))
+    True
+    """
+    @functools.wraps(backward)
+    def wrapper(ctx, *args):
+        prev = STATE.grad_enabled
+        STATE.grad_enabled = False
+        try:
+            outputs = backward(ctx, *args)
+        finally:
+            STATE.grad_enabled = prev
+        if not prev:
+            return outputs
+        requires_grad = any(isinstance(a, Tensor) and a.requires_grad for a in args)
+        if not requires_grad:
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        node = _ERROR_CLS.__new__(_ERROR_CLS)
+        fakes = []
+        for o in outs:
+            if isinstance(o, Tensor):
+                leaf = Tensor._wrap(o._data)
+                leaf._rg = True
+                fakes.append(leaf)
+            else:
+                fakes.append(None)
+        node._init(tuple((f._accumulator(), 0) if f is not None else None for f in fakes))
+        node._nout = len(outs)
+        result = []
+        for k, o in enumerate(outs):
+            if isinstance(o, Tensor):
+                o = Tensor._wrap(o._data)
+                o._grad_fn, o._nr, o._rg = node, k, True
+            result.append(o)
+        return result[0] if single else tuple(result)
+    return wrapper
