@@ -43,9 +43,12 @@ import contextlib
 import functools
 from typing import Any, Callable
 
-from . import _dtypes
+import math as _math
+
+from . import _device, _dtypes
 from . import _methods  # noqa: F401  (attaches Tensor's methods)
-from . import autograd, nn
+from . import autograd, backends, cuda, nn
+from ._device import device
 from ._autograd import STATE
 from ._dtypes import (bool_ as bool, complex64, complex128, dtype, float16, float32, float64,  # noqa: A004
                       int8, int16, int32, int64, uint8)
@@ -62,8 +65,9 @@ from ._functions import (abs, add, allclose, arange, as_tensor, cat, chunk, clam
 from ._grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                          no_grad, set_grad_enabled)
 from ._policy import MutationPolicyWarning, mutation_policy
-from ._tensor_ops import (_ALIASED, addcdiv, addcmul, bmm, dot, einsum, gather, index_select,
-                          outer)
+from ._tensor_ops import (_ALIASED, addcdiv, addcmul, atan2, bmm, dot, einsum, gather,
+                          index_select, isin, masked_fill, outer, randint, randperm,
+                          trace)
 from . import linalg, return_types
 from ._tensor import Size, Tensor
 
@@ -83,6 +87,10 @@ cfloat = complex64
 cdouble = complex128
 FloatTensor = DoubleTensor = LongTensor = Tensor
 __version__ = "2.13.0+funcgrad"
+inf = _math.inf
+nan = _math.nan
+pi = _math.pi
+e = _math.e
 
 
 def is_anomaly_enabled() -> builtins_bool:
@@ -110,6 +118,40 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
                         ("EDGEITEMS", edgeitems), ("LINEWIDTH", linewidth)):
         if value is not None:
             setattr(_format, name, value)
+
+
+def set_default_dtype(d: dtype) -> None:
+    """The dtype of Python floats made into tensors (float32 or float64, as in PyTorch).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.set_default_dtype(torch.float64); torch.tensor(1.5).dtype
+    torch.float64
+    >>> torch.set_default_dtype(torch.float32)
+    """
+    d = _dtypes.to_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _dtypes.DEFAULT_FLOAT = d
+
+
+def set_default_device(device) -> None:
+    """Only the CPU is available: ``"cpu"`` (or None) is accepted, others are refused.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.set_default_device("cpu"); torch.get_default_device()
+    device(type='cpu')
+    """
+    _device.check_device(device)
+
+
+def get_default_device() -> "device":
+    """The device new tensors go to: the CPU.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.get_default_device()
+    device(type='cpu')
+    """
+    return _device.cpu
 
 
 def get_default_dtype() -> dtype:

@@ -13,6 +13,7 @@ from . import _dtypes as D
 from . import _ops as O
 from . import _random
 from ._autograd import STATE, Node, node_class
+from ._device import check_device, device
 from ._ops import apply, apply1, apply2, view_op
 from ._tensor import Size, Tensor
 
@@ -117,6 +118,7 @@ def tensor(data: Any, dtype=None, device=None, requires_grad: bool = False,
     >>> torch.tensor([[1, 2]]), torch.tensor(2.0, requires_grad=True)
     (tensor([[1, 2]]), tensor(2., requires_grad=True))
     """
+    check_device(device)
     if isinstance(data, Tensor):
         import warnings
         warnings.warn("To copy construct from a tensor, it is recommended to use "
@@ -155,6 +157,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     >>> torch.as_tensor([1, 2], dtype=torch.float64)
     tensor([1., 2.], dtype=torch.float64)
     """
+    check_device(device)
     if isinstance(data, Tensor) and (dtype is None or D.to_dtype(dtype) is data._dtype):
         return data
     return tensor(data, dtype=dtype)
@@ -191,6 +194,7 @@ def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     >>> torch.zeros(2)
     tensor([0., 0.])
     """
+    check_device(device)
     return _filled(0, size, dtype, requires_grad)
 
 
@@ -201,6 +205,7 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     >>> torch.ones(2, dtype=torch.int32)
     tensor([1, 1], dtype=torch.int32)
     """
+    check_device(device)
     return _filled(1, size, dtype, requires_grad, name="ones")
 
 
@@ -211,6 +216,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False)
     >>> torch.full((2,), 7)
     tensor([7, 7])
     """
+    check_device(device)
     default = D.bool_ if isinstance(fill_value, bool) else (
         D.int64 if isinstance(fill_value, int) else D.DEFAULT_FLOAT)
     return _filled(fill_value, (tuple(size),), dtype, requires_grad, default)
@@ -223,6 +229,7 @@ def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     >>> torch.empty(2).shape
     torch.Size([2])
     """
+    check_device(device)
     return _filled(0, size, dtype, requires_grad)
 
 
@@ -241,6 +248,7 @@ def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
     >>> torch.zeros_like(torch.tensor([1, 2]))
     tensor([0, 0])
     """
+    check_device(device)
     return _like(0, input, dtype, requires_grad)
 
 
@@ -251,6 +259,7 @@ def ones_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
     >>> torch.ones_like(torch.tensor([1.5, 2.0]))
     tensor([1., 1.])
     """
+    check_device(device)
     return _like(1, input, dtype, requires_grad)
 
 
@@ -261,6 +270,7 @@ def empty_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
     >>> torch.empty_like(torch.ones(2, 2)).shape
     torch.Size([2, 2])
     """
+    check_device(device)
     return _like(0, input, dtype, requires_grad)
 
 
@@ -271,26 +281,29 @@ def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -
     >>> torch.full_like(torch.zeros(2), 0.5)
     tensor([0.5000, 0.5000])
     """
+    check_device(device)
     return _like(fill_value, input, dtype, requires_grad)
 
 
-def rand_like(input, dtype=None) -> Tensor:
+def rand_like(input, dtype=None, device=None) -> Tensor:
     """Uniform values shaped as `input`.
 
     >>> import funcgrad.mutable as torch
     >>> torch.rand_like(torch.zeros(2, 3)).shape
     torch.Size([2, 3])
     """
+    check_device(device)
     return rand(*input.shape, dtype=dtype or input.dtype)
 
 
-def randn_like(input, dtype=None) -> Tensor:
+def randn_like(input, dtype=None, device=None) -> Tensor:
     """Normal values shaped as `input`.
 
     >>> import funcgrad.mutable as torch
     >>> torch.randn_like(torch.zeros(2, 3)).shape
     torch.Size([2, 3])
     """
+    check_device(device)
     return randn(*input.shape, dtype=dtype or input.dtype)
 
 
@@ -303,6 +316,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     >>> torch.arange(0, 1, 0.25)
     tensor([0.0000, 0.2500, 0.5000, 0.7500])
     """
+    check_device(device)
     if end is None:
         start, end = 0, start
     if step == 0:
@@ -322,19 +336,20 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     return t
 
 
-def linspace(start, end, steps, dtype=None, requires_grad=False) -> Tensor:
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
     """`steps` evenly spaced values from `start` to `end`.
 
     >>> import funcgrad.mutable as torch
     >>> torch.linspace(0, 1, 5)
     tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
     """
+    check_device(device)
     dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
     t = Tensor._wrap(np.linspace(start, end, steps).astype(dt.np))
     return _require_grad(t) if requires_grad else t
 
 
-def eye(n, m=None, dtype=None, requires_grad=False) -> Tensor:
+def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Identity matrix.
 
     >>> import funcgrad.mutable as torch
@@ -342,6 +357,7 @@ def eye(n, m=None, dtype=None, requires_grad=False) -> Tensor:
     tensor([[1., 0.],
             [0., 1.]])
     """
+    check_device(device)
     dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
     t = Tensor._wrap(np.eye(n, m, dtype=dt.np))
     return _require_grad(t) if requires_grad else t
@@ -366,6 +382,7 @@ def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=
     >>> torch.rand(3)
     tensor([0.4963, 0.7682, 0.0885])
     """
+    check_device(device)
     dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
     t = Tensor._wrap(_random.uniform(_shape_arg(size), dt.np))
     return _require_grad(t) if requires_grad else t
@@ -379,6 +396,7 @@ def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator
     >>> torch.randn(3)
     tensor([ 1.5410, -0.2934, -2.1788])
     """
+    check_device(device)
     dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
     t = Tensor._wrap(_random.normal(_shape_arg(size), dt.np))
     return _require_grad(t) if requires_grad else t
@@ -1340,11 +1358,14 @@ def unbind(input, dim: int = 0) -> tuple:
 
 def _to(input, *args, **kwargs) -> Tensor:
     dtype = kwargs.get("dtype")
+    check_device(kwargs.get("device"))
     for a in args:
         if isinstance(a, D.dtype) or (isinstance(a, type) and a in (float, int, bool)):
             dtype = a
         elif isinstance(a, Tensor):
             dtype = a.dtype
+        elif isinstance(a, (str, device)):
+            check_device(a)
     if dtype is None:
         return input
     dt = D.to_dtype(dtype)

@@ -10,6 +10,7 @@ from . import _dtypes as D
 from . import _functions as F
 from . import _ops as O
 from ._autograd import STATE
+from ._device import NO_CUDA
 from ._ops import apply1, apply2, inplace, inplace1
 from ._tensor import Tensor
 
@@ -487,5 +488,15 @@ for _name, _fn in {"__and__": _logical(np.bitwise_and), "__or__": _logical(np.bi
 Tensor.__hash__ = lambda self: id(self)
 Tensor.T = property(lambda self: F.permute(self, tuple(reversed(range(self.dim())))))
 Tensor.mT = property(lambda self: F.transpose(self, -2, -1))
-Tensor.cpu = lambda self: self
-Tensor.cuda = lambda self: self
+
+
+def _cpu(self, memory_format=None) -> Tensor:
+    return self
+
+
+def _cuda(self, device=None, non_blocking: bool = False, memory_format=None) -> Tensor:
+    raise AssertionError(NO_CUDA)
+
+
+Tensor.cpu = _cpu
+Tensor.cuda = _cuda

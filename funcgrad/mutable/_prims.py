@@ -9,7 +9,8 @@ from .._src.declare import elementwise, primitive
 from ..numpy import _table as T
 
 __all__ = ["softmax_p", "log_softmax_p", "logsumexp_p", "vector_norm_p", "var_p", "std_p",
-           "addcmul_p", "addcdiv_p", "median_p"]
+           "addcmul_p", "addcdiv_p", "median_p", "repeat_p",
+           "masked_fill_p", "trace_p"]
 
 
 def _keep(v, x, axis, keepdims):
@@ -159,3 +160,40 @@ def _median_impl(x, axis=None, keepdims=False):
 
 median_p = primitive("median", _median_impl, params=("axis", "keepdims"),
                      vjps=(T._chooser_vjp,))
+
+
+# --- repeat, masked_fill, trace ------------------------------------------------------------------
+def _repeat_impl(x, repeats):
+    extra = len(repeats) - np.ndim(x)
+    return np.tile(np.reshape(x, (1,) * extra + np.shape(x)), repeats)
+
+
+def _repeat_vjp(ct, out, x, repeats):
+    shape = T._shape(x)
+    padded = (1,) * (len(repeats) - len(shape)) + tuple(shape)
+    split = []
+    for r, s in zip(repeats, padded):
+        split += [r, s]
+    summed = T.sum_p(T.reshape(ct, tuple(split)), axis=tuple(range(0, 2 * len(repeats), 2)))
+    return T.reshape(summed, tuple(shape))
+
+
+repeat_p = primitive("repeat", _repeat_impl, params=("repeats",), vjps=(_repeat_vjp,))
+
+
+def _masked_fill_impl(x, value, mask):
+    return np.where(mask, value, x).astype(np.result_type(x), copy=False)
+
+
+masked_fill_p = primitive(
+    "masked_fill", _masked_fill_impl, nargs=2, params=("mask",),
+    vjps=(lambda ct, out, x, value, mask: T.where_p(mask, 0.0, ct),
+          lambda ct, out, x, value, mask: T.sum_p(T.where_p(mask, ct, 0.0))))
+
+
+def _trace_vjp(ct, out, x):
+    n, m = T._shape(x)
+    return ct * np.eye(n, m, dtype=T._dtype(x))
+
+
+trace_p = primitive("trace", lambda x: np.trace(x), vjps=(_trace_vjp,))

@@ -9,9 +9,11 @@ import numpy as np
 
 from . import _dtypes as D
 from ._autograd import STATE, AccumulateGrad, RemovableHandle, Version, run_backward
+from ._device import check_device, device
 from ._format import tensor_repr
 
 __all__ = ["Tensor", "Size"]
+_CPU = device("cpu")
 
 
 class Size(tuple):
@@ -92,8 +94,26 @@ class Tensor:
         t._base = None
         return t
 
+    def __new__(cls, *args, device=None):
+        """``torch.Tensor(data)`` (a copy, in the default float dtype), ``torch.Tensor(2, 3)``
+        (uninitialized: zeros here) or ``torch.Tensor()`` (empty)."""
+        check_device(device)
+        dt = D.DEFAULT_FLOAT.np
+        if not args:
+            return Tensor._wrap(np.zeros(0, dt))
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            return args[0]
+        if len(args) == 1 and not isinstance(args[0], int):
+            data = args[0]
+            if isinstance(data, Size):
+                return Tensor._wrap(np.zeros(tuple(data), dt))
+            return Tensor._wrap(np.array(data, dtype=dt))
+        if not all(isinstance(a, int) for a in args):
+            raise TypeError("new(): invalid data type '" + type(args[0]).__name__ + "'")
+        return Tensor._wrap(np.zeros(args, dt))
+
     def __init__(self, *args, **kwargs) -> None:
-        raise TypeError("create tensors with torch.tensor(...), torch.zeros(...), ...")
+        pass
 
     # --- autograd attributes ----------------------------------------------------------
     @property
@@ -298,8 +318,10 @@ class Tensor:
         return False
 
     @property
-    def device(self) -> str:
-        return "cpu"
+    def device(self) -> device:
+        return _CPU
+
+    is_cpu = True
 
     def _is_view(self) -> bool:
         return self._base is not None

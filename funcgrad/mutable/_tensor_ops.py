@@ -18,10 +18,11 @@ from . import _prims as P
 from . import _random
 from . import return_types
 from ._functions import _dim, _dims, matmul, mul, reshape, sum, unsqueeze
+from ._device import check_device
 from ._ops import apply, inplace
 from ._tensor import Tensor
 
-__all__ = ["softmax", "log_softmax", "logsumexp", "norm", "var", "std", "var_mean", "std_mean",
+__all__ = ["repeat", "masked_fill", "trace", "atan2", "isin", "randint", "randperm", "softmax", "log_softmax", "logsumexp", "norm", "var", "std", "var_mean", "std_mean",
            "cumsum", "sort", "argsort", "topk", "median", "kthvalue", "gather", "index_select",
            "einsum", "bmm", "outer", "dot", "addcmul", "addcdiv"]
 
@@ -604,6 +605,151 @@ def _addcdiv_(self: Tensor, tensor1, tensor2, *, value=1) -> Tensor:
     return inplace(ADDCDIV, self, (tensor1, tensor2), {"value": value})
 
 
+# --- more elementwise and shape ops -----------------------------------------------------------
+REPEAT = _decl("repeat", P.repeat_p, "RepeatBackward0", ((),), result="same")
+MASKED_FILL = _decl("masked_fill", P.masked_fill_p, "MaskedFillBackward0", ((), ()),
+                    result="same")
+TRACE = _decl("trace", P.trace_p, "TraceBackward0", ((),), result="same")
+ATAN2 = _decl("atan2", T.arctan2, "Atan2Backward0", ((0, 1), (0, 1)), result="float")
+
+
+def repeat(input: Tensor, *sizes) -> Tensor:
+    """The tensor tiled `sizes` times along each dim (grad_fn ``RepeatBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.tensor([1.0, 2.0]).repeat(2)
+    tensor([1., 2., 1., 2.])
+    """
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    sizes = tuple(int(s) for s in sizes)
+    if len(sizes) < input._data.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    return apply(REPEAT, (input,), {"repeats": sizes})
+
+
+def _mask_array(mask, name: str) -> np.ndarray:
+    data = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    if data.dtype != np.bool_:
+        raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype "
+                           f"{D.from_numpy_dtype(data.dtype)}")
+    return data
+
+
+def _fill_value(self: Tensor, value):
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value._data.ndim} dimension(s).")
+        return value if value._dtype is self._dtype else value.to(self._dtype)
+    return value
+
+
+def masked_fill(input: Tensor, mask, value) -> Tensor:
+    """`value` where `mask` is True (grad_fn ``MaskedFillBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> x = torch.tensor([1.0, 2.0])
+    >>> x.masked_fill(x > 1, 0.0)
+    tensor([1., 0.])
+    """
+    m = _mask_array(mask, "masked_fill_")
+    return apply(MASKED_FILL, (input, _fill_value(input, value)), {"mask": m})
+
+
+def _masked_fill_(self: Tensor, mask, value) -> Tensor:
+    m = _mask_array(mask, "masked_fill_")
+    return inplace(MASKED_FILL, self, (_fill_value(self, value),), {"mask": m})
+
+
+def trace(input: Tensor) -> Tensor:
+    """Sum of the main diagonal of a matrix (grad_fn ``TraceBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.trace(torch.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor(5.)
+    """
+    if input._data.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim "
+                           f"{input._data.ndim}")
+    return apply(TRACE, (input,))
+
+
+def atan2(input: Tensor, other) -> Tensor:
+    """Elementwise ``atan2(input, other)`` (grad_fn ``Atan2Backward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.atan2(torch.tensor([1.0]), torch.tensor([1.0]))
+    tensor([0.7854])
+    """
+    return apply(ATAN2, (input, other))
+
+
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """Whether each element is among `test_elements` (a bool tensor).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.isin(torch.tensor([1, 2, 3]), torch.tensor([2]))
+    tensor([False,  True, False])
+    """
+    a = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
+    b = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
+    return Tensor._wrap(np.isin(a, b, invert=invert))
+
+
+def view_as(input: Tensor, other: Tensor) -> Tensor:
+    """A view with `other`'s shape (grad_fn ``ViewBackward0``)."""
+    return F.view(input, tuple(other._data.shape))
+
+
+def _new_filled(fill):
+    def method(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False,
+               **kwargs) -> Tensor:
+        if fill is None:  # new_full(size, fill_value)
+            size, value = size[0], size[1] if len(size) > 1 else kwargs["fill_value"]
+        else:
+            value = fill
+        return F.full(F._shape_arg(size), value, dtype=dtype or self._dtype, device=device,
+                      requires_grad=requires_grad)
+    return method
+
+
+def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
+    """Views of consecutive pieces of the given sizes along `dim`."""
+    return F.split(input, list(split_sizes), dim)
+
+
+# --- random integers ---------------------------------------------------------------------------------
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad: bool = False) -> Tensor:
+    """Uniform integers in ``[low, high)`` (int64 unless `dtype`).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.randint(0, 3, (4,)).dtype
+    torch.int64
+    """
+    if size is None:
+        low, high, size = 0, low, high
+    check_device(device)
+    u = _random.uniform(F._shape_arg(size), np.float64)
+    values = np.floor(u * (high - low)).astype(np.int64) + low
+    return Tensor._wrap(values.astype(D.to_dtype(dtype).np if dtype is not None else np.int64))
+
+
+def randperm(n: int, *, generator=None, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """A random permutation of ``0 .. n-1``.
+
+    >>> import funcgrad.mutable as torch
+    >>> sorted(torch.randperm(4).tolist())
+    [0, 1, 2, 3]
+    """
+    check_device(device)
+    order = np.argsort(_random.uniform((n,), np.float64), kind="stable")
+    return Tensor._wrap(order.astype(D.to_dtype(dtype).np if dtype is not None else np.int64))
+
+
 # --- in-place random fills --------------------------------------------------------------------------
 NORMAL_ = _decl("normal_", None, "NormalBackward1")
 UNIFORM_ = _decl("uniform_", None, "UniformBackward0")
@@ -629,6 +775,10 @@ _METHODS = {
     "median": median, "kthvalue": kthvalue, "gather": gather, "index_select": index_select,
     "bmm": bmm, "outer": outer, "dot": dot, "addcmul": addcmul, "addcdiv": addcdiv,
     "addcmul_": _addcmul_, "addcdiv_": _addcdiv_, "normal_": _normal_, "uniform_": _uniform_,
+    "repeat": repeat, "masked_fill": masked_fill, "masked_fill_": _masked_fill_, "trace": trace,
+    "atan2": atan2, "arctan2": atan2, "view_as": view_as, "new_zeros": _new_filled(0),
+    "new_ones": _new_filled(1), "new_empty": _new_filled(0), "new_full": _new_filled(None),
+    "split_with_sizes": split_with_sizes, "isin": isin,
 }
 
 
@@ -650,8 +800,9 @@ def with_aliases(fn):
 _METHODS.update({"max": max, "min": min, "sum": F.sum, "mean": F.mean, "prod": F.prod,
                  "argmax": F.argmax, "argmin": F.argmin})
 _ALIASED = {name: with_aliases(fn) for name, fn in _METHODS.items()
-            if name not in ("addcmul_", "addcdiv_", "normal_", "uniform_", "bmm", "outer",
-                            "dot", "addcmul", "addcdiv")}
+            if name in ("softmax", "log_softmax", "logsumexp", "norm", "var", "std", "cumsum",
+                        "sort", "argsort", "topk", "median", "kthvalue", "gather", "index_select",
+                        "max", "min", "sum", "mean", "prod", "argmax", "argmin")}
 _METHODS.update(_ALIASED)
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)

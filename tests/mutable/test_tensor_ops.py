@@ -52,6 +52,13 @@ CASES = {
     "median": lambda t, x, v: x.median(),
     "median_dim": lambda t, x, v: x.median(1).values,
     "kthvalue": lambda t, x, v: x.kthvalue(2, 0).values,
+    "repeat": lambda t, x, v: x.repeat(2, 1),
+    "repeat_new_dims": lambda t, x, v: v.repeat(2, 1, 2),
+    "masked_fill": lambda t, x, v: x.masked_fill(x > 0.2, 0.5),
+    "atan2": lambda t, x, v: t.atan2(x, v * 2 + 3),
+    "trace": lambda t, x, v: x[:, :3].trace(),
+    "view_as": lambda t, x, v: x.view_as(t.ones(4, 3)),
+    "split_with_sizes": lambda t, x, v: x.split_with_sizes([1, 2])[1],
 }
 # einsum is composed of permutes, products and sums here; torch names other nodes
 NAMES_DIFFER = {"einsum_matvec", "einsum_outer", "einsum_diagonal", "einsum_implicit",

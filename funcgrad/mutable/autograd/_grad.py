@@ -1,0 +1,172 @@
+"""backward, grad and anomaly mode: the entry points into the mutable graph's engine."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._autograd import STATE, run_backward
+from .._tensor import Tensor
+
+__all__ = ["backward", "grad", "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled"]
+
+
+def _as_list(x) -> list:
+    if x is None:
+        return []
+    if isinstance(x, Tensor):
+        return [x]
+    return list(x)
+
+
+def _root_edges(outputs: list, grad_tensors: list, create_graph: bool):
+    edges, grads = [], []
+    for k, (out, g) in enumerate(zip(outputs, grad_tensors)):
+        if not out.requires_grad:
+            raise RuntimeError(f"element {k} of tensors does not require grad and does not have "
+                               "a grad_fn")
+        if g is None:
+            if out._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = np.ones(out._data.shape, out._data.dtype)
+            if create_graph:
+                g = Tensor._wrap(g)
+        else:
+            if not isinstance(g, Tensor):
+                g = Tensor._wrap(np.asarray(g, out._data.dtype))
+            if tuple(g.shape) != tuple(out.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[{k}] has a shape of "
+                                   f"{g.shape} and output[{k}] has a shape of {out.shape}.")
+            g = g if create_graph else g._data
+        edges.append(out._edge())
+        grads.append(g)
+    return edges, grads
+
+
+def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
+             create_graph: bool = False, inputs=None) -> None:
+    """Accumulate gradients of `tensors` into the ``.grad`` of leaves (or of `inputs`).
+
+    >>> import funcgrad.mutable as torch
+    >>> x = torch.tensor(3.0, requires_grad=True)
+    >>> torch.autograd.backward((x * x,))
+    >>> x.grad
+    tensor(6.)
+    """
+    outputs = _as_list(tensors)
+    grads = _as_list(grad_tensors) or [None] * len(outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    edges, seeds = _root_edges(outputs, grads, create_graph)
+    if create_graph:
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the "
+            "parameter and its gradient which can cause a memory leak. We recommend using "
+            "autograd.grad when creating the graph to avoid this. If you have to use this "
+            "function, make sure to reset the .grad fields of your parameters to None after use "
+            "to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
+    if inputs is None:
+        run_backward(edges, seeds, retain_graph=retain_graph, create_graph=create_graph)
+        return
+    inputs = _as_list(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    in_edges = [t._edge() for t in inputs]
+    found = run_backward(edges, seeds, retain_graph=retain_graph, create_graph=create_graph,
+                         inputs=in_edges, accumulate=False)
+    for t, g in zip(inputs, found):
+        if g is None:
+            continue
+        if not isinstance(g, Tensor):
+            g = Tensor._wrap(np.array(g, copy=True))
+        if t._grad is None:
+            t._grad = g
+        else:
+            t._grad = t._grad + g if create_graph else _accumulate(t._grad, g)
+
+
+def _accumulate(old: Tensor, g: Tensor) -> Tensor:
+    np.add(old._data, g._data, out=old._data, casting="unsafe")
+    return old
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
+    """Gradients of `outputs` with respect to `inputs`, returned (not accumulated).
+
+    >>> import funcgrad.mutable as torch
+    >>> x = torch.tensor(2.0, requires_grad=True)
+    >>> (g,) = torch.autograd.grad(x ** 3, x, create_graph=True)
+    >>> g, torch.autograd.grad(g, x)[0]
+    (tensor(12., grad_fn=<MulBackward0>), tensor(12.))
+    """
+    outs = _as_list(outputs)
+    ins = _as_list(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    grads = _as_list(grad_outputs) or [None] * len(outs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    for t in ins:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    edges, seeds = _root_edges(outs, grads, create_graph)
+    in_edges = [t._edge() for t in ins]
+    found = run_backward(edges, seeds, retain_graph=retain_graph, create_graph=create_graph,
+                         inputs=in_edges, accumulate=False)
+    result = []
+    for k, (t, g) in enumerate(zip(ins, found)):
+        if g is None:
+            if materialize_grads:
+                result.append(Tensor._wrap(np.zeros_like(t._data)))
+                continue
+            if not allow_unused:
+                raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+            result.append(None)
+            continue
+        if not isinstance(g, Tensor):
+            g = Tensor._wrap(np.array(g, copy=True))
+        result.append(g)
+    return tuple(result)
+
+
+# --- anomaly mode ---------------------------------------------------------------------------------
+class set_detect_anomaly:
+    """Turn anomaly detection on or off (also usable as a context manager).
+
+    With it on, an error in backward is preceded by the traceback of the forward op that
+    made the failing node, and NaN gradients raise.
+    """
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self.prev = (STATE.anomaly, STATE.check_nan)
+        STATE.anomaly = bool(mode)
+        STATE.check_nan = bool(check_nan)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        STATE.anomaly, STATE.check_nan = self.prev
+
+
+class detect_anomaly(set_detect_anomaly):
+    """Context manager that enables anomaly detection inside its block."""
+
+    def __init__(self, check_nan: bool = True) -> None:
+        self.check_nan = check_nan
+
+    def __enter__(self):
+        self.prev = (STATE.anomaly, STATE.check_nan)
+        STATE.anomaly = True
+        STATE.check_nan = self.check_nan
+        return self
+
+
+def is_anomaly_enabled() -> bool:
+    return STATE.anomaly
+
+
