@@ -11,7 +11,7 @@ Design.
   rewrite the base's history (``CopySlices``) and the view's grad_fn can be regenerated
   (``AsStridedBackward0``), as PyTorch does.
 * Every differentiable op is one declaration in `_ops` (torch name, primitive from
-  funcgrad/numpy/_table.py, grad_fn class name, which values the rules read). Forward is
+  funcgrad/numpy/_primitives.py, grad_fn class name, which values the rules read). Forward is
   the primitive's ``impl``, backward its ``vjps``: nothing is derived twice. What a rule
   reads is what gets saved (and version-checked); arguments read only for their shape are
   kept as shape/dtype stand-ins, so a node that saved nothing can run again after its

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._src.core import Array, Primitive, Trace, Tracer
-from ..numpy import _table as T
+from ..numpy import _primitives as NP
 
 _Tensor = None  # set by _tensor.py once Tensor exists (avoids an import cycle)
 
@@ -580,14 +580,14 @@ def _fix(g, shape, np_dtype, graph):
     if isinstance(g, Tensor):
         if tuple(g._data.shape) != tuple(shape):
             from ._ops import apply_primitive
-            g = apply_primitive(T.sum_to_shape, [g], {"shape": tuple(shape)})
+            g = apply_primitive(NP.sum_to_shape, [g], {"shape": tuple(shape)})
         if g._data.dtype != np_dtype:
             g = g.to(np_dtype)
         return g
     if type(g) is not np.ndarray:
         g = np.asarray(g)
     if g.shape != shape:
-        g = T._sum_to_shape_impl(g, shape) if g.ndim >= len(shape) else np.broadcast_to(g, shape)
+        g = NP._sum_to_shape_impl(g, shape) if g.ndim >= len(shape) else np.broadcast_to(g, shape)
     if g.dtype != np_dtype:
         g = g.astype(np_dtype)
     return g

@@ -8,7 +8,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..numpy import _table as T
+from .._src.declare import linear
+from ..numpy import _helpers as H
+from ..numpy import _primitives as NP
 from . import _dtypes as D
 from . import _ops as O
 from . import _random
@@ -677,14 +679,14 @@ def matmul(input, other) -> Tensor:
     return apply2(op, input, other)
 
 
-_SQUEEZE4 = O._decl("squeeze_matmul", T.reshape, "SqueezeBackward4", ((),), result="same")
+_SQUEEZE4 = O._decl("squeeze_matmul", NP.reshape, "SqueezeBackward4", ((),), result="same")
 
 
 _MATMUL_OPS = {(2, 2): O.MATMUL,
-               (2, 1): O._decl("mv", T.matmul, "MvBackward0", ((1,), (0,))),
-               (1, 1): O._decl("dot", T.matmul, "DotBackward0", ((1,), (0,))),
-               (1, 2): O._decl("vm", T.matmul, "SqueezeBackward4", ((1,), (0,))),
-               "nd": O._decl("bmm", T.matmul, "UnsafeViewBackward0", ((1,), (0,)))}
+               (2, 1): O._decl("mv", NP.matmul, "MvBackward0", ((1,), (0,))),
+               (1, 1): O._decl("dot", NP.matmul, "DotBackward0", ((1,), (0,))),
+               (1, 2): O._decl("vm", NP.matmul, "SqueezeBackward4", ((1,), (0,))),
+               "nd": O._decl("bmm", NP.matmul, "UnsafeViewBackward0", ((1,), (0,)))}
 mm = matmul
 
 
@@ -1207,7 +1209,7 @@ def _diag_strides(strides, d1, d2):
 
 
 def _diagonal_t(ct, out, x, offset=0, dim1=0, dim2=1):
-    return _diagonal_scatter_p(ct, shape=tuple(T._shape(x)), offset=offset, dim1=dim1, dim2=dim2)
+    return _diagonal_scatter_p(ct, shape=tuple(H.shape(x)), offset=offset, dim1=dim1, dim2=dim2)
 
 
 def _diagonal_scatter_impl(ct, shape, offset=0, dim1=0, dim2=1):
@@ -1217,14 +1219,14 @@ def _diagonal_scatter_impl(ct, shape, offset=0, dim1=0, dim2=1):
 
 
 # the transpose of taking a diagonal, itself a primitive so create_graph can go through it
-_diagonal_scatter_p = T.linear(
+_diagonal_scatter_p = linear(
     "diagonal_scatter", _diagonal_scatter_impl,
     lambda ct, out, g, shape, offset=0, dim1=0, dim2=1: _diagonal_p(ct, offset=offset, dim1=dim1,
                                                                      dim2=dim2),
     params=("shape", "offset", "dim1", "dim2"))
 
 
-_diagonal_p = T.linear("diagonal", _diagonal_impl, _diagonal_t, params=("offset", "dim1", "dim2"))
+_diagonal_p = linear("diagonal", _diagonal_impl, _diagonal_t, params=("offset", "dim1", "dim2"))
 O._VIEW_BY_IMPL[_diagonal_impl] = O._decl("diagonal", _diagonal_p, "DiagonalBackward0", ((),),
                                           result="same", is_view=True)
 
@@ -1264,7 +1266,7 @@ class _SplitBackward(Node):
 
 def _index_add_tensor(ct, tpl, shape, dtype):
     zeros = Tensor._wrap(np.zeros(shape, dtype))
-    return O.apply_primitive(T.index_add_p, [zeros, ct], {"template": tpl})
+    return O.apply_primitive(NP.index_add, [zeros, ct], {"template": tpl})
 
 
 def _pieces(input, templates, name) -> tuple:

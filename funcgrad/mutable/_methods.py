@@ -5,7 +5,8 @@ import re
 
 import numpy as np
 
-from ..numpy import _table as T
+from ..numpy import _helpers as H
+from ..numpy import _primitives as NP
 from . import _dtypes as D
 from . import _functions as F
 from . import _ops as O
@@ -161,7 +162,7 @@ def getitem(self: Tensor, index) -> Tensor:
         rest = tuple(i for i in items if type(i) is not int)
         self = O.view_op(O.SELECT, self, {"template": basic})
         items = rest
-    template, arrays = T.split_index(items)
+    template, arrays = H.split_index(items)
     return O.apply(O.INDEX, (self,) + tuple(arrays), {"template": template})
 
 
@@ -193,7 +194,7 @@ def setitem(self: Tensor, index, value) -> None:
         basic = tuple(i if type(i) is int else slice(None) for i in items)
         self = O.view_op(O.SELECT, self, {"template": basic})
         items = tuple(i for i in items if type(i) is not int)
-    template, arrays = T.split_index(items)
+    template, arrays = H.split_index(items)
     if isinstance(value, Tensor):
         value = value if value._dtype is self._dtype else value.to(self._dtype)
     inplace(O.INDEX_PUT, self, (value,) + tuple(arrays), {"template": template})

@@ -1,6 +1,6 @@
 """The op table: one declaration per torch function, mapped onto funcgrad's primitives.
 
-A declaration names the torch function, the primitive from funcgrad/numpy/_table.py that
+A declaration names the torch function, the primitive from funcgrad/numpy/_primitives.py that
 computes it (forward *and* derivative rules come from there: nothing is derived twice), the
 grad_fn class PyTorch shows, and which values the rules read -- those are what PyTorch
 saves, so they are what the version check guards. Everything PyTorch-specific (views,
@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..numpy import _table as T
+from ..numpy import _primitives as NP
 from . import _dtypes as D
 from ._autograd import (_STAND_IN, INFERENCE_INPLACE, STATE, Node, OpNode, Saved, Version, _seq, _Spec, _fix,
                         node_class, user_frame)
@@ -545,81 +545,81 @@ def _decl(name, prim, grad_fn, reads=(), **kw) -> Op:
 
 OPS: dict = {}
 _NOTHING = ((), ())
-ADD = _decl("add", T.add, "AddBackward0", _NOTHING)
-SUB = _decl("sub", T.subtract, "SubBackward0", _NOTHING)
-RSUB = _decl("rsub", T.subtract, "RsubBackward1", _NOTHING)
-MUL = _decl("mul", T.multiply, "MulBackward0", ((1,), (0,)))
-DIV = _decl("div", T.divide, "DivBackward0", ((1,), (0, 1, "out")), result="float")
-RDIV = _decl("rdiv", T.divide, "DivBackward0", ((1,), (0, 1, "out")), result="float")
-POW = _decl("pow", T.power, "PowBackward0", ((0, 1), (0, 1, "out")), saves_out=False)
-POW_T = _decl("pow_tensor", T.power, "PowBackward1", ((0, 1), (0, "out")), saves_out=True)
-RPOW = _decl("rpow", T.power, "PowBackward2", ((0, 1), (0, "out")), saves_out=True)
-NEG = _decl("neg", T.negative, "NegBackward0", ((),))
-EXP = _decl("exp", T.exp, "ExpBackward0", (("out",),), saves_out=True, result="float")
-LOG = _decl("log", T.log, "LogBackward0", ((0,),), result="float")
-SQRT = _decl("sqrt", T.sqrt, "SqrtBackward0", (("out",),), saves_out=True, result="float")
-SIN = _decl("sin", T.sin, "SinBackward0", ((0,),), result="float")
-COS = _decl("cos", T.cos, "CosBackward0", ((0,),), result="float")
-TAN = _decl("tan", T.tan, "TanBackward0", (("out",),), saves_out=True, result="float")
-TANH = _decl("tanh", T.tanh, "TanhBackward0", (("out",),), saves_out=True, result="float")
-SIGMOID = _decl("sigmoid", T.sigmoid_p, "SigmoidBackward0", (("out",),), saves_out=True,
+ADD = _decl("add", NP.add, "AddBackward0", _NOTHING)
+SUB = _decl("sub", NP.subtract, "SubBackward0", _NOTHING)
+RSUB = _decl("rsub", NP.subtract, "RsubBackward1", _NOTHING)
+MUL = _decl("mul", NP.multiply, "MulBackward0", ((1,), (0,)))
+DIV = _decl("div", NP.divide, "DivBackward0", ((1,), (0, 1, "out")), result="float")
+RDIV = _decl("rdiv", NP.divide, "DivBackward0", ((1,), (0, 1, "out")), result="float")
+POW = _decl("pow", NP.power, "PowBackward0", ((0, 1), (0, 1, "out")), saves_out=False)
+POW_T = _decl("pow_tensor", NP.power, "PowBackward1", ((0, 1), (0, "out")), saves_out=True)
+RPOW = _decl("rpow", NP.power, "PowBackward2", ((0, 1), (0, "out")), saves_out=True)
+NEG = _decl("neg", NP.negative, "NegBackward0", ((),))
+EXP = _decl("exp", NP.exp, "ExpBackward0", (("out",),), saves_out=True, result="float")
+LOG = _decl("log", NP.log, "LogBackward0", ((0,),), result="float")
+SQRT = _decl("sqrt", NP.sqrt, "SqrtBackward0", (("out",),), saves_out=True, result="float")
+SIN = _decl("sin", NP.sin, "SinBackward0", ((0,),), result="float")
+COS = _decl("cos", NP.cos, "CosBackward0", ((0,),), result="float")
+TAN = _decl("tan", NP.tan, "TanBackward0", (("out",),), saves_out=True, result="float")
+TANH = _decl("tanh", NP.tanh, "TanhBackward0", (("out",),), saves_out=True, result="float")
+SIGMOID = _decl("sigmoid", NP.sigmoid, "SigmoidBackward0", (("out",),), saves_out=True,
                 result="float")
-RELU = _decl("relu", T.relu_p, "ReluBackward0", (("out",),), saves_out=True)
-ABS = _decl("abs", T.absolute, "AbsBackward0", ((0,),))
-LOG1P = _decl("log1p", T.log1p, "Log1PBackward0", ((0,),), result="float")
-EXPM1 = _decl("expm1", T.expm1, "Expm1Backward0", (("out",),), saves_out=True, result="float")
-RECIPROCAL = _decl("reciprocal", T.reciprocal, "ReciprocalBackward0", (("out",),),
+RELU = _decl("relu", NP.relu, "ReluBackward0", (("out",),), saves_out=True)
+ABS = _decl("abs", NP.absolute, "AbsBackward0", ((0,),))
+LOG1P = _decl("log1p", NP.log1p, "Log1PBackward0", ((0,),), result="float")
+EXPM1 = _decl("expm1", NP.expm1, "Expm1Backward0", (("out",),), saves_out=True, result="float")
+RECIPROCAL = _decl("reciprocal", NP.reciprocal, "ReciprocalBackward0", (("out",),),
                    saves_out=True, result="float")
-REMAINDER = _decl("remainder", T.remainder, "RemainderBackward0", (("out_shape",), (0, 1)))
-REMAINDER_T = _decl("remainder_tensor", T.remainder, "RemainderBackward1",
+REMAINDER = _decl("remainder", NP.remainder, "RemainderBackward0", (("out_shape",), (0, 1)))
+REMAINDER_T = _decl("remainder_tensor", NP.remainder, "RemainderBackward1",
                     (("out_shape",), (0, 1)))
 # no derivative in PyTorch: a Python number % tensor, and floor division
-RREMAINDER = _decl("rremainder", T.remainder, "NotImplemented", ((), ()),
+RREMAINDER = _decl("rremainder", NP.remainder, "NotImplemented", ((), ()),
                    node_base=NotImplementedNode)
-FLOOR_DIVIDE = _decl("floor_divide", T.floor_divide, "NotImplemented", ((), ()),
+FLOOR_DIVIDE = _decl("floor_divide", NP.floor_divide, "NotImplemented", ((), ()),
                      node_base=NotImplementedNode)
-SQUARE = _decl("square", T.square, "PowBackward0", ((0,),))
+SQUARE = _decl("square", NP.square, "PowBackward0", ((0,),))
 # "out_shape": the rule reads only the output's shape and dtype (kept as a stand-in)
-CLAMP = _decl("clamp", T.clip_p, "ClampBackward1", ((0, "out_shape"),) * 3)
-MAXIMUM = _decl("maximum", T.maximum, "MaximumBackward0", ((0, 1, "out_shape"),) * 2)
-MINIMUM = _decl("minimum", T.minimum, "MinimumBackward0", ((0, 1, "out_shape"),) * 2)
-MATMUL = _decl("matmul", T.matmul, "MmBackward0", ((1,), (0,)))
-SUM = _decl("sum", T.sum_p, "SumBackward0", ((),))
-SUM_DIM = _decl("sum_dim", T.sum_p, "SumBackward1", ((),))
-MEAN = _decl("mean", T.mean_p, "MeanBackward0", ((),), result="float")
-MEAN_DIM = _decl("mean_dim", T.mean_p, "MeanBackward1", ((),), result="float")
-PROD = _decl("prod", T.prod_p, "ProdBackward0", ((0, "out"),), saves_out=True)
-MAX = _decl("max", T.max_p, "MaxBackward1", ((0, "out"),), saves_out=True)
-MIN = _decl("min", T.min_p, "MinBackward1", ((0, "out"),), saves_out=True)
-CLONE = _decl("clone", T.positive, "CloneBackward0", ((),), result="same")
-TO_COPY = _decl("to", T.astype, "ToCopyBackward0", ((),), result="keep")
-INDEX = _decl("index", T.getitem_p, "IndexBackward0", ((),), result="same")
-WHERE = _decl("where", T.where_p, "WhereBackward0", ((), (0,), (0,)))
-CAT = _decl("cat", T.concatenate_p, "CatBackward0", [("out_shape",)] * 64)
+CLAMP = _decl("clamp", NP.clip, "ClampBackward1", ((0, "out_shape"),) * 3)
+MAXIMUM = _decl("maximum", NP.maximum, "MaximumBackward0", ((0, 1, "out_shape"),) * 2)
+MINIMUM = _decl("minimum", NP.minimum, "MinimumBackward0", ((0, 1, "out_shape"),) * 2)
+MATMUL = _decl("matmul", NP.matmul, "MmBackward0", ((1,), (0,)))
+SUM = _decl("sum", NP.sum, "SumBackward0", ((),))
+SUM_DIM = _decl("sum_dim", NP.sum, "SumBackward1", ((),))
+MEAN = _decl("mean", NP.mean, "MeanBackward0", ((),), result="float")
+MEAN_DIM = _decl("mean_dim", NP.mean, "MeanBackward1", ((),), result="float")
+PROD = _decl("prod", NP.prod, "ProdBackward0", ((0, "out"),), saves_out=True)
+MAX = _decl("max", NP.max, "MaxBackward1", ((0, "out"),), saves_out=True)
+MIN = _decl("min", NP.min, "MinBackward1", ((0, "out"),), saves_out=True)
+CLONE = _decl("clone", NP.positive, "CloneBackward0", ((),), result="same")
+TO_COPY = _decl("to", NP.astype, "ToCopyBackward0", ((),), result="keep")
+INDEX = _decl("index", NP.getitem, "IndexBackward0", ((),), result="same")
+WHERE = _decl("where", NP.where, "WhereBackward0", ((), (0,), (0,)))
+CAT = _decl("cat", NP.concatenate, "CatBackward0", [("out_shape",)] * 64)
 # views: their forward returns NumPy views of the input's storage
-SELECT = _decl("select", T.getitem_p, "SelectBackward0", ((),), result="same", is_view=True)
-SLICE = _decl("slice", T.getitem_p, "SliceBackward0", ((),), result="same", is_view=True)
-ALIAS = _decl("alias", T.getitem_p, "AliasBackward0", ((),), result="same", is_view=True)
-UNSQUEEZE_IDX = _decl("unsqueeze_index", T.getitem_p, "UnsqueezeBackward0", ((),),
+SELECT = _decl("select", NP.getitem, "SelectBackward0", ((),), result="same", is_view=True)
+SLICE = _decl("slice", NP.getitem, "SliceBackward0", ((),), result="same", is_view=True)
+ALIAS = _decl("alias", NP.getitem, "AliasBackward0", ((),), result="same", is_view=True)
+UNSQUEEZE_IDX = _decl("unsqueeze_index", NP.getitem, "UnsqueezeBackward0", ((),),
                       result="same", is_view=True)
-VIEW = _decl("view", T.reshape, "ViewBackward0", ((),), result="same", is_view=True)
-UNSAFE_VIEW = _decl("unsafe_view", T.reshape, "UnsafeViewBackward0", ((),), result="same")
-UNSQUEEZE = _decl("unsqueeze", T.reshape, "UnsqueezeBackward0", ((),), result="same", is_view=True)
-SQUEEZE = _decl("squeeze", T.reshape, "SqueezeBackward0", ((),), result="same", is_view=True)
-SQUEEZE_DIM = _decl("squeeze_dim", T.reshape, "SqueezeBackward1", ((),), result="same",
+VIEW = _decl("view", NP.reshape, "ViewBackward0", ((),), result="same", is_view=True)
+UNSAFE_VIEW = _decl("unsafe_view", NP.reshape, "UnsafeViewBackward0", ((),), result="same")
+UNSQUEEZE = _decl("unsqueeze", NP.reshape, "UnsqueezeBackward0", ((),), result="same", is_view=True)
+SQUEEZE = _decl("squeeze", NP.reshape, "SqueezeBackward0", ((),), result="same", is_view=True)
+SQUEEZE_DIM = _decl("squeeze_dim", NP.reshape, "SqueezeBackward1", ((),), result="same",
                     is_view=True)
-T_OP = _decl("t", T.transpose, "TBackward0", ((),), result="same", is_view=True)
-TRANSPOSE = _decl("transpose", T.swapaxes_p, "TransposeBackward0", ((),), result="same",
+T_OP = _decl("t", NP.transpose, "TBackward0", ((),), result="same", is_view=True)
+TRANSPOSE = _decl("transpose", NP.swapaxes, "TransposeBackward0", ((),), result="same",
                   is_view=True)
-PERMUTE = _decl("permute", T.transpose, "PermuteBackward0", ((),), result="same", is_view=True)
-EXPAND = _decl("expand", T.broadcast_to, "ExpandBackward0", ((),), result="same", is_view=True)
-NARROW = _decl("narrow", T.getitem_p, "SliceBackward0", ((),), result="same", is_view=True)
+PERMUTE = _decl("permute", NP.transpose, "PermuteBackward0", ((),), result="same", is_view=True)
+EXPAND = _decl("expand", NP.broadcast_to, "ExpandBackward0", ((),), result="same", is_view=True)
+NARROW = _decl("narrow", NP.getitem, "SliceBackward0", ((),), result="same", is_view=True)
 DETACH_OP = None
 # in-place only
 FILL = _decl("fill_", None, "FillBackward2")
 ZERO = _decl("zero_", None, "ZeroBackward0")
 COPY = _decl("copy_", None, "CopyBackwards")
-INDEX_PUT = _decl("index_put_", T.index_set_p, "IndexPutBackward0", ((), ()), result="same")
+INDEX_PUT = _decl("index_put_", NP.index_set, "IndexPutBackward0", ((), ()), result="same")
 
 from ._autograd import _READS_OUT  # noqa: E402
 for _op in OPS.values():
@@ -630,7 +630,7 @@ _BY_PRIM = {}
 for _op in (ADD, SUB, MUL, DIV, NEG, EXP, LOG, SQRT, SIN, COS, TAN, TANH, SIGMOID, RELU, ABS,
             LOG1P, EXPM1, RECIPROCAL, CLAMP, MAXIMUM, MINIMUM, MATMUL, PROD, MAX, MIN, WHERE):
     _BY_PRIM[_op.prim] = _op
-_BY_PRIM[T.power] = POW_T
+_BY_PRIM[NP.power] = POW_T
 
 
 # --- views ----------------------------------------------------------------------------------
@@ -644,7 +644,7 @@ def expand_impl(x: np.ndarray, shape) -> np.ndarray:
 def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None,
             replay_fn=None) -> Tensor:
     """A view of `x`: same storage, same version counter, grad_fn `op`'s node."""
-    if op.prim is T.getitem_p:
+    if op.prim is NP.getitem:
         template = params["template"]
         if not any(item is Ellipsis for item in template):
             # a trailing `...` makes NumPy return a 0-d view, never a scalar copy
@@ -745,8 +745,8 @@ def _replay_tensor(t: Tensor, chain) -> Tensor:
     return t
 
 
-_VIEW_BY_IMPL = {expand_impl: EXPAND, T.getitem_p.impl: SLICE, T.reshape.impl: VIEW, T.transpose.impl: PERMUTE,
-                 T.swapaxes_p.impl: TRANSPOSE, T.broadcast_to.impl: EXPAND}
+_VIEW_BY_IMPL = {expand_impl: EXPAND, NP.getitem.impl: SLICE, NP.reshape.impl: VIEW, NP.transpose.impl: PERMUTE,
+                 NP.swapaxes.impl: TRANSPOSE, NP.broadcast_to.impl: EXPAND}
 
 
 # --- in-place -----------------------------------------------------------------------------------

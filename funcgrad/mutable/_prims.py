@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._src.declare import elementwise, primitive
-from ..numpy import _table as T
+from ..numpy import _helpers as H
+from ..numpy import _primitives as NP
 
 __all__ = ["softmax_p", "log_softmax_p", "logsumexp_p", "vector_norm_p", "var_p", "std_p",
            "addcmul_p", "addcdiv_p", "median_p", "repeat_p",
@@ -17,7 +18,7 @@ def _keep(v, x, axis, keepdims):
     """A reduced value with the reduced axes put back (size 1), to broadcast against `x`."""
     if keepdims:
         return v
-    return T.reshape(v, T._keepdims_shape(T._shape(x), axis))
+    return NP.reshape(v, H.keepdims_shape(H.shape(x), axis))
 
 
 # --- softmax, log_softmax, logsumexp ----------------------------------------------------------
@@ -28,7 +29,7 @@ def _softmax_impl(x, axis):
 
 
 def _softmax_vjp(ct, out, x, axis):
-    return out * (ct - T.sum_p(ct * out, axis=axis, keepdims=True))
+    return out * (ct - NP.sum(ct * out, axis=axis, keepdims=True))
 
 
 softmax_p = primitive("softmax", _softmax_impl, params=("axis",), vjps=(_softmax_vjp,),
@@ -41,11 +42,11 @@ def _log_softmax_impl(x, axis):
 
 
 def _log_softmax_vjp(ct, out, x, axis):
-    return ct - T.exp(out) * T.sum_p(ct, axis=axis, keepdims=True)
+    return ct - NP.exp(out) * NP.sum(ct, axis=axis, keepdims=True)
 
 
 def _log_softmax_jvp(t, out, x, axis):
-    return t - T.sum_p(t * T.exp(out), axis=axis, keepdims=True)
+    return t - NP.sum(t * NP.exp(out), axis=axis, keepdims=True)
 
 
 log_softmax_p = primitive("log_softmax", _log_softmax_impl, params=("axis",),
@@ -56,15 +57,15 @@ def _logsumexp_impl(x, axis=None, keepdims=False):
     m = np.max(x, axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)  # all -inf (or an inf) along the axis: no shift
     out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
-    return out if keepdims else np.squeeze(out, axis=T._axes(axis, np.ndim(x)))
+    return out if keepdims else np.squeeze(out, axis=H.normalize_axes(axis, np.ndim(x)))
 
 
 def _logsumexp_vjp(ct, out, x, axis=None, keepdims=False):
-    return _keep(ct, x, axis, keepdims) * T.exp(x - _keep(out, x, axis, keepdims))
+    return _keep(ct, x, axis, keepdims) * NP.exp(x - _keep(out, x, axis, keepdims))
 
 
 def _logsumexp_jvp(t, out, x, axis=None, keepdims=False):
-    return T.sum_p(t * T.exp(x - _keep(out, x, axis, keepdims)), axis=axis, keepdims=keepdims)
+    return NP.sum(t * NP.exp(x - _keep(out, x, axis, keepdims)), axis=axis, keepdims=keepdims)
 
 
 logsumexp_p = primitive("logsumexp", _logsumexp_impl, params=("axis", "keepdims"),
@@ -89,7 +90,7 @@ def _vector_norm_impl(x, ord=2.0, axis=None, keepdims=False):
 
 def _safe_divisor(d):
     """`d` with zeros replaced by ones (where the numerator is zero too: slope 0, as torch)."""
-    return T.where_p(T.equal(d, 0), 1.0, d)
+    return NP.where(NP.equal(d, 0), 1.0, d)
 
 
 def _vector_norm_vjp(ct, out, x, ord=2.0, axis=None, keepdims=False):
@@ -98,14 +99,14 @@ def _vector_norm_vjp(ct, out, x, ord=2.0, axis=None, keepdims=False):
     if ord == 0:
         return ct * 0.0 * x
     if ord == 1:
-        return ct * T.sign(x)
+        return ct * NP.sign(x)
     if ord == 2:
         return ct * x / _safe_divisor(out)
     if ord in (np.inf, -np.inf):
-        hits = T.astype(T.equal(T.absolute(x), out), T._dtype(x))
-        return ct * T.sign(x) * hits / T.sum_p(hits, axis=axis, keepdims=True)
-    a = T.absolute(x)
-    return ct * T.sign(x) * T.power(a, ord - 1) / _safe_divisor(T.power(out, ord - 1))
+        hits = NP.astype(NP.equal(NP.absolute(x), out), H.dtype(x))
+        return ct * NP.sign(x) * hits / NP.sum(hits, axis=axis, keepdims=True)
+    a = NP.absolute(x)
+    return ct * NP.sign(x) * NP.power(a, ord - 1) / _safe_divisor(NP.power(out, ord - 1))
 
 
 vector_norm_p = primitive("vector_norm", _vector_norm_impl, params=("ord", "axis", "keepdims"),
@@ -122,16 +123,16 @@ def _std_impl(x, axis=None, correction=1, keepdims=False):
 
 
 def _centered(x, axis):
-    return x - T.mean_p(x, axis=axis, keepdims=True)
+    return x - NP.mean(x, axis=axis, keepdims=True)
 
 
 def _var_vjp(ct, out, x, axis=None, correction=1, keepdims=False):
-    n = T._count(x, axis) - correction
+    n = H.count(x, axis) - correction
     return _keep(ct, x, axis, keepdims) * _centered(x, axis) * (2.0 / n)
 
 
 def _std_vjp(ct, out, x, axis=None, correction=1, keepdims=False):
-    n = T._count(x, axis) - correction
+    n = H.count(x, axis) - correction
     return _keep(ct, x, axis, keepdims) * _centered(x, axis) / (n * _keep(out, x, axis, keepdims))
 
 
@@ -143,11 +144,11 @@ std_p = primitive("std", _std_impl, params=("axis", "correction", "keepdims"),
 
 # --- addcmul / addcdiv: x + value * a * b, x + value * a / b -----------------------------------------
 addcmul_p = elementwise("addcmul", lambda x, a, b, value=1: x + value * a * b,
-                        lambda out, x, a, b, value=1: T.ones_like_p(x),
+                        lambda out, x, a, b, value=1: NP.ones_like(x),
                         lambda out, x, a, b, value=1: value * b,
                         lambda out, x, a, b, value=1: value * a, params=("value",))
 addcdiv_p = elementwise("addcdiv", lambda x, a, b, value=1: x + value * a / b,
-                        lambda out, x, a, b, value=1: T.ones_like_p(x),
+                        lambda out, x, a, b, value=1: NP.ones_like(x),
                         lambda out, x, a, b, value=1: value / b,
                         lambda out, x, a, b, value=1: -value * a / (b * b), params=("value",))
 
@@ -159,7 +160,7 @@ def _median_impl(x, axis=None, keepdims=False):
 
 
 median_p = primitive("median", _median_impl, params=("axis", "keepdims"),
-                     vjps=(T._chooser_vjp,))
+                     vjps=(NP._chooser_vjp,))
 
 
 # --- repeat, masked_fill, trace ------------------------------------------------------------------
@@ -169,13 +170,13 @@ def _repeat_impl(x, repeats):
 
 
 def _repeat_vjp(ct, out, x, repeats):
-    shape = T._shape(x)
+    shape = H.shape(x)
     padded = (1,) * (len(repeats) - len(shape)) + tuple(shape)
     split = []
     for r, s in zip(repeats, padded):
         split += [r, s]
-    summed = T.sum_p(T.reshape(ct, tuple(split)), axis=tuple(range(0, 2 * len(repeats), 2)))
-    return T.reshape(summed, tuple(shape))
+    summed = NP.sum(NP.reshape(ct, tuple(split)), axis=tuple(range(0, 2 * len(repeats), 2)))
+    return NP.reshape(summed, tuple(shape))
 
 
 repeat_p = primitive("repeat", _repeat_impl, params=("repeats",), vjps=(_repeat_vjp,))
@@ -187,13 +188,13 @@ def _masked_fill_impl(x, value, mask):
 
 masked_fill_p = primitive(
     "masked_fill", _masked_fill_impl, nargs=2, params=("mask",),
-    vjps=(lambda ct, out, x, value, mask: T.where_p(mask, 0.0, ct),
-          lambda ct, out, x, value, mask: T.sum_p(T.where_p(mask, ct, 0.0))))
+    vjps=(lambda ct, out, x, value, mask: NP.where(mask, 0.0, ct),
+          lambda ct, out, x, value, mask: NP.sum(NP.where(mask, ct, 0.0))))
 
 
 def _trace_vjp(ct, out, x):
-    n, m = T._shape(x)
-    return ct * np.eye(n, m, dtype=T._dtype(x))
+    n, m = H.shape(x)
+    return ct * np.eye(n, m, dtype=H.dtype(x))
 
 
 trace_p = primitive("trace", lambda x: np.trace(x), vjps=(_trace_vjp,))

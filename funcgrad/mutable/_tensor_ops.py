@@ -9,7 +9,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..numpy import _table as T
+from ..numpy import _helpers as H
+from ..numpy import _primitives as NP
 from . import _dtypes as D
 from . import _functions as F
 from . import _methods  # noqa: F401  (Tensor's basic methods first: some are replaced here)
@@ -40,17 +41,17 @@ STD = _decl("std", P.std_p, "StdBackward0", ((0, "out"),), saves_out=True, resul
 VAR_MEAN = _decl("var_mean", P.var_p, "VarMeanBackward0", ((0,),), result="same")
 STD_MEAN = _decl("std_mean", P.std_p, "StdMeanBackward0", ((0, "out"),), saves_out=True,
                  result="same")
-MEAN_OF_VAR = _decl("var_mean_mean", T.mean_p, "VarMeanBackward0", ((),), result="same")
-MEAN_OF_STD = _decl("std_mean_mean", T.mean_p, "StdMeanBackward0", ((),), result="same")
-CUMSUM = _decl("cumsum", T.cumsum_p, "CumsumBackward0", ((),), result="same")
+MEAN_OF_VAR = _decl("var_mean_mean", NP.mean, "VarMeanBackward0", ((),), result="same")
+MEAN_OF_STD = _decl("std_mean_mean", NP.mean, "StdMeanBackward0", ((),), result="same")
+CUMSUM = _decl("cumsum", NP.cumsum, "CumsumBackward0", ((),), result="same")
 MEDIAN_ALL = _decl("median", P.median_p, "MedianBackward0", ((0, "out"),), saves_out=True,
                    result="same")
 ADDCMUL = _decl("addcmul", P.addcmul_p, "AddcmulBackward0", ((), (2,), (1,)))
 ADDCDIV = _decl("addcdiv", P.addcdiv_p, "AddcdivBackward0", ((), (2,), (1, 2)))
-BMM = _decl("bmm", T.matmul, "BmmBackward0", ((1,), (0,)))
-DOT = _decl("dot_fn", T.matmul, "DotBackward0", ((1,), (0,)))
+BMM = _decl("bmm", NP.matmul, "BmmBackward0", ((1,), (0,)))
+DOT = _decl("dot_fn", NP.matmul, "DotBackward0", ((1,), (0,)))
 # selecting along a dim: an advanced index (getitem), named as PyTorch names each
-_SELECTING = {name: _decl(name.lower(), T.getitem_p, f"{name}Backward{n}", ((),), result="same")
+_SELECTING = {name: _decl(name.lower(), NP.getitem, f"{name}Backward{n}", ((),), result="same")
               for name, n in (("Gather", 0), ("IndexSelect", 0), ("Sort", 0), ("Topk", 0),
                               ("Max", 0), ("Min", 0), ("Median", 1), ("Kthvalue", 0))}
 
@@ -236,7 +237,7 @@ def _along(name: str, x: Tensor, dim: int, index: np.ndarray, keep: bool = True)
         items.append(np.arange(index.shape[od]).reshape(shape))
     if not items:  # a 0-d tensor
         return apply(_SELECTING[name], (x,), {"template": (Ellipsis,)})
-    template, arrays = T.split_index(tuple(items))
+    template, arrays = H.split_index(tuple(items))
     return apply(_SELECTING[name], (x,) + tuple(arrays), {"template": template})
 
 
@@ -287,7 +288,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     size = input._data.shape[d] if input._data.ndim else 1
     if idx.size and (idx.min() < 0 or idx.max() >= size):
         raise IndexError(f"index out of range in self")
-    template, arrays = T.split_index((slice(None),) * d + (idx.reshape(-1),))
+    template, arrays = H.split_index((slice(None),) * d + (idx.reshape(-1),))
     return apply(_SELECTING["IndexSelect"], (input,) + tuple(arrays), {"template": template})
 
 
@@ -610,7 +611,7 @@ REPEAT = _decl("repeat", P.repeat_p, "RepeatBackward0", ((),), result="same")
 MASKED_FILL = _decl("masked_fill", P.masked_fill_p, "MaskedFillBackward0", ((), ()),
                     result="same")
 TRACE = _decl("trace", P.trace_p, "TraceBackward0", ((),), result="same")
-ATAN2 = _decl("atan2", T.arctan2, "Atan2Backward0", ((0, 1), (0, 1)), result="float")
+ATAN2 = _decl("atan2", NP.arctan2, "Atan2Backward0", ((0, 1), (0, 1)), result="float")
 
 
 def repeat(input: Tensor, *sizes) -> Tensor:

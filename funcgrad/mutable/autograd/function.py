@@ -8,7 +8,7 @@ import weakref
 
 import numpy as np
 
-from ...numpy import _table as T
+from ...numpy import _primitives as NP
 from .._autograd import STATE, Node, Saved, freed_error, node_class, version_error
 from .._ops import edge_of
 from .._tensor import Tensor, _ViewInfo
@@ -244,7 +244,7 @@ def _alias(t: Tensor) -> Tensor:
     return out
 
 
-_WHOLE = ((T.getitem_p.impl, {"template": (Ellipsis,)}),)  # the view chain of an alias
+_WHOLE = ((NP.getitem.impl, {"template": (Ellipsis,)}),)  # the view chain of an alias
 
 
 def _output_view(t: Tensor, inputs: list) -> Tensor:
