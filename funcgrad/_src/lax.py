@@ -9,8 +9,9 @@ depend on the batch. What needs care is done here, as JAX does it:
 * a predicate batched by vmap cannot choose one branch: cond and switch run every branch
   and select per example; while_loop runs until every example is done, each example keeping
   its last value once its own predicate is false;
-* reverse mode through a while_loop is refused (JAX's ValueError), since its trip count is
-  dynamic; fori_loop with fixed bounds is a scan and differentiates both ways;
+* reverse mode through a while_loop is refused (JAX's ValueError, raised when gradients flow
+  back into the loop), since its trip count is dynamic; fori_loop with fixed bounds is a
+  scan and differentiates both ways;
 * each loop step is one call of one function ``step(carry, x) -> (carry, y)``. Before
   looping, the innermost trace of the inputs is asked for ``process_scan`` (and cond for
   ``process_cond``, while_loop for ``process_while``): a trace that compiles (jit) can
@@ -26,8 +27,6 @@ import numpy as np
 from .batching import BatchTrace, batch_elementwise
 from .core import Array, FuncgradError, Primitive, Tracer, engine, wrap
 from .forward import JVPTracer
-from .program import ProgramTrace
-from .reverse import ReverseTrace
 from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
 
 __all__ = ["cond", "switch", "select", "while_loop", "fori_loop", "scan", "map",
@@ -298,16 +297,28 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any,
 
 
 # --- loops -------------------------------------------------------------------------------
-def _refuse_reverse(trees) -> None:
-    for leaf in tree_flatten(list(trees))[0]:
-        for trace in _traces_of(leaf):
-            if isinstance(trace, ReverseTrace) and not isinstance(trace, ProgramTrace):
-                raise ValueError(
-                    "Reverse-mode differentiation does not work for lax.while_loop or "
-                    "lax.fori_loop with dynamic start/stop values. Try using lax.scan, or "
-                    "using fori_loop with static start/stop: a loop with a trip count known "
-                    "in advance can be differentiated in reverse mode (jvp/jacfwd work "
-                    "through while_loop)")
+def _while_identity(x):
+    return x
+
+
+def _while_transpose_error(ct, out, x):
+    raise ValueError(
+        "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
+        "dynamic start/stop values. Try using lax.scan, or using fori_loop with static "
+        "start/stop: a loop whose trip count is known in advance differentiates in reverse "
+        "mode (jvp and jacfwd work through while_loop)")
+
+
+def _while_tangent(t, out, x):
+    return while_result_p(t)
+
+
+# A while_loop's results pass through this identity: forward mode and vmap see through it,
+# and a backward pass that reaches it refuses as JAX does (at the same moment: when
+# gradients flow back into the loop; a loop inside a custom rule's body is never walked).
+while_result_p = Primitive("while_loop", _while_identity, vjps=(_while_transpose_error,),
+                           jvps=(_while_tangent,), batch=batch_elementwise,
+                           doc="The results of a while_loop (an identity; see above).")
 
 
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
@@ -322,7 +333,6 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     if not (callable(cond_fun) and callable(body_fun)):
         raise TypeError("while_loop: cond_fun and body_fun must be callable: "
                         "while_loop(cond_fun, body_fun, init_val)")
-    _refuse_reverse([init_val])
     hook = _hook("while", [init_val], [cond_fun, body_fun])
     if hook is not None:
         return hook(cond_fun, body_fun, init_val)
@@ -337,21 +347,25 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
                             "fnp.any) or compare (x > 0) to get one boolean")
         if _is_batched(pred):
             if not np.any(_bottom(pred)):
-                return val
+                return _while_results(val)
             new = _as_arrays(body_fun(val))
             if not checked:
                 _check_carry(given, new, "while_loop body function")
             val = _select_trees(pred, new, val)
         else:
             if not pred:
-                return val
+                return _while_results(val)
             new = _as_arrays(body_fun(val))
             if not checked:
                 _check_carry(given, new, "while_loop body function")
             val = new
-        if not checked:
-            _refuse_reverse([val])
-            checked = True
+        checked = True
+
+
+def _while_results(val):
+    leaves, treedef = tree_flatten(val)
+    return tree_unflatten(treedef, [wrap(while_result_p(leaf)) if isinstance(leaf, Tracer)
+                                    else leaf for leaf in leaves])
 
 
 def _check_carry(old, new, what: str) -> None:
