@@ -180,7 +180,7 @@ class _Var:
 
 
 class _Op:
-    __slots__ = ("prim", "params", "args", "outs", "ufunc", "chain", "out_buffer")
+    __slots__ = ("prim", "params", "args", "outs", "ufunc", "chain", "out_buffer", "fn")
 
     def __init__(self, prim: Primitive, params: dict, args: list, outs: list) -> None:
         self.prim = prim
@@ -190,6 +190,7 @@ class _Op:
         self.ufunc = _ufunc_of(prim.impl)
         self.chain: list = []       # further operands multiplied in place (see _reassociate)
         self.out_buffer = None      # the variable whose buffer receives the result
+        self.fn = prim.impl         # what the program calls (a fused op calls another)
 
 
 _OPERATOR_UFUNCS = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
@@ -296,7 +297,11 @@ class _Program:
         self.n_inputs = n_inputs
         self._simplify()
         self._eliminate_dead_code()
+        # make_tape replays the program primitive by primitive: keep it before fusing
+        self.replay_ops = [(op.prim, op.params, list(op.args), list(op.outs)) for op in self.ops]
+        self._fuse_dot()
         self._reassociate()
+        self._array_scalars()
         self._plan_buffers()
         self.source, self.run = self._generate()
 
@@ -355,6 +360,41 @@ class _Program:
     def _producers(self) -> dict:
         return {o: i for i, op in enumerate(self.ops) for o in op.outs}
 
+    def _fuse_dot(self) -> None:
+        """``sum(a * b)`` over whole real arrays of one shape becomes ``vdot(a, b)``: one pass,
+        no temporary (the sum is then BLAS's, equal to NumPy's pairwise sum to rounding)."""
+        uses: dict = {}
+        for op in self.ops:
+            for a in op.args:
+                uses[a] = uses.get(a, 0) + 1
+        for v in self.out_vars:
+            if v is not None:
+                uses[v] = uses.get(v, 0) + 1
+        producer = self._producers()
+        removed = set()
+        for op in self.ops:
+            if (op.prim.name != "sum" or len(op.args) != 1
+                    or op.params.get("axis", None) is not None or op.params.get("keepdims")):
+                continue
+            v = op.args[0]
+            pv = producer.get(v)
+            if pv is None or uses.get(v) != 1:
+                continue
+            inner = self.ops[pv]
+            if inner.ufunc is not np.multiply or inner.params or len(inner.args) != 2:
+                continue
+            a, b = (self.vars[x] for x in inner.args)
+            out = self.vars[op.outs[0]]
+            if not (a.is_array and b.is_array and a.shape == b.shape and a.shape
+                    and a.dtype == b.dtype == self.vars[v].dtype == out.dtype
+                    and a.dtype.kind == "f"):
+                continue
+            removed.add(pv)
+            op.args = list(inner.args)
+            op.params = {}
+            op.fn = np.vdot
+        self.ops = [op for i, op in enumerate(self.ops) if i not in removed]
+
     def _reassociate(self) -> None:
         """``w = (a * b) * c`` where ``c`` is a buffer dying at ``w`` and ``a * b`` is used
         only there: compute ``c *= a; c *= b`` in c's buffer instead of a fresh one for a*b."""
@@ -407,6 +447,28 @@ class _Program:
                     seen.add(r)
                     todo.append(r)
         return seen
+
+    def _array_scalars(self) -> None:
+        """A Python number beside an array of the result's dtype becomes a 0-d array of that
+        dtype: the same value NumPy's weak promotion would make of it, converted once instead
+        of at every call (half the cost of a small elementwise operation)."""
+        converted: dict = {}
+        for op in self.ops:
+            if op.ufunc is None or op.ufunc.signature is not None or op.params:
+                continue
+            out = self.vars[op.outs[0]]
+            if not out.is_array or out.dtype.kind not in "fc":
+                continue
+            if not any(self.vars[a].is_array and self.vars[a].dtype == out.dtype for a in op.args):
+                continue
+            for k, a in enumerate(op.args):
+                var = self.vars[a]
+                if var.kind == "const" and type(var.value) in (int, float):
+                    key = (a, out.dtype)
+                    if key not in converted:
+                        self.vars.append(_Var("const", np.asarray(var.value, dtype=out.dtype)))
+                        converted[key] = len(self.vars) - 1
+                    op.args[k] = converted[key]
 
     def _plan_buffers(self) -> None:
         """Choose for each elementwise result a buffer it may overwrite: an argument the
@@ -497,7 +559,7 @@ class _Program:
                 if var.is_array and var.value.nbytes >= _BIG:
                     release.setdefault(i, []).append(name)
         for i, op in enumerate(self.ops):
-            fn = op.ufunc if op.out_buffer is not None else op.prim.impl
+            fn = op.ufunc if op.out_buffer is not None else op.fn
             key = id(fn)
             fname = fn_names.get(key)
             if fname is None:
@@ -514,20 +576,27 @@ class _Program:
                 target += ","
             if op.out_buffer is not None:
                 buf = names[op.out_buffer]
-                lines.append(f"{target} = {fname}({', '.join(args)}, out={buf})")
+                lines.append(f"{target} = {fname}({', '.join(args)}, {buf})  # into {buf}'s buffer")
             else:
                 lines.append(f"{target} = {fname}({', '.join(args)})")
             if op.chain:  # the first product made a fresh buffer (or reused one): multiply on
                 uf = env.setdefault(f"u{i}", op.ufunc)
                 for extra in op.chain:
-                    lines.append(f"u{i}({target}, {names[extra]}, out={target})")
+                    lines.append(f"u{i}({target}, {names[extra]}, {target})  # in place")
             if i in release:
                 lines.append("del " + ", ".join(sorted(release[i])))
         ret = ", ".join("None" if v is None else names[v] for v in self.out_vars)
         lines.append(f"return ({ret}{',' if len(self.out_vars) == 1 else ''})")
         source = f"def program({', '.join(params_in)}):\n" + "\n".join("    " + ln for ln in lines)
-        exec(compile(source, "<funcgrad.jit program>", "exec"), env)  # noqa: S102
-        return source, env["program"]
+        # compiled inside a function of the names it uses, so the program reads them as
+        # closure cells (cheaper than globals on every operation)
+        free = sorted(env)
+        maker = (f"def make({', '.join(free)}):\n"
+                 + "\n".join("    " + ln for ln in source.splitlines())
+                 + "\n    return program")
+        scope: dict = {}
+        exec(compile(maker, "<funcgrad.jit program>", "exec"), scope)  # noqa: S102
+        return source, scope["make"](**env)
 
 
 # --- the public transform -----------------------------------------------------------------
@@ -732,14 +801,11 @@ def _replay(program: _Program, inputs: list) -> list:
             env[n] = inputs[var.index]
         elif var.kind == "const":
             env[n] = var.value
-    for op in program.ops:
-        args = [env[a] for a in op.args]
-        out = op.prim(*args, **op.params)
-        for extra in op.chain:
-            out = op.prim(out, env[extra])
-        if op.prim.multiple_results:
-            for o, v in zip(op.outs, out):
+    for prim, params, args, outs in program.replay_ops:
+        out = prim(*[env[a] for a in args], **params)
+        if prim.multiple_results:
+            for o, v in zip(outs, out):
                 env[o] = v
         else:
-            env[op.outs[0]] = out
+            env[outs[0]] = out
     return [None if v is None else env[v] for v in program.out_vars]
