@@ -316,3 +316,30 @@ def test_sweep_jit_equals_eager_forward_and_backward(name, i):
             assert name in BRANCHING_RULES, f"{name}: jit(vjp) refused a value branch"
             continue
         _assert_close(got, pullback(*inputs), name)
+
+
+# --- structured control flow ------------------------------------------------------------
+def test_lax_cond_on_a_traced_predicate_takes_the_right_branch_on_every_call():
+    from funcgrad import lax
+    f = lambda x: lax.cond(fnp.sum(x) > 0, lambda v: fnp.sin(v), lambda v: v * 2.0, x)  # noqa: E731
+    jf = fg.jit(f)
+    for x in (np.ones(3), -np.ones(3), np.full(3, 0.5)):
+        np.testing.assert_array_equal(jf(x), np.sin(x) if x.sum() > 0 else 2 * x)
+    assert len(jf._cache) == 1  # one program serves both branches
+
+
+def test_lax_fori_loop_is_unrolled_into_the_program_and_differentiates():
+    from funcgrad import lax
+
+    def f(x):
+        return fnp.sum(lax.fori_loop(0, 5, lambda i, v: v * 1.1 + fnp.sin(v), x))
+    x = np.array([0.3, -0.2])
+    np.testing.assert_allclose(fg.jit(f)(x), f(x), rtol=1e-14)
+    np.testing.assert_allclose(fg.jit(fg.grad(f))(x), fg.grad(f)(x), rtol=1e-14)
+
+
+def test_lax_while_loop_on_a_traced_condition_is_refused_clearly():
+    from funcgrad import lax
+    f = lambda x: lax.while_loop(lambda v: fnp.sum(v) < 10, lambda v: v * 2.0, x)  # noqa: E731
+    with pytest.raises(ConcretizationTypeError, match="static_argnums"):
+        fg.jit(f)(np.ones(2))
