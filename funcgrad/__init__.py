@@ -17,6 +17,7 @@ from ._src.custom import checkpoint, custom_jvp, custom_vjp
 from ._src.jacobians import hessian, hvp, jacfwd, jacobian, jacrev, linearize
 from ._src.tape_print import make_tape
 from ._src.jit import ConcretizationTypeError, jit
+from .compare import compare
 
 __version__ = "0.1.0"
 __all__ = ["Array", "FuncgradError", "grad", "value_and_grad", "vjp", "jvp", "vmap",
