@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from . import numpy, tree_util
 from . import flatten_util, lax, tree
-from ._src.core import Array, FuncgradError
+from ._src.core import Array, FuncgradError, is_traced
 from ._src.transforms import grad, jvp, stop_gradient, value_and_grad, vjp, vmap
 from ._src.custom import checkpoint, custom_jvp, custom_vjp
 from ._src.jacobians import hessian, hvp, jacfwd, jacobian, jacrev, linearize
@@ -22,4 +22,5 @@ from .compare import compare
 __version__ = "0.1.0"
 __all__ = ["Array", "FuncgradError", "grad", "value_and_grad", "vjp", "jvp", "vmap",
            "stop_gradient", "numpy", "tree_util", "linearize", "jacfwd", "jacrev", "jacobian",
-           "hessian", "hvp", "custom_vjp", "custom_jvp", "checkpoint", "make_tape"]
+           "hessian", "hvp", "custom_vjp", "custom_jvp", "checkpoint", "make_tape",
+           "is_traced"]

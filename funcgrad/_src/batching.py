@@ -3,11 +3,13 @@ function does not see. Each primitive's batch rule maps batched arguments to a b
 in one call; the generic rules here serve whole families of primitives."""
 from __future__ import annotations
 
+import inspect
 from typing import Any, Sequence
 
 import numpy as np
 
-from .core import Array, Primitive, Trace, Tracer, engine
+from .core import Array, Primitive, Trace, Tracer, engine, raw, wrap
+from .tree_util import tree_flatten, tree_unflatten
 
 
 class BatchTracer(Tracer):
@@ -51,6 +53,24 @@ class BatchTrace(Trace):
         if out_dim is None:
             return out
         return BatchTracer(self, out, out_dim)
+
+
+    def process_custom(self, rule: Any, leaves: list, in_def: Any):
+        """vmap of a custom call: the same call, one level down, of the vmapped function and
+        rules (`rule.batched`); batch axes move to the front first, so every axis is 0 or
+        None, and every result is batched along axis 0."""
+        axes = []
+        moved = []
+        for leaf in leaves:
+            if type(leaf) is BatchTracer and leaf._trace is self:
+                moved.append(wrap(move_to_front(leaf._value, leaf._bdim)))
+                axes.append(0)
+            else:
+                moved.append(wrap(raw(leaf)))
+                axes.append(None)
+        out = rule.batched(axes, in_def).bind(tree_unflatten(in_def, moved))
+        out_leaves, out_def = tree_flatten(out)
+        return tree_unflatten(out_def, [BatchTracer(self, raw(o), 0) for o in out_leaves])
 
 
 def _size(vals, dims) -> int:
@@ -143,13 +163,12 @@ def batch_axis_param(prim: Primitive, vals, dims, **params):
 
 def batch_flat_axis(prim: Primitive, vals, dims, **params):
     """Functions where ``axis=None`` means "the flattened array" (argmax, argsort): each
-    example is flattened on its own first."""
+    example is flattened on its own first. An ``axis`` not given takes the default of the
+    primitive's forward (``impl``), read from its signature."""
     (x,), (d,) = vals, dims
     x = move_to_front(x, d)
     params = dict(params)
-    axis = params.get("axis", _DEFAULT)
-    if axis is _DEFAULT:  # the function's own default
-        axis = params["axis"] = -1 if prim.name in ("argsort", "argpartition", "sort") else None
+    axis = params["axis"] = params.get("axis", _default_axis(prim))
     if axis is None:
         x = engine.reshape(x, (x.shape[0], -1))
         params["axis"] = 1
@@ -158,7 +177,15 @@ def batch_flat_axis(prim: Primitive, vals, dims, **params):
     return prim(x, **params), 0
 
 
-_DEFAULT = object()
+def _default_axis(prim: Primitive):
+    try:
+        parameter = inspect.signature(prim.impl).parameters.get("axis")
+    except (TypeError, ValueError):  # a builtin without a signature
+        parameter = None
+    if parameter is None or parameter.default is inspect.Parameter.empty:
+        raise TypeError(f"vmap: {prim.name} is batched with batch_flat_axis, which needs "
+                        "an `axis` parameter with a default in its forward function")
+    return parameter.default
 
 
 def batch_query(prim: Primitive, vals, dims, **params):
@@ -174,38 +201,11 @@ def batch_query(prim: Primitive, vals, dims, **params):
     return prim(*probes, **params), None
 
 
-def _aligned(vals, dims):
-    """Batch axes to the front and ranks aligned (as for elementwise functions); unbatched
-    values stay as they are and broadcast."""
-    rank = max(_ndim(v) - (d is not None) for v, d in zip(vals, dims))
-    out = []
-    for v, d in zip(vals, dims):
-        if d is not None:
-            v = move_to_front(v, d)
-            shape = tuple(v.shape)
-            v = engine.reshape(v, shape[:1] + (1,) * (rank - len(shape) + 1) + shape[1:])
-        out.append(v)
-    return out
-
-
 def batch_all_axes(prim: Primitive, vals, dims, **params):
-    """Whole-array predicates of two arrays (allclose, array_equal, array_equiv): the
-    elementwise comparison is batched, then reduced over every axis but the batch axis."""
-    n = _size(vals, dims)
-    if prim.name == "array_equal":
-        shapes = {_example_shape(v, d) for v, d in zip(vals, dims)}
-        if len(shapes) > 1:
-            return np.zeros(n, dtype=bool), 0
-    a, b = _aligned(vals, dims)
-    # a batched argument leads with the batch axis and the others have lower rank, so the
-    # comparison leads with it too
-    same = np.isclose(a, b, **params) if prim.name == "allclose" else (a == b)
-    return np.all(engine.reshape(same, (n, -1)), axis=1), 0
-
-
-def _example_shape(v, d):
-    shape = tuple(v.shape) if hasattr(v, "shape") else np.shape(v)
-    return shape if d is None else shape[:d] + shape[d + 1:]
+    """Whole-array predicates of two arrays (allclose, array_equal, array_equiv): one
+    answer per example, each from the function itself, so every such predicate keeps its
+    own meaning (tolerances, shape mismatches) without the batch rule knowing which it is."""
+    return batch_by_loop(prim, vals, dims, **params)
 
 
 def batch_first_only(prim: Primitive, vals, dims, **params):

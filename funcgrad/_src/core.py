@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
+from . import residuals
+
 __all__ = [
     "Array", "Tracer", "Trace", "Primitive", "wrap", "raw", "engine",
-    "FuncgradError", "new_level",
+    "FuncgradError", "new_level", "is_traced",
 ]
 
 
@@ -314,6 +316,21 @@ class Tracer(Array):
         self._concrete("pickle")
 
 
+def is_traced(x: Any) -> bool:
+    """Whether `x` is a tracer: a value standing for an array inside a running transform
+    (grad, jvp, vmap, ...), rather than a concrete `Array`, NumPy value or Python number.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.is_traced(fnp.array(1.0))
+    False
+    >>> seen = []
+    >>> _ = fg.grad(lambda x: seen.append(fg.is_traced(x)) or fnp.sin(x))(1.0)
+    >>> seen
+    [True]
+    """
+    return isinstance(x, Tracer)
+
+
 def _bottom(x):
     while isinstance(x, Array):
         x = x._value
@@ -363,6 +380,14 @@ class Trace:
     def process2(self, prim: "Primitive", x: Any, y: Any, params: dict) -> Any:
         return self.process(prim, (x, y), params)
 
+    def process_custom(self, rule: Any, leaves: list, in_def: Any) -> Any:
+        """A custom call (custom_vjp, custom_jvp, checkpoint) whose arguments' innermost
+        trace is this one: `leaves` are the flattened arguments, `in_def` their structure.
+        Each trace handles it in its own module (reverse mode records one entry with the
+        rule's cotangent, forward mode pushes tangents through the rule, vmap vmaps the
+        rule); a trace that knows nothing of custom rules runs the function's body."""
+        return rule.body(leaves, in_def)
+
     def dead(self) -> FuncgradError:
         return FuncgradError(
             f"a tracer of a finished {self.name} transform was used after the transform "
@@ -388,12 +413,22 @@ class Primitive:
     * ``differentiable=False``: the output never carries a derivative (argmax, floor,
       comparisons); it passes through every transform as a constant.
 
+    Derived once, when the primitive is declared (and again if its rules are replaced):
+
+    * ``reads``: for each array argument ``i``, a frozenset naming what the VJP rule of
+      ``i`` reads: argument positions (ints) and ``"out"``; ``None`` for an argument with
+      no rule. ``reads`` itself is ``None`` when there are no rules or the arity is
+      variable (then everything is kept). Found from the rules' bytecode and erring on the
+      side of keeping (see ``residuals.py``); the reverse tape keeps exactly this, and the
+      mutable layer saves exactly this. A linear primitive's rules read no values of its
+      differentiable arguments (only shapes), and never its output.
+
     Rules are written with funcgrad operations, so every rule can itself be
     differentiated: that is what makes ``grad(grad(f))`` work.
     """
 
     __slots__ = ("name", "impl", "nargs", "params", "vjps", "jvps", "linear", "batch",
-                 "differentiable", "multiple_results", "doc", "_keep", "__weakref__")
+                 "differentiable", "multiple_results", "doc", "reads", "_keep", "__weakref__")
 
     def __init__(self, name: str, impl: Callable, *, nargs: int = 1,
                  params: Sequence[str] = (), vjps: Sequence[Callable | None] | None = None,
@@ -411,7 +446,17 @@ class Primitive:
         self.differentiable = differentiable
         self.multiple_results = multiple_results
         self.doc = doc
-        self._keep = None  # which residuals the tape keeps; see residuals.py
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if name in _RULE_FIELDS and hasattr(self, "multiple_results"):
+            self._derive_reads()
+
+    def _derive_reads(self) -> None:
+        reads = residuals.rule_reads(self.vjps, self.nargs, self.linear)
+        object.__setattr__(self, "reads", reads)
+        # the tape's mask (keep the output? keep argument i?), read once per recorded op
+        object.__setattr__(self, "_keep", residuals.keep_mask(reads, self.multiple_results))
 
     def __new__(cls, name: str, impl: Callable, *, nargs: int = 1, **kwargs):
         if cls is Primitive:  # one- and two-argument primitives get a faster __call__
@@ -442,6 +487,10 @@ class Primitive:
         if not top.alive:
             raise top.dead()
         return top.process(self, args, params)
+
+
+# Declaring or replacing one of these re-derives `reads`; set only at declaration time.
+_RULE_FIELDS = frozenset(("vjps", "nargs", "linear", "multiple_results"))
 
 
 class _UnaryPrimitive(Primitive):

@@ -1,12 +1,14 @@
 """User-defined derivative rules (custom_vjp, custom_jvp) and rematerialisation (checkpoint).
 
-All three are one mechanism: a call that the innermost live transform handles as a unit.
-Under reverse mode the call becomes ONE tape entry whose cotangent rule is the user's (or,
-for checkpoint, a fresh vjp of the function, recomputed in the backward pass). Under forward
-mode a custom_jvp rule pushes the tangents; under vmap the call is lowered: the function and
-its rules are vmapped and the call is handed to the transform below, so the custom rule
-survives any nesting. Outer transforms see the forward computation and the rules' own
-operations, which are ordinary differentiable funcgrad code.
+All three are one mechanism: a call that the innermost live transform handles as a unit,
+through the trace protocol (`Trace.process_custom`; each trace's handling lives in its own
+module). Under reverse mode the call becomes ONE tape entry whose cotangent rule is the
+user's (or, for checkpoint, a fresh vjp of the function, recomputed in the backward pass);
+under forward mode a custom_jvp rule pushes the tangents; under vmap the function and its
+rules are vmapped and the call is handed to the transform below. The rules run on the values
+one level down, so a transform further out meets the same custom call again and applies
+the same rule: the rule stands for the body at every order, and the rule's own operations
+(ordinary funcgrad code) are what higher orders differentiate.
 """
 from __future__ import annotations
 
@@ -15,172 +17,68 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .batching import BatchTrace, BatchTracer
-from .core import FuncgradError, Primitive, Tracer, engine, raw, wrap
-from .forward import JVPTrace, JVPTracer, _fit
-from .reverse import ReverseTrace, ReverseTracer
+from .core import Primitive, Tracer, engine, raw, wrap
+from .forward import JVPTracer, _fit
+from .program import ProgramTrace
+from .reverse import ReverseTracer, backward
+from .transforms import vjp, vmap
 from .tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["custom_vjp", "custom_jvp", "checkpoint"]
 
 
 # --- the shared call ----------------------------------------------------------------------
-def _top_trace(leaves):
+def _call(rule: "_Rule", args: tuple):
+    """Apply a custom rule's function to `args` under whatever transform is innermost."""
+    leaves, in_def = tree_flatten(args)
     top = None
     for leaf in leaves:
         if isinstance(leaf, Tracer):
             trace = leaf._trace
             if top is None or trace.level > top.level:
                 top = trace
-    if top is not None and not top.alive:
-        raise top.dead()
-    return top
-
-
-def _call(rule: "_Rule", args: tuple):
-    """Apply a custom rule's function to `args` under whatever transform is innermost."""
-    leaves, in_def = tree_flatten(args)
-    top = _top_trace(leaves)
     if top is None:
         return rule.fun(*args)
-    lower = [leaf._value if isinstance(leaf, Tracer) and leaf._trace is top else raw(leaf)
-             for leaf in leaves]
-    if isinstance(top, ReverseTrace):
-        return _record(top, rule, leaves, lower, in_def)
-    if isinstance(top, JVPTrace):
-        if isinstance(rule, _RematRule):  # forward mode keeps nothing, so nothing to recompute
-            return rule.fun(*args)
-        tangents = [leaf._tangent if isinstance(leaf, JVPTracer) and leaf._trace is top
-                    else None for leaf in leaves]
-        return rule.forward(top, lower, tangents, in_def)
-    if isinstance(top, BatchTrace):
-        return _lower_batch(top, rule, leaves, lower, in_def)
-    return rule.fun(*args)  # a transform that knows nothing of custom rules sees the body
+    if not top.alive:
+        raise top.dead()
+    return top.process_custom(rule, leaves, in_def)
 
 
-class _Pending:
-    """The cotangent rule of one recorded custom call. The walker asks for one argument at a
-    time; the user's rule runs once per cotangent and serves every argument."""
-
-    __slots__ = ("rule", "in_def", "pull", "out_def", "shapes", "last_traced", "ct", "result",
-                 "name")
-
-    def __init__(self, rule, in_def, pull, out_def, shapes, last_traced, name):
-        self.rule = rule
-        self.in_def = in_def
-        self.pull = pull
-        self.out_def = out_def
-        self.shapes = shapes
-        self.last_traced = last_traced
-        self.ct = None
-        self.result = None
-        self.name = name
-
-    def __repr__(self) -> str:
-        return self.name
-
-    def apply(self, leaves):
-        """The call again, on new inputs (a replayed tape): flat outputs."""
-        out = _call(self.rule, tree_unflatten(self.in_def, list(leaves)))
-        return tuple(raw(o) for o in tree_flatten(out)[0])
-
-    def cotangent(self, ct, k):
-        if self.ct is not ct:
-            cts = self.pull(tree_unflatten(self.out_def, list(ct)))
-            self.result = _check_cts(cts, self.shapes, self.name)
-            self.ct = ct
-        g = self.result[k]
-        if k == self.last_traced:  # the walker visits arguments in order: done with this ct
-            self.ct = self.result = None
-        return g
-
-
-def _check_cts(cts, shapes, name):
-    if len(cts) != len(shapes):
-        raise TypeError(f"{name}: the backward rule returned {len(cts)} cotangents for "
-                        f"{len(shapes)} array inputs; return one per input leaf (None for "
-                        "an input with no derivative)")
-    checked = []
-    for i, (g, (shape, dtype)) in enumerate(zip(cts, shapes)):
-        if g is None:
-            checked.append(None)
-            continue
-        g = raw(g)
-        if not hasattr(g, "shape"):
-            g = np.asarray(g, dtype=dtype)
-        if tuple(g.shape) != tuple(shape):
-            raise ValueError(f"{name}: the backward rule's cotangent {i} has shape "
-                             f"{tuple(g.shape)}, but its input has shape {tuple(shape)}; "
-                             "a cotangent must have its input's shape")
-        checked.append(g)
-    return checked
-
-
-class _RuleTable(tuple):
-    """The vjps of a custom call: argument k's cotangent comes from the pending rule."""
-
-    def __getitem__(self, k):
-        return _RULES[k] if k < len(_RULES) else _make_rule(k)
-
-
-def _make_rule(k):
-    def rule(ct, out, *args, call):
-        return call.cotangent(ct, k)
-    return rule
-
-
-_RULES = [_make_rule(k) for k in range(16)]
-
-
-def _record(trace: ReverseTrace, rule: "_Rule", leaves, lower, in_def):
-    traced = [isinstance(leaf, ReverseTracer) and leaf._trace is trace for leaf in leaves]
-    out, pull = rule.reverse(lower, in_def, traced)
-    out_leaves, out_def = tree_flatten(out)
-    out_values = [raw(o) for o in out_leaves]
-    if not any(traced) or not out_values:
-        return tree_unflatten(out_def, [wrap(o) for o in out_values])
-    shapes = [(_shape(v), _dtype(v)) for v in lower]
-    last = max(i for i, t in enumerate(traced) if t)
-    pending = _Pending(rule, in_def, pull, out_def, shapes, last, rule.prim.name)
-    entry = [rule.prim, {"call": pending}, tuple(out_values)]
-    for leaf, value, is_traced in zip(leaves, lower, traced):
-        entry.append(leaf._id if is_traced else None)
-        entry.append(value)
-    tape = trace.tape
-    tape.append(tuple(entry))
-    first = len(tape) - 1
-    tape.extend([None] * (len(out_values) - 1))
-    return tree_unflatten(out_def, [ReverseTracer(trace, o, first + k)
-                                    for k, o in enumerate(out_values)])
+def _args(values, in_def):
+    """The arguments back in their structure, raw values wrapped for the user's code."""
+    return tuple(tree_unflatten(in_def, [wrap(v) for v in values]))
 
 
 def _shape(x):
     return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
 
 
-def _dtype(x):
-    return x.dtype if hasattr(x, "dtype") else np.result_type(x)
+def _checked_pull(pull, lower, name):
+    """`pull` whose cotangents are checked against the inputs' shapes: a wrong one is the
+    rule's mistake, named here rather than deep in the walk."""
+    shapes = [_shape(v) for v in lower]
 
+    def checked(ct):
+        cts = pull(ct)
+        if len(cts) != len(shapes):
+            raise TypeError(f"{name}: the backward rule returned {len(cts)} cotangents for "
+                            f"{len(shapes)} array inputs; return one per input leaf (None "
+                            "for an input with no derivative)")
+        out = []
+        for i, (g, shape, value) in enumerate(zip(cts, shapes, lower)):
+            if g is not None:
+                g = raw(g)
+                if not hasattr(g, "shape"):
+                    g = np.asarray(g, dtype=value.dtype if hasattr(value, "dtype")
+                                   else np.result_type(value))
+                if tuple(g.shape) != tuple(shape):
+                    raise ValueError(f"{name}: the backward rule's cotangent {i} has shape "
+                                     f"{tuple(g.shape)}, but its input has shape {shape}; "
+                                     "a cotangent must have its input's shape")
+            out.append(g)
+        return out
 
-def _lower_batch(trace: BatchTrace, rule: "_Rule", leaves, lower, in_def):
-    """vmap of a custom call: the same call, one level down, of the vmapped function and
-    rules; batch axes move to the front first, so every axis is 0 or None."""
-    from .transforms import vmap
-    axes = []
-    moved = []
-    for leaf, value in zip(leaves, lower):
-        if isinstance(leaf, BatchTracer) and leaf._trace is trace:
-            moved.append(engine.moveaxis(value, leaf._bdim, 0) if leaf._bdim else value)
-            axes.append(0)
-        else:
-            moved.append(value)
-            axes.append(None)
-    in_axes = tree_unflatten(in_def, axes)
-    lowered = rule.batched(in_axes, axes, vmap, in_def)
-    out = _call(lowered, tree_unflatten(in_def, [wrap(m) if not isinstance(m, Tracer) else m
-                                                 for m in moved]))
-    out_leaves, out_def = tree_flatten(out)
-    return tree_unflatten(out_def, [BatchTracer(trace, raw(o), 0) for o in out_leaves])
+    return checked
 
 
 def _offsets_of(args_def):
@@ -204,35 +102,68 @@ def _sum_unbatched(cts, axes):
 
 
 class _Rule:
-    """What a custom call needs from its kind: its function and how each transform runs it."""
+    """What a custom call needs from its kind: its function, and how each transform runs
+    it (the methods the traces' `process_custom` call)."""
 
     fun: Callable
     prim: Primitive
 
-    def reverse(self, lower, in_def, traced):
+    def bind(self, args: tuple) -> Any:
+        """Call the function with this rule, under whatever transform is innermost."""
+        return _call(self, args)
+
+    def body(self, leaves, in_def) -> Any:
+        """The function itself, for a transform that knows no custom rules."""
+        return self.fun(*tree_unflatten(in_def, [wrap(v) for v in leaves]))
+
+    def reverse(self, lower, in_def, traced) -> tuple[Any, Callable]:
+        """(output, pull): pull maps the output's cotangent to one cotangent per input leaf."""
         raise NotImplementedError
 
-    def forward(self, trace, lower, tangents, in_def):
+    def forward(self, trace, lower, tangents, in_def) -> Any:
+        """The output as tracers of the forward-mode `trace`."""
         raise NotImplementedError
 
-    def batched(self, in_axes, axes, vmap, in_axes_def=None):
+    def batched(self, axes, in_def) -> "_Rule":
+        """The rule of the vmapped call; `axes` is 0 or None per input leaf."""
         raise NotImplementedError
+
+
+class _CustomPrimitive(Primitive):
+    """The tape's record of a custom call. Calling it (a replayed tape) makes the call again
+    as a unit, so its rule applies again; ``call`` is the recorded `reverse.CustomCall`."""
+
+    __slots__ = ()
+
+    def __call__(self, *leaves, call):
+        return call.apply(leaves)
+
+
+class _RuleTable(tuple):
+    """The vjps of a custom call: argument k's cotangent comes from the recorded call."""
+
+    def __getitem__(self, k):
+        return _RULES[k] if k < len(_RULES) else _make_rule(k)
+
+
+def _make_rule(k):
+    def rule(ct, out, *args, call):
+        return call.cotangent(ct, k)
+    return rule
+
+
+_RULES = [_make_rule(k) for k in range(16)]
 
 
 def _primitive(kind: str, fun: Callable) -> Primitive:
     name = f"{kind}({getattr(fun, '__name__', 'function')})"
-    prim = Primitive(name, _apply_recorded, nargs=-1, multiple_results=True)
+    prim = _CustomPrimitive(name, _body_impl, nargs=-1, multiple_results=True)
     prim.vjps = _RuleTable()  # set after construction: the constructor would copy it to a tuple
     return prim
 
 
-def _apply_recorded(*leaves, call):
-    """A recorded custom call, run again on raw values (see `program.replay`)."""
+def _body_impl(*leaves, call):
     return call.apply(leaves)
-
-
-def is_custom_call(prim: Primitive) -> bool:
-    return prim.impl is _apply_recorded
 
 
 def _split_static(args, nums, name):
@@ -254,23 +185,15 @@ def _split_static(args, nums, name):
 
 
 # --- custom_vjp ---------------------------------------------------------------------------
-_running_fwd: set = set()
-
-
 class _VJPRule(_Rule):
     def __init__(self, fun, fwd, bwd, prim):
         self.fun, self.fwd, self.bwd, self.prim = fun, fwd, bwd, prim
 
     def reverse(self, lower, in_def, traced):
-        args = tree_unflatten(in_def, [wrap(v) if not isinstance(v, Tracer) else v
-                                       for v in lower])
-        # fwd usually calls the function itself for its output: there that call is the
-        # plain primal computation, not another use of the rule.
-        _running_fwd.add(self.prim)
-        try:
-            result = self.fwd(*args)
-        finally:
-            _running_fwd.discard(self.prim)
+        # fwd runs on the values one level down: where it calls the function itself, an
+        # enclosing transform meets the custom call and applies this same rule there.
+        args = _args(lower, in_def)
+        result = self.fwd(*args)
         if not (isinstance(result, tuple) and len(result) == 2):
             raise TypeError(f"{self.prim.name}: the fwd rule must return a pair "
                             "(output, residuals)")
@@ -278,11 +201,12 @@ class _VJPRule(_Rule):
         bwd = self.bwd
         n_args = len(args)
         arg_defs = [tree_flatten(a)[1] for a in args]
+        name = self.prim.name
 
         def pull(ct):
             cts = bwd(residuals, ct)
             if not isinstance(cts, (tuple, list)) or len(cts) != n_args:
-                raise TypeError(f"{self.prim.name}: the bwd rule must return a tuple with one "
+                raise TypeError(f"{name}: the bwd rule must return a tuple with one "
                                 f"cotangent per argument ({n_args}), got {type(cts).__name__}"
                                 + (f" of length {len(cts)}" if isinstance(cts, (tuple, list))
                                    else ""))
@@ -293,28 +217,30 @@ class _VJPRule(_Rule):
                     continue
                 c_leaves, c_def = tree_flatten(c)
                 if c_def != d:
-                    raise TypeError(f"{self.prim.name}: the bwd rule's cotangent for argument "
+                    raise TypeError(f"{name}: the bwd rule's cotangent for argument "
                                     f"{i} has structure {c_def}, the argument has {d}")
                 flat.extend(c_leaves)
             return flat
 
-        return out, pull
+        return out, _checked_pull(pull, lower, name)
 
     def forward(self, trace, lower, tangents, in_def):
-        raise FuncgradError(
-            f"{self.prim.name} defines a reverse-mode rule only, so forward mode (jvp, "
-            "jacfwd, linearize) cannot use it. Use reverse mode (grad, vjp, jacrev), or "
-            "declare the function with funcgrad.custom_jvp instead")
+        raise TypeError(
+            f"can't apply forward-mode autodiff (jvp) to a custom_vjp function: "
+            f"{self.prim.name} defines a reverse-mode rule only, so jvp, jacfwd, hessian "
+            "and linearize cannot use it. Use reverse mode (grad, vjp, jacrev), or declare "
+            "the function with funcgrad.custom_jvp instead")
 
-    def batched(self, in_axes, axes, vmap, in_axes_def=None):
+    def batched(self, axes, in_def):
+        in_axes = tuple(tree_unflatten(in_def, axes))
         fwd, bwd = self.fwd, self.bwd
-        fun_b = vmap(self.fun, in_axes=tuple(in_axes))
-        fwd_b = vmap(fwd, in_axes=tuple(in_axes))
+        fun_b = vmap(self.fun, in_axes=in_axes)
+        fwd_b = vmap(fwd, in_axes=in_axes)
+        starts = _offsets_of(in_def)
 
         def bwd_b(residuals, ct):
             cts = vmap(bwd)(residuals, ct)
             out = []
-            starts = _offsets_of(in_axes_def)
             for c, k in zip(cts, starts):
                 if c is None:
                     out.append(None)
@@ -368,8 +294,6 @@ class custom_vjp:
         if self.fwd is None:
             raise TypeError(f"{self._prim.name} has no rule yet: call "
                             f"{getattr(self.fun, '__name__', 'f')}.defvjp(fwd, bwd) first")
-        if self._prim in _running_fwd:
-            return self.fun(*args)
         if not self.nondiff_argnums:
             return _call(_VJPRule(self.fun, self.fwd, self.bwd, self._prim), args)
         static, dynamic, merge = _split_static(args, self.nondiff_argnums, self._prim.name)
@@ -384,65 +308,65 @@ class _JVPRule(_Rule):
     def __init__(self, fun, jvp_rule, prim):
         self.fun, self.jvp_rule, self.prim = fun, jvp_rule, prim
 
-    def _apply(self, primals_tree, tangents_tree):
-        result = self.jvp_rule(primals_tree, tangents_tree)
+    def _apply(self, primals, tangents):
+        """Run the rule: (output leaves, output structure, tangent leaves), checked."""
+        result = self.jvp_rule(primals, tangents)
+        name = self.prim.name
         if not (isinstance(result, (tuple, list)) and len(result) == 2):
-            raise TypeError(f"{self.prim.name}: the jvp rule must return a pair "
-                            "(primal_out, tangent_out)")
-        return result
-
-    def forward(self, trace, lower, tangents, in_def):
-        primals = tree_unflatten(in_def, [wrap(v) if not isinstance(v, Tracer) else v
-                                          for v in lower])
-        full = [engine.zeros_like(v) if t is None else t for v, t in zip(lower, tangents)]
-        tangents_tree = tree_unflatten(in_def, [wrap(t) if not isinstance(t, Tracer) else t
-                                                for t in full])
-        out, t_out = self._apply(tuple(primals), tuple(tangents_tree))
+            raise TypeError(f"{name}: the jvp rule must return a pair (primal_out, "
+                            "tangent_out)")
+        out, t_out = result
         out_leaves, out_def = tree_flatten(out)
         t_leaves, t_def = tree_flatten(t_out)
         if t_def != out_def:
-            raise TypeError(f"{self.prim.name}: the jvp rule's tangent has structure {t_def}, "
-                            f"its output has {out_def}")
-        results = []
-        for o, t in zip(out_leaves, t_leaves):
-            o, t = raw(o), raw(t)
-            if _shape(t) != _shape(o):
-                raise ValueError(f"{self.prim.name}: the jvp rule returned a tangent of shape "
-                                 f"{_shape(t)} for an output of shape {_shape(o)}")
-            results.append(JVPTracer(trace, o, _fit(t, o)))
-        return tree_unflatten(out_def, results)
+            raise TypeError(f"{name}: the jvp rule's tangent has structure {t_def}, its "
+                            f"output has {out_def}; return a tangent shaped like the output")
+        for i, (o, t) in enumerate(zip(out_leaves, t_leaves)):
+            if _shape(raw(t)) != _shape(raw(o)):
+                raise ValueError(f"{name}: the jvp rule returned a tangent of shape "
+                                 f"{_shape(raw(t))} for output {i} of shape {_shape(raw(o))}; "
+                                 "the tangent output must have the primal output's shape")
+        return out_leaves, out_def, t_leaves
+
+    def forward(self, trace, lower, tangents, in_def):
+        full = [engine.zeros_like(v) if t is None else t for v, t in zip(lower, tangents)]
+        out_leaves, out_def, t_leaves = self._apply(_args(lower, in_def), _args(full, in_def))
+        return tree_unflatten(out_def, [JVPTracer(trace, raw(o), _fit(raw(t), raw(o)))
+                                        for o, t in zip(out_leaves, t_leaves)])
 
     def reverse(self, lower, in_def, traced):
-        """Reverse mode from a JVP rule: the rule's tangent map is linear, so its VJP (taken
-        with respect to the tangents) is the transpose that reverse mode needs."""
-        from .transforms import vjp
-        primals = tuple(tree_unflatten(in_def, [wrap(v) if not isinstance(v, Tracer) else v
-                                                for v in lower]))
-        out = self.fun(*primals)
+        """Reverse mode from the JVP rule alone (the body does not run): the rule runs once
+        with its tangents recorded as a program, which is linear in them; pulling a
+        cotangent back is walking that program backward (its transpose)."""
+        recorder = ProgramTrace()
+        tangents = [recorder.leaf(engine.zeros_like(v)) if t else engine.zeros_like(v)
+                    for v, t in zip(lower, traced)]
+        n_leaves = len(recorder.tape)
+        try:
+            out_leaves, out_def, t_leaves = self._apply(_args(lower, in_def),
+                                                        _args(tangents, in_def))
+        finally:
+            recorder.alive = False
+        out_ids = [t._id if type(t) is ReverseTracer and t._trace is recorder else None
+                   for t in t_leaves]
+        tape = recorder.tape
         diff = [i for i, t in enumerate(traced) if t]
 
-        def tangent_map(*diff_tangents):
-            full = [engine.zeros_like(v) for v in lower]
-            for i, t in zip(diff, diff_tangents):
-                full[i] = t
-            tangents = tree_unflatten(in_def, [wrap(t) if not isinstance(t, Tracer) else t
-                                               for t in full])
-            return self._apply(primals, tuple(tangents))[1]
-
         def pull(ct):
-            _, pull_t = vjp(tangent_map, *[wrap(engine.zeros_like(lower[i])) for i in diff])
-            cts = pull_t(ct)
+            leaf_cts = backward(tape, out_ids, [raw(c) for c in tree_flatten(ct)[0]],
+                                n_leaves, consume=False)
             flat = [None] * len(lower)
-            for i, g in zip(diff, cts):
+            for i, g in zip(diff, leaf_cts):
                 flat[i] = g
             return flat
 
-        return out, pull
+        out = tree_unflatten(out_def, [raw(o) for o in out_leaves])
+        return out, _checked_pull(pull, lower, self.prim.name)
 
-    def batched(self, in_axes, axes, vmap, in_axes_def=None):
-        axes_tuple = tuple(in_axes)
-        return _JVPRule(vmap(self.fun, in_axes=axes_tuple),
-                        vmap(self.jvp_rule, in_axes=(axes_tuple, axes_tuple)), self.prim)
+    def batched(self, axes, in_def):
+        in_axes = tuple(tree_unflatten(in_def, axes))
+        return _JVPRule(vmap(self.fun, in_axes=in_axes),
+                        vmap(self.jvp_rule, in_axes=(in_axes, in_axes)), self.prim)
 
 
 class custom_jvp:
@@ -482,6 +406,41 @@ class custom_jvp:
         self.jvp_rule = rule
         return rule
 
+    def defjvps(self, *jvps: Callable | None) -> None:
+        """Set the rule from one function per argument, as in JAX:
+        ``jvps[i](t_i, out, *primals)`` is the output tangent due to argument ``i``'s
+        tangent ``t_i`` (None: the output does not depend on argument ``i``); the
+        contributions are summed.
+
+        >>> import funcgrad as fg, funcgrad.numpy as fnp
+        >>> @fg.custom_jvp
+        ... def f(x, y):
+        ...     return fnp.sin(x) * y
+        >>> f.defjvps(lambda t, out, x, y: fnp.cos(x) * y * t,
+        ...           lambda t, out, x, y: fnp.sin(x) * t)
+        >>> round(fg.grad(f, argnums=1)(0.5, 2.0).item(), 6)
+        0.479426
+        """
+        if self.nondiff_argnums:
+            raise TypeError(f"{self._prim.name}: defjvps cannot be used with nondiff_argnums; "
+                            "use defjvp(rule) with rule(*nondiff_args, primals, tangents)")
+        if not jvps or not all(j is None or callable(j) for j in jvps):
+            raise TypeError("defjvps(*jvps) needs one function (or None) per argument")
+
+        def rule(primals, tangents):
+            out = self(*primals)
+            out_leaves, out_def = tree_flatten(out)
+            total = [None] * len(out_leaves)
+            for jvp_i, t in zip(jvps, tangents):
+                if jvp_i is None:
+                    continue
+                contribution = tree_flatten(jvp_i(t, out, *primals))[0]
+                total = [c if s is None else s + c for s, c in zip(total, contribution)]
+            return out, tree_unflatten(out_def, [engine.zeros_like(raw(o)) if s is None else s
+                                                 for o, s in zip(out_leaves, total)])
+
+        self.jvp_rule = rule
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
             raise TypeError(f"{self._prim.name}: pass arguments positionally")
@@ -506,9 +465,8 @@ class _RematRule(_Rule):
     def reverse(self, lower, in_def, traced):
         """Run `fun` keeping nothing at this level; the backward rule runs it again under a
         fresh vjp and pulls the cotangent through that short-lived tape."""
-        from .transforms import vjp
         fun = self.fun
-        values = [wrap(v) if not isinstance(v, Tracer) else v for v in lower]
+        values = [wrap(v) for v in lower]
         out = fun(*tree_unflatten(in_def, values))
         diff = [i for i, t in enumerate(traced) if t]
 
@@ -525,10 +483,16 @@ class _RematRule(_Rule):
                 flat[i] = g
             return flat
 
-        return out, pull
+        return out, _checked_pull(pull, lower, self.prim.name)
 
-    def batched(self, in_axes, axes, vmap, in_axes_def=None):
-        return _RematRule(vmap(self.fun, in_axes=tuple(in_axes)), self.prim)
+    def forward(self, trace, lower, tangents, in_def):
+        # forward mode keeps nothing, so there is nothing to recompute: run the body
+        return self.fun(*tree_unflatten(in_def, [
+            wrap(v) if t is None else JVPTracer(trace, v, t) for v, t in zip(lower, tangents)]))
+
+    def batched(self, axes, in_def):
+        return _RematRule(vmap(self.fun, in_axes=tuple(tree_unflatten(in_def, axes))),
+                          self.prim)
 
 
 def checkpoint(f: Callable) -> Callable:

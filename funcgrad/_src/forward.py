@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .core import Array, Primitive, Trace, Tracer, engine
+from .core import Array, Primitive, Trace, Tracer, engine, raw
 from .reverse import _no_rule
 
 
@@ -57,6 +57,20 @@ class JVPTrace(Trace):
         if prim.multiple_results:
             return tuple(JVPTracer(self, o, _fit(t, o)) for o, t in zip(out, t_out))
         return JVPTracer(self, out, _fit(t_out, out))
+
+
+    def process_custom(self, rule: Any, leaves: list, in_def: Any):
+        """A custom call: the rule pushes the tangents (`rule.forward`)."""
+        lower = []
+        tangents = []
+        for leaf in leaves:
+            if type(leaf) is JVPTracer and leaf._trace is self:
+                lower.append(leaf._value)
+                tangents.append(leaf._tangent)
+            else:
+                lower.append(raw(leaf))
+                tangents.append(None)
+        return rule.forward(self, lower, tangents, in_def)
 
 
 def _fit(tangent, primal):

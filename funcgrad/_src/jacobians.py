@@ -16,7 +16,7 @@ import numpy as np
 from .core import Array, Tracer, engine, raw, wrap
 from .program import ProgramTrace, replay
 from .reverse import ReverseTracer
-from .transforms import _argnums_tuple, _as_input, _tape_guard, grad, jvp, vjp, vmap
+from .transforms import _argnums_tuple, _as_input, grad, jvp, vjp, vmap
 from .tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["linearize", "jacfwd", "jacrev", "jacobian", "hessian", "hvp"]
@@ -35,18 +35,13 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """
     p_leaves, p_def = tree_flatten(tuple(primals))
     values = [_as_input(p, f"primal {i}", "linearize", True) for i, p in enumerate(p_leaves)]
-    restore_gc = _tape_guard()
     recorder = ProgramTrace()
+    placeholders = [recorder.leaf(engine.zeros_like(v)) for v in values]
+    n_leaves = len(recorder.tape)
     try:
-        placeholders = [recorder.leaf(engine.zeros_like(v)) for v in values]
-        n_leaves = len(recorder.tape)
-        try:
-            out, t_out = jvp(f, tree_unflatten(p_def, values),
-                             tree_unflatten(p_def, placeholders))
-        finally:
-            recorder.alive = False
+        out, t_out = jvp(f, tree_unflatten(p_def, values), tree_unflatten(p_def, placeholders))
     finally:
-        restore_gc()
+        recorder.alive = False
     t_leaves, out_def = tree_flatten(t_out)
     out_ids = []
     constants = []

@@ -1,20 +1,50 @@
 """Reverse mode: the tape a transform records, and the iterative walk that replays it.
 
-A tape entry is one flat tuple ``(prim, params, out, id0, arg0, id1, arg1, ...)``: the node
-ids of traced arguments (``None`` for constants) interleaved with the argument values, of
-which only those the rules read are kept (`residuals.py`). It holds no tracer of its own
-trace, no closure and no dict (``params`` is ``None`` when empty): small, and no cycles.
-A node's id is its entry's position on the tape; leaves occupy the first positions with
-``None`` entries.
+The tape entry layout, named once here and read through these names everywhere::
+
+    (prim, params, out, node_0, value_0, node_1, value_1, ...)
+     PRIM  PARAMS  OUT  ARGS ...
+
+``params`` is ``None`` when empty; ``node_i`` is the id of the entry that produced argument
+``i`` (``None`` for a constant); ``value_i`` is the argument's value, of which only what the
+rules read is kept (``Primitive.reads``; `ShapeOnly` stands in for the rest), and likewise
+``out``. `arg_slots`, `arg_nodes` and `arg_values` read the argument part. A node's id is
+its entry's position on the tape; leaves occupy the first positions with ``None`` entries,
+and the later results of a multiple-result entry likewise. An entry holds no tracer of its
+own trace, no closure and no dict of its own: small, and no cycles.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+import gc
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from . import residuals
-from .core import Array, FuncgradError, Primitive, Trace, Tracer, engine
+from .core import Array, FuncgradError, Primitive, Trace, Tracer, engine, raw, wrap
+from .tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["ReverseTrace", "ReverseTracer", "backward", "PRIM", "PARAMS", "OUT", "ARGS",
+           "arg_slots", "arg_nodes", "arg_values", "CustomCall"]
+
+# --- the tape entry layout ---------------------------------------------------------------
+PRIM, PARAMS, OUT, ARGS = 0, 1, 2, 3
+
+
+def arg_slots(entry: tuple) -> Iterator[tuple[int, int | None, Any]]:
+    """``(argnum, node, value)`` for each argument of a tape entry, in order."""
+    for k in range(ARGS, len(entry), 2):
+        yield (k - ARGS) >> 1, entry[k], entry[k + 1]
+
+
+def arg_nodes(entry: tuple) -> tuple:
+    """The producing node of each argument (``None`` for constants)."""
+    return entry[ARGS::2]
+
+
+def arg_values(entry: tuple) -> tuple:
+    """The kept value of each argument."""
+    return entry[ARGS + 1::2]
 
 
 class ReverseTracer(Tracer):
@@ -39,8 +69,15 @@ def _tracer(trace, value, node_id):
 
 
 class ReverseTrace(Trace):
+    """Records one entry per differentiable primitive applied to its tracers.
+
+    ``prune``: whether entries keep only what the rules read (``Primitive.reads``). A
+    program trace (`program.ProgramTrace`) is this trace with ``prune = False``, so its
+    tape can be run forward again."""
+
     __slots__ = ("tape",)
     name = "grad"
+    prune = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -64,12 +101,12 @@ class ReverseTrace(Trace):
             return out
         if prim.vjps is None or prim.vjps[0] is None:
             raise _no_rule(prim, "a derivative (VJP) rule", 0)
-        keep = prim._keep or residuals.keep_mask(prim)
-        if keep[1] is not None and not keep[1][0] and type(x) is np.ndarray \
+        keep_out, keep_args = prim._keep if self.prune else residuals.KEEP_ALL
+        if keep_args is not None and not keep_args[0] and type(x) is np.ndarray \
                 and x.size >= residuals.PRUNE_MIN_SIZE:
             x = residuals.ShapeOnly(x)
         tape = self.tape
-        tape.append((prim, params or None, out if keep[0] else None, a._id, x))
+        tape.append((prim, params or None, out if keep_out else None, a._id, x))
         if prim.multiple_results:
             return self._outputs(out)
         return _tracer(self, out, len(tape) - 1)
@@ -95,47 +132,50 @@ class ReverseTrace(Trace):
         vjps = prim.vjps
         if vjps is None or (ia is not None and vjps[0] is None) or (ib is not None and vjps[1] is None):
             raise _no_rule(prim, "a derivative (VJP) rule", 0 if ia is not None else 1)
-        keep = prim._keep or residuals.keep_mask(prim)
-        kept = keep[1]
-        if kept is not None:
-            if not kept[0]:
+        keep_out, keep_args = prim._keep if self.prune else residuals.KEEP_ALL
+        if keep_args is not None:
+            if not keep_args[0]:
                 xa = residuals.pruned(xa, False)
-            if not kept[1]:
+            if not keep_args[1]:
                 xb = residuals.pruned(xb, False)
         tape = self.tape
-        tape.append((prim, params or None, out if keep[0] else None, ia, xa, ib, xb))
+        tape.append((prim, params or None, out if keep_out else None, ia, xa, ib, xb))
         if prim.multiple_results:
             return self._outputs(out)
         return _tracer(self, out, len(tape) - 1)
 
     def process(self, prim: Primitive, args: Sequence[Any], params: dict):
-        entry = [prim, params or None, None]
+        nodes = []
+        values = []
         lower = False
-        traced = False
         for a in args:
             if type(a) is ReverseTracer and a._trace is self:
+                nodes.append(a._id)
                 x = a._value
-                entry += (a._id, x)
-                traced = True
             else:
+                nodes.append(None)
                 x = a._value if type(a) is Array else a
-                entry += (None, x)
+            values.append(x)
             if isinstance(x, Tracer):
                 lower = True
-        vals = entry[4::2]
-        out = prim(*vals, **params) if lower else prim.impl(*vals, **params)
-        if not prim.differentiable or not traced:
+        out = prim(*values, **params) if lower else prim.impl(*values, **params)
+        if not prim.differentiable or all(n is None for n in nodes):
             return out
         vjps = prim.vjps
-        for k in range(3, len(entry), 2):
-            if entry[k] is not None and (vjps is None or vjps[(k - 3) >> 1] is None):
-                raise _no_rule(prim, "a derivative (VJP) rule", (k - 3) >> 1)
-        keep = prim._keep or residuals.keep_mask(prim)
-        if keep[0]:
-            entry[2] = out
-        if keep[1] is not None:
-            for k, kept in enumerate(keep[1]):
-                entry[4 + 2 * k] = residuals.pruned(entry[4 + 2 * k], kept)
+        for argnum, node in enumerate(nodes):
+            if node is not None and (vjps is None or vjps[argnum] is None):
+                raise _no_rule(prim, "a derivative (VJP) rule", argnum)
+        keep_out, keep_args = prim._keep if self.prune else residuals.KEEP_ALL
+        if keep_args is not None:
+            values = [residuals.pruned(v, kept) for v, kept in zip(values, keep_args)]
+        return self._append(prim, params or None, out if keep_out else None, nodes, values,
+                            out)
+
+    def _append(self, prim, params, kept_out, nodes, values, out):
+        """Record one entry; the tracer(s) of its result."""
+        entry = [prim, params, kept_out]
+        for node, value in zip(nodes, values):
+            entry += (node, value)
         tape = self.tape
         tape.append(tuple(entry))
         if prim.multiple_results:
@@ -149,6 +189,56 @@ class ReverseTrace(Trace):
         tape.extend([None] * (len(outs) - 1))
         return tuple(ReverseTracer(self, o, first + k) for k, o in enumerate(outs))
 
+    def process_custom(self, rule: Any, leaves: list, in_def: Any):
+        """A custom call (custom_vjp, custom_jvp, checkpoint) becomes ONE entry, whose
+        cotangent rule is the one `rule.reverse` returns."""
+        traced = [type(leaf) is ReverseTracer and leaf._trace is self for leaf in leaves]
+        lower = [leaf._value if t else raw(leaf) for leaf, t in zip(leaves, traced)]
+        out, pull = rule.reverse(lower, in_def, traced)
+        out_leaves, out_def = tree_flatten(out)
+        out_values = tuple(raw(o) for o in out_leaves)
+        if not any(traced) or not out_values:
+            return tree_unflatten(out_def, [wrap(o) for o in out_values])
+        last = max(i for i, t in enumerate(traced) if t)
+        call = CustomCall(rule, in_def, pull, out_def, last)
+        nodes = [leaf._id if t else None for leaf, t in zip(leaves, traced)]
+        outs = self._append(rule.prim, {"call": call}, out_values, nodes, lower, out_values)
+        return tree_unflatten(out_def, list(outs))
+
+
+class CustomCall:
+    """The parameters of a recorded custom call: its cotangent rule, and the call itself for
+    a forward replay. The walker asks for one argument at a time; the rule runs once per
+    cotangent and serves every argument."""
+
+    __slots__ = ("rule", "in_def", "pull", "out_def", "last_traced", "ct", "result")
+
+    def __init__(self, rule, in_def, pull, out_def, last_traced):
+        self.rule = rule
+        self.in_def = in_def
+        self.pull = pull
+        self.out_def = out_def
+        self.last_traced = last_traced
+        self.ct = None
+        self.result = None
+
+    def __repr__(self) -> str:
+        return self.rule.prim.name
+
+    def apply(self, leaves) -> tuple:
+        """The call again, on new inputs (a replayed tape): its flat outputs."""
+        out = self.rule.bind(tree_unflatten(self.in_def, list(leaves)))
+        return tuple(raw(o) for o in tree_flatten(out)[0])
+
+    def cotangent(self, ct, k):
+        if self.ct is not ct:
+            self.result = self.pull(tree_unflatten(self.out_def, list(ct)))
+            self.ct = ct
+        g = self.result[k]
+        if k == self.last_traced:  # the walker visits arguments in order: done with this ct
+            self.ct = self.result = None
+        return g
+
 
 def _no_rule(prim: Primitive, what: str, argnum: int | None) -> FuncgradError:
     where = f"argument {argnum}" if argnum is not None else "its arguments"
@@ -159,99 +249,90 @@ def _no_rule(prim: Primitive, what: str, argnum: int | None) -> FuncgradError:
     )
 
 
-def backward(tape: list, out_ids: Sequence[int], out_cts: Sequence[Any], n_leaves: int,
+# --- the backward walk ---------------------------------------------------------------------
+def _accumulate(cts: dict, node: int, g: Any, x: Any) -> None:
+    """Add cotangent `g` to `node`'s, shaped and typed like the argument `x` it is for: the
+    engine sums away broadcast dimensions and restores the dtype (float32 stays float32;
+    real inputs get real cotangents) once, here, for every rule."""
+    if type(g) is Array:
+        g = g._value
+    if g.shape != x.shape:
+        g = engine.sum_to_shape(g, x.shape)
+    if g.dtype is not x.dtype:
+        g = engine.astype(g, x.dtype)
+    prev = cts.get(node)
+    cts[node] = g if prev is None else prev + g
+
+
+def backward(tape: list, out_ids: Sequence[int | None], out_cts: Sequence[Any], n_leaves: int,
              consume: bool) -> list:
     """Replay `tape` in reverse from the cotangents of `out_ids`; return the leaves' cotangents.
 
     Iterative, never recursive. Each cotangent is dropped as soon as it has been used, and
     with `consume` each tape entry is dropped too, so memory falls as the walk proceeds.
     Entries whose output received no cotangent are skipped: they do not reach the output.
+    The cyclic garbage collector is paused during the walk: entries hold no cycles, and it
+    would only rescan the tape again and again.
     """
     cts: dict = {}
     for i, ct in zip(out_ids, out_cts):
         if i is not None:
             cts[i] = cts[i] + ct if i in cts else ct
     pop = cts.pop
-    get = cts.get
-    unbroadcast = engine.sum_to_shape
-    for i in range(len(tape) - 1, n_leaves - 1, -1):
-        entry = tape[i]
-        if entry is None:
-            continue
-        prim = entry[0]
-        if prim.multiple_results:
-            ct = _gather_multiple(cts, i, entry[2])
-            if ct is None:
+    accumulate = _accumulate
+    restart_gc = gc.isenabled()
+    if restart_gc:
+        gc.disable()
+    try:
+        for i in range(len(tape) - 1, n_leaves - 1, -1):
+            entry = tape[i]
+            if entry is None:
                 continue
-        else:
-            ct = pop(i, None)
-            if ct is None:
-                if not cts:
-                    break
-                continue
-        if consume:
-            tape[i] = None
-        params = entry[1]
-        rules = prim.vjps
-        if len(entry) == 5:  # one argument: no slicing, no inner loop
-            x = entry[4]
-            g = rules[0](ct, entry[2], x) if params is None else rules[0](ct, entry[2], x, **params)
-            if g is not None:
-                if type(g) is Array:
-                    g = g._value
-                if g.shape != x.shape:
-                    g = unbroadcast(g, x.shape)
-                if g.dtype is not x.dtype:  # float32 stays float32; real inputs get real cts
-                    g = engine.astype(g, x.dtype)
-                node = entry[3]
-                prev = get(node)
-                cts[node] = g if prev is None else prev + g
-            continue
-        if len(entry) == 7:  # two arguments, spelled out likewise
-            out, xa, xb = entry[2], entry[4], entry[6]
-            node = entry[3]
-            if node is not None:
-                g = rules[0](ct, out, xa, xb) if params is None else rules[0](ct, out, xa, xb, **params)
+            prim = entry[PRIM]
+            if prim.multiple_results:
+                ct = _gather_multiple(cts, i, entry[OUT])
+                if ct is None:
+                    continue
+            else:
+                ct = pop(i, None)
+                if ct is None:
+                    if not cts:
+                        break
+                    continue
+            if consume:
+                tape[i] = None
+            params = entry[PARAMS]
+            out = entry[OUT]
+            rules = prim.vjps
+            if len(entry) == ARGS + 2:  # one argument, the commonest entry: no slicing
+                x = entry[ARGS + 1]
+                g = rules[0](ct, out, x) if params is None else rules[0](ct, out, x, **params)
                 if g is not None:
-                    if type(g) is Array:
-                        g = g._value
-                    if g.shape != xa.shape:
-                        g = unbroadcast(g, xa.shape)
-                    if g.dtype is not xa.dtype:
-                        g = engine.astype(g, xa.dtype)
-                    prev = get(node)
-                    cts[node] = g if prev is None else prev + g
-            node = entry[5]
-            if node is not None:
-                g = rules[1](ct, out, xa, xb) if params is None else rules[1](ct, out, xa, xb, **params)
+                    accumulate(cts, entry[ARGS], g, x)
+                continue
+            if len(entry) == ARGS + 4:  # two arguments, the next commonest
+                node_a, x, node_b, y = entry[ARGS:]
+                if node_a is not None:
+                    g = rules[0](ct, out, x, y) if params is None else rules[0](ct, out, x, y, **params)
+                    if g is not None:
+                        accumulate(cts, node_a, g, x)
+                if node_b is not None:
+                    g = rules[1](ct, out, x, y) if params is None else rules[1](ct, out, x, y, **params)
+                    if g is not None:
+                        accumulate(cts, node_b, g, y)
+                continue
+            values = entry[ARGS + 1::2]
+            for k in range(ARGS, len(entry), 2):
+                node = entry[k]
+                if node is None:
+                    continue
+                rule = rules[(k - ARGS) >> 1]
+                g = rule(ct, out, *values) if params is None else rule(ct, out, *values, **params)
                 if g is not None:
-                    if type(g) is Array:
-                        g = g._value
-                    if g.shape != xb.shape:
-                        g = unbroadcast(g, xb.shape)
-                    if g.dtype is not xb.dtype:
-                        g = engine.astype(g, xb.dtype)
-                    prev = get(node)
-                    cts[node] = g if prev is None else prev + g
-            continue
-        args = entry[4::2]
-        for k in range(3, len(entry), 2):
-            node = entry[k]
-            if node is None:
-                continue
-            rule = rules[(k - 3) >> 1]
-            g = rule(ct, entry[2], *args) if params is None else rule(ct, entry[2], *args, **params)
-            if g is None:
-                continue
-            if type(g) is Array:
-                g = g._value
-            x = entry[k + 1]
-            if g.shape != x.shape:
-                g = unbroadcast(g, x.shape)
-            if g.dtype is not x.dtype:
-                g = engine.astype(g, x.dtype)
-            prev = get(node)
-            cts[node] = g if prev is None else prev + g
+                    accumulate(cts, node, g, entry[k + 1])
+    finally:
+        if restart_gc:
+            gc.enable()
     return [pop(i, None) for i in range(n_leaves)]
 
 

@@ -13,10 +13,10 @@ from typing import Callable
 
 import numpy as np
 
+from . import custom, jacobians, program, reverse, transforms
 from .core import Tracer, raw
 from .program import ProgramTrace
-from .reverse import ReverseTracer
-from .transforms import _tape_guard
+from .reverse import OUT, PARAMS, PRIM, ReverseTracer, arg_nodes, arg_values
 from .tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["make_tape", "Tape", "TapeEntry"]
@@ -140,8 +140,6 @@ class Tape:
 def _block_codes() -> dict:
     """The code objects of the transforms' working functions, with the label each block
     gets. They are found by building each transform once on a dummy function."""
-    from . import custom, jacobians, program, reverse, transforms
-
     def dummy(x):
         return x
 
@@ -156,7 +154,7 @@ def _block_codes() -> dict:
         jacobians.jacfwd(dummy).__code__: "jacfwd",
         jacobians.linearize.__code__: "linearize",
         program.replay.__code__: "replay",
-        custom._Pending.cotangent.__code__: "custom rule",
+        reverse.CustomCall.cotangent.__code__: "custom rule",
     }
     codes[transforms.vjp(dummy, 1.0)[1].__code__] = "vjp_fn"
     return codes
@@ -237,12 +235,10 @@ def make_tape(f: Callable) -> Callable:
                 value = np.asarray(value)
             traced.append(trace.leaf(value))
             inputs.append(_describe(value))
-        restore_gc = _tape_guard()
         try:
             out = f(*tree_unflatten(treedef, traced))
         finally:
             trace.alive = False
-            restore_gc()
         outputs = []
         for leaf in tree_flatten(out)[0]:
             outputs.append(leaf._id if isinstance(leaf, ReverseTracer) and leaf._trace is trace
@@ -252,10 +248,10 @@ def make_tape(f: Callable) -> Callable:
         for i, entry in enumerate(tape):
             if entry is None:
                 continue
-            prim, params, result = entry[0], entry[1], entry[2]
+            prim, params, result = entry[PRIM], entry[PARAMS], entry[OUT]
             results = result if prim.multiple_results else (result,)
-            nodes = [entry[k] for k in range(3, len(entry), 2)]
-            values = [entry[k + 1] for k in range(3, len(entry), 2)]
+            nodes = list(arg_nodes(entry))
+            values = arg_values(entry)
             constants = [_describe(v) if n is None and np.size(v) == 1 and not hasattr(v, "shape")
                          else None for n, v in zip(nodes, values)]
             entries.append(TapeEntry(i, prim.name, nodes, [_describe(v) for v in values],

@@ -6,7 +6,6 @@ a trace, runs the user's function on tracers, and reads the answer back off the 
 from __future__ import annotations
 
 import functools
-import gc
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -103,22 +102,6 @@ def _strip(x, trace):
     return raw(x)
 
 
-def _tape_guard():
-    """Switch the cyclic garbage collector off while a tape is recorded and replayed.
-
-    Tape entries hold no cycles, so reference counting frees everything; the collector
-    would only rescan the growing tape again and again (quadratic time on long tapes).
-    Returns the callable that restores the previous state."""
-    if gc.isenabled():
-        gc.disable()
-        return gc.enable
-    return _noop
-
-
-def _noop():
-    pass
-
-
 # --- reverse mode -----------------------------------------------------------------------
 def _trace_reverse(f, args, kwargs, argnums, transform):
     """Run `f` with the `argnums` arguments traced; return (trace, out, leaf ids, treedefs)."""
@@ -165,46 +148,42 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0,
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), transform)
-        restore_gc = _tape_guard()
-        try:
-            trace, out, leaves_per_arg = _trace_reverse(f, args, kwargs, nums, transform)
-            out, aux = _split_aux(out, has_aux, transform, trace)
-            if isinstance(out, (tuple, list, dict)) or out is None:
-                raise TypeError(
-                    f"{transform} needs the function to return one scalar array, got a "
-                    f"{type(out).__name__}; sum its parts, or use vjp / jacrev for several "
-                    "outputs" + ("" if has_aux else " (has_aux=True returns (output, aux))")
-                )
-            shape = np.shape(out._value) if isinstance(out, Array) else np.shape(out)
-            if shape != ():
-                raise TypeError(
-                    f"{transform} needs a scalar output, but the function returned shape "
-                    f"{shape}. Reduce it first (e.g. .sum() or .mean()), or use vjp or "
-                    "jacrev for a non-scalar output"
-                )
-            out_value = _strip(out, trace)
-            dtype = np.result_type(out_value) if not isinstance(out_value, Array) else out_value.dtype
-            if holomorphic:
-                _check_holomorphic(leaves_per_arg, dtype, transform)
-            elif not np.issubdtype(dtype, np.floating):
-                raise TypeError(
-                    f"{transform} needs a real float output, got dtype {dtype}. "
-                    + ("Use grad(..., holomorphic=True) or take the real part (.real) "
-                       "of a complex output" if np.issubdtype(dtype, np.complexfloating)
-                       else "Differentiate a float quantity (integers and bools have no "
-                       "derivative)")
-                )
-            if isinstance(out, ReverseTracer) and out._trace is trace:
-                seed = np.ones((), dtype=dtype)
-                cts = backward(trace.tape, [out._id], [seed], _count_leaves(leaves_per_arg),
-                               consume=True)
-                if holomorphic:  # the VJP of 1 is conj(f'(z)) (docs/complex.md)
-                    cts = [None if c is None else engine.conj(c) for c in cts]
-            else:
-                cts = [None] * _count_leaves(leaves_per_arg)
-            grads = _leaf_cts(cts, leaves_per_arg)
-        finally:
-            restore_gc()
+        trace, out, leaves_per_arg = _trace_reverse(f, args, kwargs, nums, transform)
+        out, aux = _split_aux(out, has_aux, transform, trace)
+        if isinstance(out, (tuple, list, dict)) or out is None:
+            raise TypeError(
+                f"{transform} needs the function to return one scalar array, got a "
+                f"{type(out).__name__}; sum its parts, or use vjp / jacrev for several "
+                "outputs" + ("" if has_aux else " (has_aux=True returns (output, aux))")
+            )
+        shape = np.shape(out._value) if isinstance(out, Array) else np.shape(out)
+        if shape != ():
+            raise TypeError(
+                f"{transform} needs a scalar output, but the function returned shape "
+                f"{shape}. Reduce it first (e.g. .sum() or .mean()), or use vjp or "
+                "jacrev for a non-scalar output"
+            )
+        out_value = _strip(out, trace)
+        dtype = np.result_type(out_value) if not isinstance(out_value, Array) else out_value.dtype
+        if holomorphic:
+            _check_holomorphic(leaves_per_arg, dtype, transform)
+        elif not np.issubdtype(dtype, np.floating):
+            raise TypeError(
+                f"{transform} needs a real float output, got dtype {dtype}. "
+                + ("Use grad(..., holomorphic=True) or take the real part (.real) "
+                   "of a complex output" if np.issubdtype(dtype, np.complexfloating)
+                   else "Differentiate a float quantity (integers and bools have no "
+                   "derivative)")
+            )
+        if isinstance(out, ReverseTracer) and out._trace is trace:
+            seed = np.ones((), dtype=dtype)
+            cts = backward(trace.tape, [out._id], [seed], _count_leaves(leaves_per_arg),
+                           consume=True)
+            if holomorphic:  # the VJP of 1 is conj(f'(z)) (docs/complex.md)
+                cts = [None if c is None else engine.conj(c) for c in cts]
+        else:
+            cts = [None] * _count_leaves(leaves_per_arg)
+        grads = _leaf_cts(cts, leaves_per_arg)
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
         value = wrap(out_value)
         return ((value, aux), g) if has_aux else (value, g)
@@ -264,12 +243,8 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     True
     """
     transform = "vjp"
-    restore_gc = _tape_guard()
-    try:
-        trace, out, leaves_per_arg = _trace_reverse(f, primals, {}, tuple(range(len(primals))),
-                                                    transform)
-    finally:
-        restore_gc()
+    trace, out, leaves_per_arg = _trace_reverse(f, primals, {}, tuple(range(len(primals))),
+                                                transform)
     out, aux = _split_aux(out, has_aux, transform, trace)
     out_leaves, out_def = tree_flatten(out)
     out_ids = []
@@ -289,12 +264,8 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
             raise TypeError(f"vjp_fn: the cotangent's structure {ct_def} does not match the "
                             f"output's structure {out_def}; pass one array per output leaf")
         checked = [_check_cotangent(c, v, i) for i, (c, v) in enumerate(zip(ct_leaves, out_values))]
-        restore = _tape_guard()
-        try:
-            cts = backward(tape, out_ids, checked, n_leaves, consume=False)
-            return tuple(_leaf_cts(cts, leaves_per_arg))
-        finally:
-            restore()
+        cts = backward(tape, out_ids, checked, n_leaves, consume=False)
+        return tuple(_leaf_cts(cts, leaves_per_arg))
 
     out_wrapped = tree_unflatten(out_def, [wrap(v) for v in out_values])
     return (out_wrapped, vjp_fn, aux) if has_aux else (out_wrapped, vjp_fn)

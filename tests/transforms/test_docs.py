@@ -10,7 +10,7 @@ import pytest
 DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs"
 
 
-@pytest.mark.parametrize("page", ["what_grad_does.md", "transforms.md"])
+@pytest.mark.parametrize("page", ["what_grad_does.md", "transforms.md", "concepts.md"])
 def test_doc_examples_run(page):
     result = doctest.testfile(str(DOCS / page), module_relative=False,
                               optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
