@@ -361,6 +361,7 @@ class Report:
         self.divergence: Divergence | None = None
         self.functional_error: BaseException | None = None
         self.functional_error_at: tuple | None = None
+        self.mutable_error_at: tuple | None = None
         self.mutable_error: BaseException | None = None
         self.explanation: InplaceExplanation | None = None
 
@@ -394,6 +395,13 @@ class Report:
         elif self.mutable_error is not None:
             out.append(f"mutable run failed: {type(self.mutable_error).__name__}: "
                        f"{self.mutable_error}")
+            if self.mutable_error_at is not None:
+                path, line = self.mutable_error_at
+                source = linecache.getline(path, line)
+                out.append(f"  at {path}:{line}   {source.strip()}")
+                rewrite = functional_rewrite(source)
+                if rewrite is not None:
+                    out.append(f"  functional spelling: {rewrite.strip()}")
         if self.divergence is not None:
             out.append(str(self.divergence))
         return "\n".join(out)
@@ -522,6 +530,7 @@ def compare(fn: Callable, *args: Any, rtol: float = 1e-6, atol: float = 1e-9) ->
                                     else leaves[i].grad.detach().numpy().copy() for i in wrt]
     except Exception as err:  # reported, not raised
         report.mutable_error = err
+        report.mutable_error_at = _user_line(err, files)
         if is_version_error(err):
             names = {}
             for event in watch_m.events:
@@ -538,7 +547,7 @@ def compare(fn: Callable, *args: Any, rtol: float = 1e-6, atol: float = 1e-9) ->
     close = all(_close(report, what, rtol, atol) for what, _, _ in report.differences)
     report.agree = (report.functional_error is None and report.mutable_error is None and close
                     and len(report.grads) == len(report.mutable_grads))
-    if not report.agree and report.functional_error is None:
+    if not report.agree:
         report.divergence = _first_divergence(watch_f.events, watch_m.events, rtol, atol)
     return report
 
@@ -599,12 +608,12 @@ def _why(name: str, event: _Event, previous: dict) -> Divergence:
             via = ", ".join(f"`{a}`" for a in aliases)
             reason = (f"in the mutable run an in-place write ({op}) through a view ({via} shares "
                       f"`{name}`'s storage) changed `{name}` (version {before[1]} -> {version}); "
-                      f"the functional run kept `{name}`: its arrays are immutable, so the same "
-                      f"line made a new array there")
+                      f"the functional run kept `{name}`: its arrays are immutable, an update "
+                      f"makes a new array and leaves the old one as it was")
         else:
             reason = (f"in the mutable run `{name}` was modified in place ({op}, version "
-                      f"{before[1]} -> {version}); the functional run's arrays are immutable, so "
-                      f"the same line made a new array there and `{name}` kept its value")
+                      f"{before[1]} -> {version}); the functional run kept `{name}`: its "
+                      f"arrays are immutable, an update makes a new array")
         return Divergence(name, event.file, event.line, reason, write)
     reason = (f"`{name}` was computed to a different value on this line in the two runs "
               f"(no in-place write to it was recorded)")

@@ -58,12 +58,13 @@ def test_python_dash_m_explains_an_inplace_script(tmp_path):
 def test_explain_success_shows_graph_and_leaf_gradients(tmp_path, capsys):
     script = tmp_path / "chain.py"
     script.write_text("import torch\nimport torch.nn as nn\nimport torch.autograd\n"
+                      "import torch.nn.functional as F\n"
                       "x = nn.Parameter(torch.tensor(3.0))\ny1 = x + 1\ny2 = 2 * x\n"
-                      "loss = (y1 - y2) ** 2\nloss.backward()\n")
+                      "loss = (y1 - y2) ** 2 + F.relu(x)\nloss.backward()\n")
     assert main(["explain", str(script)]) == 0
     out = capsys.readouterr().out
-    assert "ran without an error" in out and "PowBackward0  [loss" in out
-    assert "x.grad = tensor(4.)" in out  # 2 (y1 - y2) (1 - 2) at x = 3
+    assert "ran without an error" in out and "AddBackward0  [loss" in out
+    assert "x.grad = tensor(5.)" in out  # 2 (y1 - y2) (1 - 2) + relu'(x) at x = 3
 
 
 def test_explain_other_autograd_errors(tmp_path, capsys):

@@ -144,3 +144,47 @@ def test_non_scalar_output_is_summed_and_non_float_inputs_are_constants():
 ])
 def test_functional_rewrite(line, expected):
     assert functional_rewrite(line) == expected
+
+
+def functional_rows(x):
+    y = x * 2
+    row = y[0:2]
+    row = row + 1
+    return (y * y).sum() + row.sum()
+
+
+def mutable_rows(x):
+    y = x * 2
+    row = y[0:2]
+    row.add_(1)
+    return (y * y).sum() + row.sum()
+
+
+def test_two_spellings_that_alias_name_the_write_through_the_view():
+    x = np.array([1.0, 2.0, 3.0])
+    r = compare(functional_rows, mutable_rows, x)
+    assert not r.agree and r.mutable_error is None and r.functional_error is None
+    # closed forms: functional sum(4x^2) + sum(2x[:2] + 1); mutable y[:2] = 2x[:2] + 1
+    np.testing.assert_allclose(r.value, 4 * (1 + 4 + 9) + (3 + 5))
+    np.testing.assert_allclose(r.mutable_value, 9 + 25 + 36 + 3 + 5)
+    np.testing.assert_allclose(r.grads[0], [8 + 2, 16 + 2, 24])
+    np.testing.assert_allclose(r.mutable_grads[0], [4 * 3 + 2, 4 * 5 + 2, 24])
+    line = first_line_of(mutable_rows, "row.add_(1)")
+    assert (r.divergence.name, r.divergence.line) == ("y", line)
+    assert r.divergence.write == ("add_", __file__, line)
+    assert f"add_ at {__file__}:{line}" in str(r)
+
+
+def test_single_spelling_with_setitem_through_a_view():
+    def f(xp, x):
+        y = x * 1.0
+        v = y[1:]
+        v[0] = 5.0
+        return (y * 2).sum()
+
+    r = compare(f, np.array([1.0, 2.0, 3.0]))
+    line = first_line_of(f, "v[0] = 5.0")
+    assert isinstance(r.functional_error, TypeError) and r.functional_error_at[1] == line
+    assert r.divergence is not None and r.divergence.line == line
+    assert r.divergence.write[2] == line
+    assert "v = v.at[0].set(5.0)" in str(r)

@@ -14,6 +14,7 @@ import linecache
 import os
 import sys
 import traceback
+import types
 
 from .. import mutable
 from ..compare import InplaceExplanation, _outermost, functional_rewrite, is_version_error
@@ -32,6 +33,20 @@ class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def __enter__(self) -> "TorchAlias":
         self.saved = {k: sys.modules.pop(k) for k in list(sys.modules) if _is_torch(k)}
+        # submodules funcgrad.mutable already holds as attributes (torch.nn.functional inside
+        # a module nn.py, which is no package) are registered under their torch names; the
+        # finder imports the rest on demand
+        stack = [("torch", mutable)]
+        seen = {id(mutable)}
+        while stack:
+            name, module = stack.pop()
+            sys.modules[name] = module
+            for attr, value in vars(module).items():
+                if (isinstance(value, types.ModuleType) and not attr.startswith("_")
+                        and value.__name__.startswith("funcgrad.mutable.")
+                        and id(value) not in seen):
+                    seen.add(id(value))
+                    stack.append((f"{name}.{attr}", value))
         sys.meta_path.insert(0, self)
         return self
 
