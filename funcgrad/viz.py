@@ -192,6 +192,9 @@ class GraphNode:
             text = f"saved {s.role}: v{s.saved_version}"
             text += f", now v{s.current_version} ✗" if s.stale else " ✓"
             out.append(text)
+            if s.stale and s.modified_by is not None:
+                out.append(f"  ✗ written by {s.modified_by[0]} at "
+                           f"{_short_where(s.modified_by[1:])}")
         if self.freed:
             out.append("buffers freed")
         return out
@@ -296,7 +299,7 @@ class Graph:
             key, prefix, branch, broken = stack.pop()
             node = self.nodes[key]
             mark = "╳── " if broken and branch else branch
-            summary = "; ".join(node.lines()[1:])
+            summary = "; ".join(line.strip() for line in node.lines()[1:])
             repeated = key in seen
             lines.append(prefix + mark + node.name + (f"  [{summary}]" if summary else "")
                          + ("  [seen above]" if repeated else "")

@@ -89,7 +89,7 @@ def test_graph_marks_the_saved_versions_and_the_broken_edge():
     assert copy.kind == "inplace" and copy.tensors == ["b v1"] and copy.inplace[0] == "fill_"
     svg = g.svg()
     assert svg.count('class="edge broken"') == 2 and "✗ version conflict" in svg
-    assert "saved self: v0, now v1 ✗" in svg
+    assert "saved self: v0, now v1 ✗" in svg and "✗ written by fill_ at test_viz.py:" in svg
     dot = g.dot()
     assert dot.count("style=dashed") == 2 and "digraph" in dot
     assert "╳── AddBackward0" in g.text()
