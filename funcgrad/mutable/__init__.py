@@ -47,7 +47,7 @@ import math as _math
 
 from . import _device, _dtypes
 from . import _methods  # noqa: F401  (attaches Tensor's methods)
-from . import autograd, backends, cuda, nn
+from . import autograd, backends, cuda, nn, optim, utils
 from ._device import device
 from ._autograd import STATE
 from ._dtypes import (bool_ as bool, complex64, complex128, dtype, float16, float32, float64,  # noqa: A004

@@ -1,8 +1,25 @@
-"""torch.manual_seed / rand / randn: PyTorch's CPU generator (MT19937), reproduced bit for bit.
+"""PyTorch's CPU random generator (MT19937) and its distributions, reproduced bit for bit.
 
-PyTorch seeds a Mersenne Twister the standard way, takes 24 random bits per float32 and 53
-per float64, and turns uniforms into normals with Box-Muller: one value at a time (with a
-cached second value) for fewer than 16 elements, in blocks of 16 otherwise.
+PyTorch seeds a Mersenne Twister the standard way (the low 32 bits of the seed) and draws
+from it as follows, which is what every function here reproduces:
+
+* uniform: 24 random bits per float32 value, 53 (of a 64-bit draw made of two 32-bit
+  words, first word high) per float64, scaled into [from, to) by a fused multiply-add;
+* normal: Box-Muller; fewer than 16 values one at a time from 53-bit uniforms (a cached
+  second value serves the next call), 16 or more in blocks of 16 from the tensor's own
+  uniforms (a last partial block redraws the final 16);
+* integers: ``random() % range + low`` (a 64-bit draw when the range needs it);
+* randperm: a Fisher-Yates walk, each swap ``random() % (n - i)``;
+* bernoulli: a 53-bit uniform below ``p``.
+
+Known difference: PyTorch's AVX2 kernel for float32 normals in blocks evaluates log and
+sincos with its own polynomial approximations; our values there can differ in the last
+bit (float64, and fewer than 16 float32 values, are exact).
+
+>>> from funcgrad.mutable import _random
+>>> _ = _random.manual_seed(0)
+>>> _random.randperm(5).tolist()
+[4, 0, 1, 3, 2]
 """
 from __future__ import annotations
 
@@ -10,14 +27,28 @@ import math
 
 import numpy as np
 
-__all__ = ["manual_seed", "uniform", "normal", "initial_seed"]
+__all__ = ["Generator", "manual_seed", "initial_seed", "default_generator", "uniform", "normal",
+           "randint", "randperm", "bernoulli", "random63", "fma"]
+
+_U64 = np.uint64
 
 
-class _Generator:
+class Generator:
+    """``torch.Generator``: an MT19937 stream, seeded as PyTorch seeds its CPU generator.
+
+    >>> from funcgrad.mutable._random import Generator
+    >>> g = Generator().manual_seed(0)
+    >>> g.initial_seed()
+    0
+    """
+
     __slots__ = ("bits", "seed", "cached_normal")
 
-    def __init__(self, seed: int) -> None:
-        self.reseed(seed)
+    def __init__(self, device: str = "cpu") -> None:
+        if str(device) != "cpu":
+            raise RuntimeError(f"Device type {str(device).upper()} is not supported by "
+                               "funcgrad.mutable (CPU only)")
+        self.reseed(67280421310721)
 
     def reseed(self, seed: int) -> None:
         self.bits = np.random.MT19937()
@@ -25,63 +56,175 @@ class _Generator:
         self.seed = seed
         self.cached_normal = None
 
+    def manual_seed(self, seed: int) -> "Generator":
+        """Reseed; returns the generator (as PyTorch)."""
+        seed = int(seed)
+        if not -(1 << 63) <= seed < (1 << 64):
+            raise RuntimeError(f"Overflow when unpacking long long")
+        self.reseed(seed & 0xFFFFFFFFFFFFFFFF)
+        return self
+
+    def initial_seed(self) -> int:
+        """The seed last given."""
+        return self.seed
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
     def raw32(self, n: int) -> np.ndarray:
-        return self.bits.random_raw(n).astype(np.uint64) if n else np.zeros(0, np.uint64)
+        """`n` 32-bit draws, as uint64."""
+        return self.bits.random_raw(n).astype(_U64) if n else np.zeros(0, _U64)
+
+    def raw64(self, n: int) -> np.ndarray:
+        """`n` 64-bit draws, each two 32-bit draws with the first in the high half."""
+        raw = self.raw32(2 * n)
+        return (raw[0::2] << _U64(32)) | raw[1::2]
+
+    def unit(self, n: int, float64: bool) -> np.ndarray:
+        """`n` uniforms on [0, 1): float64 values holding 24 or 53 random bits."""
+        if float64:
+            return (self.raw64(n) & _U64((1 << 53) - 1)) * (2.0 ** -53)
+        return (self.raw32(n) & _U64((1 << 24) - 1)) * (2.0 ** -24)
 
     def uniform(self, n: int, float64: bool) -> np.ndarray:
-        if float64:
-            raw = self.raw32(2 * n)
-            r64 = (raw[0::2] << np.uint64(32)) | raw[1::2]
-            return (r64 & np.uint64((1 << 53) - 1)) * (2.0 ** -53)
-        raw = self.raw32(n)
-        return ((raw & np.uint64((1 << 24) - 1)) * (2.0 ** -24)).astype(np.float32)
+        u = self.unit(n, float64)
+        return u if float64 else u.astype(np.float32)
 
 
-_GEN = _Generator(67280421310721)
+default_generator = Generator()
+_GEN = default_generator  # the name older code uses
 
 
-def manual_seed(seed: int) -> _Generator:
-    """Seed the generator as ``torch.manual_seed`` does (same stream as PyTorch on CPU)."""
-    _GEN.reseed(int(seed))
-    return _GEN
+def _gen(generator) -> Generator:
+    return default_generator if generator is None else generator
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generator as ``torch.manual_seed`` does; returns it."""
+    return default_generator.manual_seed(seed)
 
 
 def initial_seed() -> int:
-    return _GEN.seed
+    """The default generator's seed."""
+    return default_generator.seed
 
 
-def uniform(shape, np_dtype) -> np.ndarray:
-    n = int(np.prod(shape, dtype=np.int64))
-    return _GEN.uniform(n, np_dtype == np.float64).astype(np_dtype).reshape(shape)
+def fma(a, b, c):
+    """``a * b + c`` in float64 rounded once, as the fused multiply-add PyTorch's AVX2 kernels
+    compile to: the product's rounding error (Dekker's split) is added back before the last
+    rounding. (Also used by funcgrad.mutable.optim for PyTorch's update arithmetic.)
+
+    >>> from funcgrad.mutable._random import fma
+    >>> float(fma(0.1, 10.0, -1.0))
+    5.551115123125783e-17
+    """
+    a = np.asarray(a, np.float64)
+    p = a * b
+    split = 134217729.0  # 2**27 + 1
+    ah = a * split - (a * split - a)
+    al = a - ah
+    bh = b * split - (b * split - b)
+    bl = b - bh
+    err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c
+    bb = s - p
+    t = (p - (s - bb)) + (c - bb)
+    return s + (t + err)
 
 
-def _fill16(block: np.ndarray) -> None:
+def _count(shape) -> int:
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def uniform(shape, np_dtype, low: float = 0.0, high: float = 1.0, generator=None) -> np.ndarray:
+    """Values on [low, high) as ``Tensor.uniform_(low, high)`` draws them."""
+    np_dtype = np.dtype(np_dtype)
+    u = _gen(generator).unit(_count(shape), np_dtype == np.float64)
+    if low != 0.0 or high != 1.0:
+        # in the tensor's dtype: ``u * (high - low) + low`` as one fused multiply-add (for
+        # float32 the product is exact in float64, so one rounding to float32 is the fma's)
+        lo, hi = np_dtype.type(low), np_dtype.type(high)
+        u = fma(u, hi - lo, lo) if np_dtype == np.float64 else u * float(hi - lo) + float(lo)
+    return u.astype(np_dtype).reshape(shape)
+
+
+def _fill16(block: np.ndarray, mean: float, std: float) -> None:
     u1 = block.dtype.type(1) - block[:8]
     u2 = block[8:16]
     radius = np.sqrt(block.dtype.type(-2) * np.log(u1))
     theta = block.dtype.type(2.0 * math.pi) * u2
-    block[:8], block[8:16] = radius * np.cos(theta), radius * np.sin(theta)
+    first, second = radius * np.cos(theta), radius * np.sin(theta)
+    if mean != 0.0 or std != 1.0:
+        # float32: one fused multiply-add (exact product, one rounding), as PyTorch's kernel
+        first = fma(first, std, mean).astype(block.dtype)
+        second = fma(second, std, mean).astype(block.dtype)
+    block[:8], block[8:16] = first, second
 
 
-def normal(shape, np_dtype) -> np.ndarray:
-    n = int(np.prod(shape, dtype=np.int64))
+def normal(shape, np_dtype, mean: float = 0.0, std: float = 1.0, generator=None) -> np.ndarray:
+    """Normal values as ``torch.randn`` / ``Tensor.normal_(mean, std)`` draw them."""
+    gen = _gen(generator)
+    np_dtype = np.dtype(np_dtype)
+    n = _count(shape)
     if n >= 16:
-        data = _GEN.uniform(n, np_dtype == np.float64).astype(np_dtype)
+        if np_dtype == np.float32:
+            mean, std = float(np.float32(mean)), float(np.float32(std))
+        data = gen.uniform(n, np_dtype == np.float64).astype(np_dtype)
         for i in range(0, n - 15, 16):
-            _fill16(data[i:i + 16])
+            _fill16(data[i:i + 16], mean, std)
         if n % 16:
-            data[n - 16:] = _GEN.uniform(16, np_dtype == np.float64).astype(np_dtype)
-            _fill16(data[n - 16:])
+            data[n - 16:] = gen.uniform(16, np_dtype == np.float64).astype(np_dtype)
+            _fill16(data[n - 16:], mean, std)
         return data.reshape(shape)
     out = np.empty(n, dtype=np.float64)
     for i in range(n):
-        if _GEN.cached_normal is not None:
-            out[i] = _GEN.cached_normal
-            _GEN.cached_normal = None
+        if gen.cached_normal is not None:
+            out[i] = fma(gen.cached_normal, std, mean)
+            gen.cached_normal = None
             continue
-        u1, u2 = _GEN.uniform(2, True)
+        u1, u2 = gen.unit(2, True)
         radius = math.sqrt(-2.0 * math.log1p(-u2))
         theta = 2.0 * math.pi * u1
-        _GEN.cached_normal = radius * math.sin(theta)
-        out[i] = radius * math.cos(theta)
+        gen.cached_normal = radius * math.sin(theta)
+        out[i] = fma(radius * math.cos(theta), std, mean)
     return out.astype(np_dtype).reshape(shape)
+
+
+def randint(low: int, high: int, shape, generator=None) -> np.ndarray:
+    """int64 values on [low, high) as ``torch.randint`` draws them."""
+    span = high - low
+    if span <= 0:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    gen = _gen(generator)
+    n = _count(shape)
+    raw = gen.raw64(n) if span >= (1 << 32) else gen.raw32(n)
+    return ((raw % _U64(span)).astype(np.int64) + low).reshape(shape)
+
+
+def randperm(n: int, generator=None) -> np.ndarray:
+    """A permutation of range(n) as ``torch.randperm`` draws it (int64)."""
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got{n}")
+    gen = _gen(generator)
+    perm = np.arange(n, dtype=np.int64)
+    if n > 1:
+        draws = gen.raw32(n - 1)
+        for i in range(n - 1):
+            j = i + int(draws[i]) % (n - i)
+            perm[i], perm[j] = perm[j], perm[i]
+    return perm
+
+
+def bernoulli(shape, p: float, np_dtype, generator=None) -> np.ndarray:
+    """1 with probability `p`, else 0, as ``Tensor.bernoulli_(p)`` draws them."""
+    if not 0.0 <= p <= 1.0:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    u = _gen(generator).unit(_count(shape), True)
+    return (u < p).astype(np_dtype).reshape(shape)
+
+
+def random63(generator=None) -> int:
+    """``torch.empty((), dtype=torch.int64).random_()``: a 64-bit draw modulo 2**63."""
+    return int(_gen(generator).raw64(1)[0] % _U64(1 << 63))

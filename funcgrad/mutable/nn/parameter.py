@@ -1,14 +1,10 @@
-"""torch.nn for funcgrad.mutable: Parameter, and the functional activations."""
+"""torch.nn.Parameter: a leaf tensor that a Module registers as one of its parameters."""
 from __future__ import annotations
 
-import types
+from .. import _functions as F
+from .._tensor import Tensor
 
-import numpy as np
-
-from . import _functions as F
-from ._tensor import Tensor
-
-__all__ = ["Parameter", "functional"]
+__all__ = ["Parameter"]
 
 
 class Parameter(Tensor):
@@ -40,12 +36,3 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
-
-
-functional = types.ModuleType("funcgrad.mutable.nn.functional",
-                              "Activation functions (torch.nn.functional).")
-functional.relu = lambda input, inplace=False: input.relu_() if inplace else F.relu(input)
-functional.sigmoid = F.sigmoid
-functional.tanh = F.tanh
-functional.mse_loss = lambda input, target, reduction="mean": (
-    F.mean((input - target) ** 2) if reduction == "mean" else F.sum((input - target) ** 2))

@@ -1,0 +1,18 @@
+"""The layers of torch.nn, one family per module."""
+from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .batchnorm import BatchNorm1d, BatchNorm2d
+from .container import ModuleDict, ModuleList, Sequential
+from .conv import Conv2d
+from .dropout import Dropout
+from .linear import Flatten, Identity, Linear
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .module import Module
+from .pooling import AvgPool2d, MaxPool2d
+from .rnn import LSTM
+from .sparse import Embedding
+
+__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "Linear", "Identity", "Flatten",
+           "ReLU", "LeakyReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "Softmax", "LogSoftmax",
+           "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
+           "Conv2d", "MaxPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Embedding",
+           "Dropout", "LSTM"]
