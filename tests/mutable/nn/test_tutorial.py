@@ -1,5 +1,8 @@
 """Tutorial-style programs run twice, verbatim: once with real PyTorch, once with
-``funcgrad.mutable`` bound as ``torch``. Same seeds, same losses, step by step."""
+``funcgrad.mutable`` bound as ``torch``. Same seeds, same losses, step by step.
+
+(Integer labels are drawn as ``(torch.rand(n) * k).long()``: ``torch.randint`` is exposed
+by the tensor layer; tests/mutable/nn/test_random.py checks the stream behind it.)"""
 import numpy as np
 import pytest
 
@@ -15,7 +18,7 @@ def mlp_classifier(torch, optimizer_name):
     from_data = torch.utils.data
     torch.manual_seed(0)
     centers = torch.randn(3, 2) * 3
-    labels = torch.randint(0, 3, (96,))
+    labels = (torch.rand(96) * 3).long()
     points = centers[labels] + torch.randn(96, 2)
     model = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 3))
     loss_fn = nn.CrossEntropyLoss()
@@ -63,7 +66,7 @@ def convnet_step(torch):
     torch.manual_seed(1)
     model = Net()
     images = torch.randn(8, 1, 12, 12)
-    targets = torch.randint(0, 10, (8,))
+    targets = (torch.rand(8) * 10).long()
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.5)
     scheduler = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
     losses = []
@@ -86,7 +89,7 @@ def sequence_regression(torch):
     head = nn.Linear(6, 1)
     params = list(embed.parameters()) + list(lstm.parameters()) + list(head.parameters())
     opt = torch.optim.RMSprop(params, lr=0.01)
-    tokens = torch.randint(0, 12, (4, 7))
+    tokens = (torch.rand(4, 7) * 12).long()
     target = torch.randn(4, 1)
     losses = []
     for _ in range(4):
