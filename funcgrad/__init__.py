@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import numpy, tree_util
 from . import flatten_util, lax, tree
+from ._src.config import config, debug_nans
 from ._src.core import Array, FuncgradError, is_traced
 from ._src.transforms import grad, jvp, stop_gradient, value_and_grad, vjp, vmap
 from ._src.custom import checkpoint, custom_jvp, custom_vjp
@@ -23,4 +24,4 @@ __version__ = "0.1.0"
 __all__ = ["Array", "FuncgradError", "grad", "value_and_grad", "vjp", "jvp", "vmap",
            "stop_gradient", "numpy", "tree_util", "linearize", "jacfwd", "jacrev", "jacobian",
            "hessian", "hvp", "custom_vjp", "custom_jvp", "checkpoint", "make_tape",
-           "is_traced"]
+           "is_traced", "config", "debug_nans"]

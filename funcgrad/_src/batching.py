@@ -4,9 +4,15 @@ in one call; the generic rules here serve whole families of primitives."""
 from __future__ import annotations
 
 import inspect
+import operator
 from typing import Any, Sequence
 
 import numpy as np
+
+try:
+    from numpy.exceptions import AxisError
+except ImportError:  # NumPy < 1.25
+    AxisError = np.AxisError
 
 from .core import Array, Primitive, Trace, Tracer, engine, raw, wrap
 from .tree_util import tree_flatten, tree_unflatten
@@ -24,6 +30,22 @@ class BatchTracer(Tracer):
     def shape(self) -> tuple[int, ...]:
         shape = self._value.shape
         return shape[: self._bdim] + shape[self._bdim + 1:]
+
+    def _no_single_value(self, what: str):
+        raise TypeError(
+            f"{what} of a value batched by vmap: each example has its own value, so Python "
+            "control flow (if, while, and, or) cannot branch on it under vmap. Compute both "
+            "branches and choose per example with funcgrad.numpy.where(cond, a, b) (or "
+            "funcgrad.lax.cond / select), or call the function in a Python loop instead")
+
+    def __bool__(self) -> bool:
+        self._no_single_value("bool()")
+
+    def __int__(self) -> int:
+        self._no_single_value("int()")
+
+    def __index__(self) -> int:
+        self._no_single_value("Using as an index")
 
 
 class BatchTrace(Trace):
@@ -143,12 +165,21 @@ def batch_elementwise(prim: Primitive, vals, dims, **params):
 
 
 def _shift_axis(axis, ndim):
-    """An `axis` parameter of an unbatched call, re-aimed past a leading batch axis."""
+    """An `axis` parameter of an unbatched call, re-aimed past a leading batch axis. An axis
+    out of range for the example raises what the unbatched call raises (NumPy's AxisError):
+    wrapping it onto the batch's shape would silently compute something else."""
     if axis is None:
         return tuple(range(1, ndim + 1))
     if isinstance(axis, (tuple, list)):
-        return tuple((a % ndim) + 1 for a in axis)
-    return (axis % ndim) + 1
+        return tuple(_checked_axis(a, ndim) + 1 for a in axis)
+    return _checked_axis(axis, ndim) + 1
+
+
+def _checked_axis(axis, ndim):
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise AxisError(axis, ndim)
+    return axis % ndim
 
 
 def batch_axis_param(prim: Primitive, vals, dims, **params):

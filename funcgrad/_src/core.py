@@ -300,14 +300,18 @@ class Tracer(Array):
     def tolist(self):
         self._concrete("tolist")
 
+    # Each level decides through its own value: a batched value (vmap) has no single one.
     def __int__(self) -> int:  # integers carry no derivative, so nothing is lost
-        return int(_bottom(self))
+        value = self._value
+        return int(value) if isinstance(value, Tracer) else int(np.asarray(value))
 
     def __index__(self) -> int:
-        return int(np.asarray(_bottom(self)).__index__())
+        value = self._value
+        return value.__index__() if isinstance(value, Tracer) else \
+            int(np.asarray(value).__index__())
 
     def __bool__(self) -> bool:  # control flow on values is allowed, as in autograd
-        return bool(_bottom(self))
+        return bool(self._value)
 
     def __repr__(self) -> str:
         return f"Traced<{self.dtype}{list(self.shape)}, {self._trace.name}>"

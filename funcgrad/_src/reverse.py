@@ -16,11 +16,13 @@ own trace, no closure and no dict of its own: small, and no cycles.
 from __future__ import annotations
 
 import gc
+import sys
 from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from . import residuals
+from .config import Recorded, config, nan_error, numpy_errors, user_frame
 from .core import Array, FuncgradError, Primitive, Trace, Tracer, engine, raw, wrap
 from .tree_util import tree_flatten, tree_unflatten
 
@@ -81,7 +83,7 @@ class ReverseTrace(Trace):
 
     def __init__(self) -> None:
         super().__init__()
-        self.tape: list = []
+        self.tape: list = _SourceTape() if config.debug_nans else []
 
     def leaf(self, value) -> ReverseTracer:
         tape = self.tape
@@ -206,6 +208,28 @@ class ReverseTrace(Trace):
         return tree_unflatten(out_def, list(outs))
 
 
+class _SourceTape(list):
+    """A tape that also notes, for each entry, the user's line that recorded it: what
+    `debug_nans` reports when that entry's backward rule produces a NaN."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.frames: dict = {}
+
+    def append(self, entry) -> None:
+        if entry is not None:
+            frame = user_frame(sys._getframe(1))[0]
+            self.frames[len(self)] = (frame.f_code.co_filename, frame.f_lineno,
+                                      frame.f_code.co_name) if frame is not None else None
+        super().append(entry)
+
+
+def _backward_nan(tape, i, prim) -> FloatingPointError:
+    where = getattr(tape, "frames", {}).get(i)
+    return nan_error(prim.name, "backward", Recorded(*where) if where else user_frame()[0],
+                     "in the cotangent its derivative rule returned")
+
+
 class CustomCall:
     """The parameters of a recorded custom call: its cotangent rule, and the call itself for
     a forward replay. The walker asks for one argument at a time; the rule runs once per
@@ -272,68 +296,88 @@ def backward(tape: list, out_ids: Sequence[int | None], out_cts: Sequence[Any], 
     with `consume` each tape entry is dropped too, so memory falls as the walk proceeds.
     Entries whose output received no cotangent are skipped: they do not reach the output.
     The cyclic garbage collector is paused during the walk: entries hold no cycles, and it
-    would only rescan the tape again and again.
+    would only rescan the tape again and again. NumPy's floating-point warnings raised by
+    the rules point at the user's line (`config.numpy_errors`).
     """
     cts: dict = {}
     for i, ct in zip(out_ids, out_cts):
         if i is not None:
             cts[i] = cts[i] + ct if i in cts else ct
-    pop = cts.pop
-    accumulate = _accumulate
     restart_gc = gc.isenabled()
     if restart_gc:
         gc.disable()
     try:
-        for i in range(len(tape) - 1, n_leaves - 1, -1):
-            entry = tape[i]
-            if entry is None:
-                continue
-            prim = entry[PRIM]
-            if prim.multiple_results:
-                ct = _gather_multiple(cts, i, entry[OUT])
-                if ct is None:
-                    continue
-            else:
-                ct = pop(i, None)
-                if ct is None:
-                    if not cts:
-                        break
-                    continue
-            if consume:
-                tape[i] = None
-            params = entry[PARAMS]
-            out = entry[OUT]
-            rules = prim.vjps
-            if len(entry) == ARGS + 2:  # one argument, the commonest entry: no slicing
-                x = entry[ARGS + 1]
-                g = rules[0](ct, out, x) if params is None else rules[0](ct, out, x, **params)
-                if g is not None:
-                    accumulate(cts, entry[ARGS], g, x)
-                continue
-            if len(entry) == ARGS + 4:  # two arguments, the next commonest
-                node_a, x, node_b, y = entry[ARGS:]
-                if node_a is not None:
-                    g = rules[0](ct, out, x, y) if params is None else rules[0](ct, out, x, y, **params)
-                    if g is not None:
-                        accumulate(cts, node_a, g, x)
-                if node_b is not None:
-                    g = rules[1](ct, out, x, y) if params is None else rules[1](ct, out, x, y, **params)
-                    if g is not None:
-                        accumulate(cts, node_b, g, y)
-                continue
-            values = entry[ARGS + 1::2]
-            for k in range(ARGS, len(entry), 2):
-                node = entry[k]
-                if node is None:
-                    continue
-                rule = rules[(k - ARGS) >> 1]
-                g = rule(ct, out, *values) if params is None else rule(ct, out, *values, **params)
-                if g is not None:
-                    accumulate(cts, node, g, entry[k + 1])
+        with numpy_errors():
+            _walk(tape, cts, n_leaves, consume)
     finally:
         if restart_gc:
             gc.enable()
+    pop = cts.pop
     return [pop(i, None) for i in range(n_leaves)]
+
+
+def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
+    pop = cts.pop
+    accumulate = _accumulate
+    check = config.debug_nans
+    for i in range(len(tape) - 1, n_leaves - 1, -1):
+        entry = tape[i]
+        if entry is None:
+            continue
+        prim = entry[PRIM]
+        if prim.multiple_results:
+            ct = _gather_multiple(cts, i, entry[OUT])
+            if ct is None:
+                continue
+        else:
+            ct = pop(i, None)
+            if ct is None:
+                if not cts:
+                    break
+                continue
+        if consume:
+            tape[i] = None
+        if check:
+            accumulate = _checking(prim, i, tape)
+        params = entry[PARAMS]
+        out = entry[OUT]
+        rules = prim.vjps
+        if len(entry) == ARGS + 2:  # one argument, the commonest entry: no slicing
+            x = entry[ARGS + 1]
+            g = rules[0](ct, out, x) if params is None else rules[0](ct, out, x, **params)
+            if g is not None:
+                accumulate(cts, entry[ARGS], g, x)
+            continue
+        if len(entry) == ARGS + 4:  # two arguments, the next commonest
+            node_a, x, node_b, y = entry[ARGS:]
+            if node_a is not None:
+                g = rules[0](ct, out, x, y) if params is None else rules[0](ct, out, x, y, **params)
+                if g is not None:
+                    accumulate(cts, node_a, g, x)
+            if node_b is not None:
+                g = rules[1](ct, out, x, y) if params is None else rules[1](ct, out, x, y, **params)
+                if g is not None:
+                    accumulate(cts, node_b, g, y)
+            continue
+        values = entry[ARGS + 1::2]
+        for k in range(ARGS, len(entry), 2):
+            node = entry[k]
+            if node is None:
+                continue
+            rule = rules[(k - ARGS) >> 1]
+            g = rule(ct, out, *values) if params is None else rule(ct, out, *values, **params)
+            if g is not None:
+                accumulate(cts, node, g, entry[k + 1])
+
+
+def _checking(prim, i, tape):
+    """`_accumulate` that raises `debug_nans`' error at the first NaN cotangent."""
+    def accumulate(cts, node, g, x):
+        _accumulate(cts, node, g, x)
+        value = cts[node]
+        if not isinstance(value, Tracer) and np.isnan(value).any():
+            raise _backward_nan(tape, i, prim)
+    return accumulate
 
 
 def _gather_multiple(cts: dict, first: int, outs: tuple):

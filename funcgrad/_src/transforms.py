@@ -10,7 +10,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .batching import BatchTrace, BatchTracer, batch_elementwise
+from .batching import AxisError, BatchTrace, BatchTracer, batch_elementwise
+from .config import numpy_errors
 from .core import Array, Primitive, Tracer, engine, raw, wrap
 from .forward import JVPTrace, JVPTracer
 from .reverse import ReverseTrace, ReverseTracer, backward
@@ -70,7 +71,7 @@ def _as_input(x: Any, what: str, transform: str, need_inexact: bool) -> Any:
 def _argnums_tuple(argnums, nargs: int, transform: str) -> tuple[int, ...]:
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
-    if not nums or not all(isinstance(a, int) for a in nums):
+    if not nums or not all(isinstance(a, int) and not isinstance(a, bool) for a in nums):
         raise TypeError(f"{transform}: argnums must be an int or a non-empty tuple of ints, "
                         f"got {argnums!r}")
     for a in nums:
@@ -79,7 +80,11 @@ def _argnums_tuple(argnums, nargs: int, transform: str) -> tuple[int, ...]:
                 f"{transform}: argnums={argnums!r} asks for argument {a}, but the function "
                 f"was called with {nargs} positional argument(s)"
             )
-    return tuple(a % nargs for a in nums)
+    normalised = tuple(a % nargs for a in nums)
+    if len(set(normalised)) != len(normalised):
+        raise ValueError(f"{transform}: argnums={argnums!r} names an argument more than once; "
+                         "list each argument once (e.g. argnums=(0, 1))")
+    return normalised
 
 
 def _split_aux(out, has_aux: bool, transform: str, trace=None):
@@ -115,7 +120,8 @@ def _trace_reverse(f, args, kwargs, argnums, transform):
         leaves_per_arg.append((treedef, tracers))
         args[a] = tree_unflatten(treedef, tracers)
     try:
-        out = f(*args, **kwargs)
+        with numpy_errors():
+            out = f(*args, **kwargs)
     finally:
         trace.alive = False
     return trace, out, leaves_per_arg
@@ -143,7 +149,11 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0,
     >>> value.item(), g.tolist()
     (5.0, [2.0, 4.0])
     """
-    transform = "value_and_grad"
+    return _value_and_grad(f, argnums, has_aux, holomorphic, "value_and_grad")
+
+
+def _value_and_grad(f, argnums, has_aux, holomorphic, transform):
+    """value_and_grad, with errors naming `transform` (grad's say grad)."""
 
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
@@ -221,7 +231,7 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     >>> fg.grad(fg.grad(fnp.tanh))(0.0).item()  # higher order by nesting
     -0.0
     """
-    value_and_grad_f = value_and_grad(f, argnums, has_aux, holomorphic)
+    value_and_grad_f = _value_and_grad(f, argnums, has_aux, holomorphic, "grad")
 
     @functools.wraps(f)
     def grad_f(*args, **kwargs):
@@ -315,7 +325,8 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any],
         t_value = _check_tangent(t, p_value, i)
         tracers.append(JVPTracer(trace, p_value, t_value))
     try:
-        out = f(*tree_unflatten(p_def, tracers))
+        with numpy_errors():
+            out = f(*tree_unflatten(p_def, tracers))
     finally:
         trace.alive = False
     out, aux = _split_aux(out, has_aux, "jvp", trace)
@@ -368,8 +379,18 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
     [3.0, 4.0]
     """
 
+    _check_axes_spec(in_axes, "in_axes", in_axes)
+    _check_axes_spec(out_axes, "out_axes", out_axes)
+    if isinstance(in_axes, list):  # JAX reads a list as a tuple here
+        in_axes = tuple(in_axes)
+
     @functools.wraps(f)
     def vmapped(*args, **kwargs):
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+            raise ValueError(
+                f"vmap in_axes must be an int, None, or a tuple of entries corresponding to "
+                f"the positional arguments passed to the function, but got "
+                f"len(in_axes)={len(in_axes)}, len(args)={len(args)}")
         axes = _broadcast_prefix(in_axes, tuple(args), "in_axes")
         axes += [0] * len(tree_flatten(kwargs)[0])
         leaves, treedef = tree_flatten((tuple(args), kwargs))
@@ -397,7 +418,8 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
                   for t, value, ax in zip(traced, values, axes)]
         args, kwargs = tree_unflatten(treedef, traced)
         try:
-            out = f(*args, **kwargs)
+            with numpy_errors():
+                out = f(*args, **kwargs)
         finally:
             trace.alive = False
         out_leaves, out_def = tree_flatten(out)
@@ -417,15 +439,46 @@ def _unbatch(leaf, ax, trace, size):
                 "give it an axis (e.g. out_axes=0), or return only the parts that do not "
                 "depend on the mapped arguments there")
         value = leaf._value
-        dest = ax % len(value.shape)
+        dest = _out_axis(ax, len(value.shape))
         return wrap(engine.moveaxis(value, leaf._bdim, dest) if leaf._bdim != dest else value)
     value = raw(leaf)
     if ax is None:
         return wrap(value)
     # the same for every example: broadcast along a new batch axis
     shape = tuple(value.shape) if hasattr(value, "shape") else np.shape(value)
+    dest = _out_axis(ax, len(shape) + 1)
     value = engine.broadcast_to(engine.expand_dims(value, 0), (size,) + shape)
-    return wrap(engine.moveaxis(value, 0, ax) if ax % (len(shape) + 1) else value)
+    return wrap(engine.moveaxis(value, 0, dest) if dest else value)
+
+
+def _out_axis(ax, ndim):
+    """`out_axes` entry `ax` for a batched output of `ndim` dimensions, checked."""
+    if not -ndim <= ax < ndim:
+        raise AxisError(f"vmap: out_axes={ax} is out of bounds for an output of "
+                        f"{ndim - 1} dimension(s) (plus the mapped axis: {ndim}); use an "
+                        f"axis in [{-ndim}, {ndim - 1}]")
+    return ax % ndim
+
+
+def _check_axes_spec(spec, what, whole):
+    """An axis spec holds ints and Nones, in tuples, lists and dicts: anything else is a
+    TypeError at the boundary (a float, a string or a bool is no axis)."""
+    if spec is None or (isinstance(spec, int) and not isinstance(spec, bool)):
+        return
+    if isinstance(spec, (tuple, list)):
+        for s in spec:
+            _check_axes_spec(s, what, whole)
+        return
+    if isinstance(spec, dict):
+        for s in spec.values():
+            _check_axes_spec(s, what, whole)
+        return
+    raise TypeError(
+        f"vmap {what} must be an int, None, or a tuple of entries corresponding to the "
+        f"{'positional arguments passed to the function' if what == 'in_axes' else 'outputs'}"
+        f", but got {whole!r}: {spec!r} is not an axis. Use an int (the mapped axis), None "
+        "(not mapped), or a tuple/list/dict of those shaped like the "
+        f"{'arguments' if what == 'in_axes' else 'output'}")
 
 
 def _broadcast_prefix(prefix, tree, what):
@@ -434,10 +487,24 @@ def _broadcast_prefix(prefix, tree, what):
         return [prefix] * len(tree_flatten(tree)[0])
     if isinstance(prefix, (tuple, list)) and isinstance(tree, (tuple, list)):
         if len(prefix) != len(tree):
-            raise ValueError(f"vmap: {what} has {len(prefix)} entries but there are "
-                             f"{len(tree)} arguments/outputs; give one per argument")
+            raise ValueError(f"vmap {what} specification must be a tree prefix of the "
+                             f"corresponding value: it has {len(prefix)} entries where the "
+                             f"value has {len(tree)}; give one per entry")
         return [ax for p, t in zip(prefix, tree) for ax in _broadcast_prefix(p, t, what)]
     if isinstance(prefix, dict) and isinstance(tree, dict):
-        return [ax for k in sorted(tree) for ax in _broadcast_prefix(prefix[k], tree[k], what)]
-    raise ValueError(f"vmap: {what}={prefix!r} does not match the structure of the "
-                     "arguments/outputs; use an int, None, or a matching tuple/list/dict")
+        missing = [k for k in tree if k not in prefix]
+        extra = [k for k in prefix if k not in tree]
+        if missing or extra:
+            raise ValueError(
+                f"vmap {what} specification must be a tree prefix of the corresponding "
+                f"value: a dict in {what} "
+                + (f"lacks the key(s) {', '.join(map(repr, missing))}" if missing else "")
+                + (" and " if missing and extra else "")
+                + (f"has key(s) {', '.join(map(repr, extra))} the value does not have"
+                   if extra else "")
+                + f"; give the dict exactly the value's keys ({', '.join(map(repr, tree))})")
+        return [ax for k in sorted(tree)
+                for ax in _broadcast_prefix(prefix[k], tree[k], what)]
+    raise ValueError(f"vmap {what} specification must be a tree prefix of the corresponding "
+                     f"value: {what}={prefix!r} does not match a {type(tree).__name__}; use "
+                     "an int, None, or a tuple/list/dict shaped like it")

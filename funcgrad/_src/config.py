@@ -1,0 +1,176 @@
+"""Process-wide settings (`config`), `debug_nans`, and how NumPy's floating-point errors raised
+inside the engine are reported at the user's line.
+
+NumPy reports a NaN made by a ufunc (``log(-1)``, ``0/0``, ``inf - inf``) through its error
+state; inside a transform funcgrad routes that report through `_on_numpy_error`, which
+points the RuntimeWarning at the first frame outside funcgrad and NumPy (the user's line,
+not an engine file) and, with `debug_nans`, raises instead, naming the primitive and the
+pass. The backward walk also checks each cotangent it adds when `debug_nans` is on.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import warnings
+from typing import Any, Iterator
+
+import numpy as np
+
+__all__ = ["config", "debug_nans", "numpy_errors", "user_frame", "nan_error", "Recorded"]
+
+_FUNCGRAD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
+_INTERNAL = (_FUNCGRAD_DIR + os.sep, _NUMPY_DIR + os.sep, contextlib.__file__)
+
+
+class Config:
+    """funcgrad's settings. ``debug_nans``: stop at the first primitive whose forward or
+    backward pass produces a NaN (see `debug_nans`).
+
+    >>> import funcgrad as fg
+    >>> fg.config.update("debug_nans", True)
+    >>> fg.config.debug_nans
+    True
+    >>> fg.config.update("debug_nans", False)
+    """
+
+    __slots__ = ("debug_nans", "_saved_numpy_state")
+
+    def __init__(self) -> None:
+        self.debug_nans = False
+        self._saved_numpy_state = None
+
+    def update(self, name: str, value: Any) -> None:
+        """Set a setting by name (``"debug_nans"``, also spelled ``"jax_debug_nans"``)."""
+        name = name.removeprefix("jax_")
+        if name != "debug_nans":
+            raise AttributeError(f"funcgrad.config has no setting {name!r}; the settings "
+                                 "are: debug_nans")
+        value = bool(value)
+        if value and not self.debug_nans:  # NumPy reports NaNs it makes to us from now on
+            self._saved_numpy_state = (np.geterr(), np.geterrcall())
+            np.seterr(invalid="call")
+            np.seterrcall(_on_numpy_error)
+        elif not value and self.debug_nans and self._saved_numpy_state is not None:
+            errors, call = self._saved_numpy_state
+            np.seterr(**errors)
+            np.seterrcall(call)
+            self._saved_numpy_state = None
+        self.debug_nans = value
+
+
+config = Config()
+
+
+@contextlib.contextmanager
+def debug_nans(enabled: bool = True) -> Iterator[None]:
+    """Within the block, stop at the first primitive whose forward or backward pass produces
+    a NaN: a ``FloatingPointError`` names the primitive, the pass and the user's source
+    line. The same as ``funcgrad.config.update("debug_nans", True)`` for the block.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> with fg.debug_nans():
+    ...     try:
+    ...         fg.grad(lambda x: fnp.log(x))(-1.0)
+    ...     except FloatingPointError as err:
+    ...         print(str(err).splitlines()[0])
+    debug_nans: the forward pass of log produced NaN (invalid value)
+    """
+    previous = config.debug_nans
+    config.update("debug_nans", enabled)
+    try:
+        with np.errstate(invalid="call" if enabled else np.geterr()["invalid"]):
+            yield
+    finally:
+        config.update("debug_nans", previous)
+
+
+def _is_internal(filename: str) -> bool:
+    return filename.startswith(_INTERNAL)
+
+
+def user_frame(frame=None):
+    """The innermost frame outside funcgrad and NumPy (the user's line), and how many
+    frames up from `frame` it is (1 for `frame` itself)."""
+    frame = frame or sys._getframe(1)
+    level = 1
+    while frame is not None and _is_internal(os.path.abspath(frame.f_code.co_filename)):
+        frame = frame.f_back
+        level += 1
+    return frame, level
+
+
+def _where(frame) -> str:
+    if frame is None:
+        return "an unknown line"
+    return f'File "{frame.f_code.co_filename}", line {frame.f_lineno}, in {frame.f_code.co_name}'
+
+
+def nan_error(prim_name: str, pass_name: str, frame, detail: str = "") -> FloatingPointError:
+    """The error `debug_nans` raises: the primitive, the pass, the user's line."""
+    return FloatingPointError(
+        f"debug_nans: the {pass_name} pass of {prim_name} produced NaN"
+        + (f" ({detail})" if detail else "")
+        + f"\n  at {_where(frame)}\n"
+        "Look at that primitive's inputs there (log or sqrt of a negative, 0/0, inf - inf); "
+        "turn the check off with funcgrad.config.update('debug_nans', False)")
+
+
+def _primitive_and_pass(frame):
+    """(primitive name, pass, the user's frame or a recorded line) for a floating-point
+    error, read off the stack: in the backward walk, the entry whose rule is running and
+    the line that recorded it (when the tape noted lines); else the innermost primitive."""
+    name = None
+    while frame is not None:
+        local = frame.f_locals
+        if frame.f_code.co_name == "_walk" and "tape" in local and \
+                frame.f_code.co_filename.endswith(os.path.join("_src", "reverse.py")):
+            prim = local.get("prim")
+            where = getattr(local["tape"], "frames", {}).get(local.get("i"))
+            return (getattr(prim, "name", name or "a NumPy function"), "backward",
+                    Recorded(*where) if where else None)
+        if name is None:
+            for key in ("prim", "self"):
+                candidate = local.get(key)
+                if type(candidate).__name__.endswith("Primitive") and \
+                        hasattr(candidate, "impl"):
+                    name = candidate.name
+                    break
+        frame = frame.f_back
+    return name or "a NumPy function", "forward", None
+
+
+class Recorded:
+    """A recorded (file, line, function), shaped like the frames `nan_error` describes."""
+
+    def __init__(self, filename: str, lineno: int, function: str) -> None:
+        self.f_lineno = lineno
+        self.f_code = type("code", (), {"co_filename": filename, "co_name": function})
+
+
+def _on_numpy_error(kind: str, flag: int) -> None:
+    """NumPy's floating-point error callback (see `numpy_errors`)."""
+    caller = sys._getframe(1)
+    prim_name, pass_name, recorded = _primitive_and_pass(caller)
+    frame, level = user_frame(caller)
+    if config.debug_nans and kind.startswith("invalid"):
+        raise nan_error(prim_name, pass_name, recorded or frame, kind)
+    message = f"{kind} encountered in {prim_name}"
+    if pass_name == "backward":
+        message += " (in its derivative rule, during the backward pass)"
+    warnings.warn(message, RuntimeWarning, stacklevel=level + 1)
+
+
+def numpy_errors() -> contextlib.AbstractContextManager:
+    """NumPy's error state for running a transform: every kind of floating-point error that
+    would warn is reported through `_on_numpy_error` instead (which warns at the user's
+    line); errors the user set to raise or ignore stay so."""
+    current = np.geterr()
+    changes = {kind: "call" for kind, mode in current.items() if mode == "warn"}
+    if config.debug_nans:
+        changes["invalid"] = "call"
+    if not changes or (np.geterrcall() not in (None, _on_numpy_error)
+                       and "call" in current.values()):
+        return contextlib.nullcontext()
+    return np.errstate(call=_on_numpy_error, **changes)

@@ -1,0 +1,102 @@
+"""Misuse at the transforms' boundary gets a clear error naming the problem and the fix, of
+JAX's class; vmap never wraps an out-of-range axis silently (it raises what the unbatched
+call raises)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+
+try:
+    from numpy.exceptions import AxisError
+except ImportError:  # NumPy < 1.25
+    AxisError = np.AxisError
+
+X = np.arange(6.0).reshape(2, 3)
+
+
+@pytest.mark.parametrize("per_row", [
+    lambda r: fnp.sum(r, axis=1),
+    lambda r: fnp.max(r, axis=-2),
+    lambda r: fnp.cumsum(r, axis=2),
+    lambda r: fnp.sum(r, axis=(0, 1)),
+    lambda r: fnp.argmax(r, axis=1),
+])
+def test_vmap_out_of_range_axis_raises_what_the_unbatched_call_raises(per_row):
+    with pytest.raises(AxisError) as unbatched:
+        per_row(fnp.array(X[0]))
+    with pytest.raises(AxisError) as batched:  # was [3, 12]: the batch's axis 1 wrapped in
+        fg.vmap(per_row)(X)
+    assert str(batched.value) == str(unbatched.value)
+
+
+def test_vmap_in_range_negative_axes_still_map_correctly():
+    np.testing.assert_allclose(fg.vmap(lambda r: fnp.sum(r, axis=-1))(X), X.sum(axis=1))
+    np.testing.assert_allclose(fg.vmap(lambda r: fnp.cumsum(r, axis=0))(X), X.cumsum(axis=1))
+    np.testing.assert_allclose(fg.vmap(lambda r: r * 2, out_axes=-1)(X), (X * 2).T)
+
+
+def test_vmap_out_axes_out_of_range():
+    with pytest.raises(AxisError, match="out_axes=2"):
+        fg.vmap(lambda r: r * 2, out_axes=2)(np.arange(3.0))  # 1-d output: axes 0 and 1 only
+    with pytest.raises(AxisError, match="out_axes=3"):
+        fg.vmap(lambda r: r * 2.0, out_axes=3)(X)
+    with pytest.raises(AxisError, match="out_axes"):  # an output that is not batched too
+        fg.vmap(lambda r: fnp.ones(2), out_axes=2)(X)
+    np.testing.assert_allclose(fg.vmap(lambda r: r * 2, out_axes=1)(X), (X * 2).T)
+
+
+@pytest.mark.parametrize("in_axes", [0.5, "0", True, (0, 1.0), [None, "a"], {"x": 1.5}])
+def test_vmap_in_axes_of_the_wrong_type_is_a_type_error(in_axes):
+    with pytest.raises(TypeError, match="vmap in_axes must be an int, None, or a tuple"):
+        fg.vmap(lambda a, b=None: a, in_axes=in_axes)(X, X)
+
+
+def test_vmap_in_axes_dict_with_missing_or_extra_keys():
+    tree = {"a": X, "b": X}
+    with pytest.raises(ValueError, match="lacks the key\\(s\\) 'a'.*keys \\('a', 'b'\\)"):
+        fg.vmap(lambda d: d["a"], in_axes=({"b": 0},))(tree)
+    with pytest.raises(ValueError, match="has key\\(s\\) 'c' the value does not have"):
+        fg.vmap(lambda d: d["a"], in_axes=({"a": 0, "b": 0, "c": 0},))(tree)
+    out = fg.vmap(lambda d: d["a"] + d["b"], in_axes=({"a": 0, "b": None},))(
+        {"a": X, "b": X[0]})
+    np.testing.assert_allclose(out, X + X[0])
+
+
+def test_vmap_in_axes_tuple_of_the_wrong_length():
+    with pytest.raises(ValueError, match="len\\(in_axes\\)=1, len\\(args\\)=2"):
+        fg.vmap(lambda a, b: a, in_axes=(0,))(X, X)
+
+
+def test_python_control_flow_on_a_batched_value_names_vmap_and_where():
+    def relu_by_if(a):
+        return a if a > 0 else 0.0 * a
+
+    with pytest.raises(TypeError, match="vmap.*funcgrad.numpy.where"):
+        fg.vmap(relu_by_if)(np.array([1.0, -1.0]))
+    with pytest.raises(TypeError, match="vmap"):
+        fg.vmap(lambda a: fnp.ones(int(a)))(np.array([1.0, 2.0]))
+    # not batched: control flow on values is fine, even under grad inside vmap's reach
+    assert fg.grad(relu_by_if)(2.0) == 1.0
+    np.testing.assert_allclose(fg.vmap(lambda a: fnp.where(a > 0, a, 0.0))(np.array([1.0, -1.0])),
+                               [1.0, 0.0])
+
+
+def test_argnums_naming_an_argument_twice():
+    with pytest.raises(ValueError, match="argnums=\\(0, 0\\) names an argument more than once"):
+        fg.grad(lambda a: a * a, argnums=(0, 0))(1.0)
+    with pytest.raises(ValueError, match="more than once"):
+        fg.grad(lambda a, b: a * b, argnums=(1, -1))(1.0, 2.0)
+    with pytest.raises(TypeError, match="argnums must be an int"):
+        fg.grad(lambda a: a, argnums=True)(1.0)
+
+
+def test_errors_of_grad_say_grad_and_of_value_and_grad_say_value_and_grad():
+    with pytest.raises(TypeError, match="^grad needs a scalar output"):
+        fg.grad(lambda a: a * 2)(np.ones(2))
+    with pytest.raises(TypeError, match="^value_and_grad needs a scalar output"):
+        fg.value_and_grad(lambda a: a * 2)(np.ones(2))
+    with pytest.raises(TypeError, match="^grad: argument 0 has dtype int"):
+        fg.grad(lambda a: a * 2)(np.array(3))
