@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import inspect
 import linecache
-import os
 import re
 import sys
 from typing import Any, Callable
@@ -319,22 +318,26 @@ class Divergence:
     """The first place the runs part: local ``name`` first holds, in the mutable run, a value
     the functional run never gave it, after line ``line`` of ``file`` (``source``);
     ``write`` = (op, file, line) of the in-place write responsible, if one was;
-    ``reason`` in words."""
+    ``operation``: the recorded operation that made the differing value (the in-place op,
+    else the mutable tensor's ``grad_fn`` name); ``reason`` in words."""
 
-    def __init__(self, name, file, line, reason, write=None) -> None:
+    def __init__(self, name, file, line, reason, write=None, operation=None) -> None:
         self.name = name
         self.file = file
         self.line = line
         self.reason = reason
         self.write = write
+        self.operation = operation if operation is not None else (write[0] if write else None)
 
     @property
     def source(self) -> str:
         return _source(self.file, self.line)
 
     def __str__(self) -> str:
-        text = (f"first divergence: `{self.name}` after {os.path.basename(self.file)}:"
-                f"{self.line}   {self.source}\n  {self.reason}")
+        text = (f"first divergence: `{self.name}` after {self.file}:{self.line}   "
+                f"{self.source}\n  {self.reason}")
+        if self.operation is not None:
+            text += f"\n  operation: {self.operation}" + (" (in place)" if self.write else "")
         if self.write is not None:
             op, path, line = self.write
             text += f"\n  in-place write: {op} at {path}:{line}"
@@ -617,7 +620,9 @@ def _why(name: str, event: _Event, previous: dict) -> Divergence:
         return Divergence(name, event.file, event.line, reason, write)
     reason = (f"`{name}` was computed to a different value on this line in the two runs "
               f"(no in-place write to it was recorded)")
-    return Divergence(name, event.file, event.line, reason, None)
+    grad_fn = getattr(tensor, "grad_fn", None)
+    operation = grad_fn.name() if grad_fn is not None else None
+    return Divergence(name, event.file, event.line, reason, None, operation)
 
 
 def last_write_of(tensor) -> tuple | None:

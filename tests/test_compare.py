@@ -172,7 +172,23 @@ def test_two_spellings_that_alias_name_the_write_through_the_view():
     line = first_line_of(mutable_rows, "row.add_(1)")
     assert (r.divergence.name, r.divergence.line) == ("y", line)
     assert r.divergence.write == ("add_", __file__, line)
-    assert f"add_ at {__file__}:{line}" in str(r)
+    assert f"add_ at {__file__}:{line}" in str(r) and r.divergence.operation == "add_"
+
+
+def test_divergence_without_a_write_names_the_operation():
+    def functional(x):
+        y = x * 2
+        return (y * y).sum()
+
+    def mutable(x):
+        y = x * 3
+        return (y * y).sum()
+
+    r = compare(functional, mutable, np.array([1.0, 2.0]))
+    line = first_line_of(mutable, "y = x * 3")
+    d = r.divergence
+    assert (d.name, d.line, d.write, d.operation) == ("y", line, None, "MulBackward0")
+    assert "operation: MulBackward0" in str(r) and "no in-place write" in str(r)
 
 
 def test_single_spelling_with_setitem_through_a_view():
