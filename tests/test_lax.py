@@ -237,6 +237,26 @@ def test_grad_of_scan_against_closed_form_finite_differences_and_jax():
     check_grads(rnn, (0.7, XS), order=2)
 
 
+def test_derivatives_with_respect_to_the_scanned_inputs():
+    def weighted(xs):
+        return lax.scan(lambda c, x: (c * 0.5 + x[0] * x[1], None), 0.0, xs)[0]
+
+    xs = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    # closed form: sum_i 0.5^(n-1-i) x_i0 x_i1
+    weights = np.array([0.25, 0.5, 1.0])
+    g = fg.grad(weighted)(xs)
+    np.testing.assert_allclose(np.asarray(g), np.stack([weights * xs[:, 1],
+                                                        weights * xs[:, 0]], axis=1))
+    tangent = np.arange(6.0).reshape(3, 2)
+    _, t_out = fg.jvp(weighted, (xs,), (tangent,))
+    assert t_out.item() == pytest.approx(float(np.sum(np.asarray(g) * tangent)))
+    check_grads(weighted, (xs,), order=2)
+    # vmap of grad over a batch of input sequences
+    batch = np.stack([xs, 2 * xs])
+    per_example = fg.vmap(fg.grad(weighted))(batch)
+    np.testing.assert_allclose(np.asarray(per_example[1]), 2 * np.asarray(g))
+
+
 def test_jvp_of_reverse_scan():
     # JAX: jvp(lambda w: scan(lambda c, x: (c * w + x, c), 1.0, xs, reverse=True), (0.7,), (1.0,))
     (carry, ys), (t_carry, t_ys) = fg.jvp(

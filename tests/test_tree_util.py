@@ -16,7 +16,8 @@ import pytest
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import tree
-from funcgrad.tree_util import (DictKey, FlattenedIndexKey, GetAttrKey, PyTreeDef, SequenceKey,
+from funcgrad.tree_util import (DictKey, FlattenedIndexKey, GetAttrKey, Partial, PyTreeDef,
+                                SequenceKey, register_static,
                                 keystr, register_dataclass, register_pytree_node,
                                 register_pytree_node_class, register_pytree_with_keys, tree_all,
                                 tree_flatten, tree_flatten_with_path, tree_leaves, tree_map,
@@ -304,6 +305,38 @@ def test_grad_through_a_thousand_deep_tree():
     for _ in range(1000):
         g = g[0]
     assert g.item() == pytest.approx(np.cos(0.3))
+
+
+def test_partial_and_static_nodes():
+    # JAX: tree_leaves(Partial(jnp.add, 1.0)) == [1.0], structure
+    # CustomNode(Partial[<add>], [(*,), {}]); grad through a Partial argument
+    scale = Partial(fnp.multiply, 3.0)
+    assert tree_leaves(scale) == [3.0]
+    assert repr(tree_structure(scale)).endswith("], [(*,), {}]))")
+    assert repr(tree_structure(Partial(fnp.add, y=3.0))).endswith("], [(), {'y': *}]))")
+    doubled = tree_map(lambda x: x * 2, scale)
+    assert isinstance(doubled, Partial) and doubled(2.0).item() == 12.0
+    g = fg.grad(lambda f, x: f(fnp.sin(x)))(scale, 0.5)
+    assert isinstance(g, Partial) and g.args[0].item() == pytest.approx(np.sin(0.5))
+    inner = Partial(Partial(fnp.multiply, 2.0), 5.0)  # an inner partial stays whole
+    assert tree_leaves(inner) == [5.0] and inner().item() == 10.0
+
+    @register_static
+    class Tag:
+        def __init__(self, name):
+            self.name = name
+
+        def __hash__(self):
+            return hash(self.name)
+
+        def __eq__(self, other):
+            return type(other) is Tag and other.name == self.name
+
+    value = [Tag("relu"), 2.0]
+    assert tree_leaves(value) == [2.0]
+    assert tree_structure(value) == tree_structure([Tag("relu"), 5.0])
+    assert tree_structure(value) != tree_structure([Tag("tanh"), 5.0])
+    assert tree_map(lambda x: x + 1, value)[0] is value[0]
 
 
 # --- funcgrad.tree ----------------------------------------------------------------------

@@ -53,6 +53,29 @@ select_p = Primitive("select", _select_impl, nargs=3,
                      doc="``on_true`` where ``pred`` holds, else ``on_false`` (broadcasting).")
 
 
+def _unstack_impl(x):
+    return tuple(x)
+
+
+def _unstack_vjp(ct, out, x):
+    return engine.stack(list(ct))
+
+
+def _unstack_batch(prim, vals, dims):
+    (x,), (d,) = vals, dims
+    if d != 1:  # the unstacked axis first, the batch axis next: each row batched along 0
+        x = engine.moveaxis(x, d, 1)
+    return prim(x), 0
+
+
+# The rows of an array along its first axis, in one step: a loop reads its inputs' rows
+# through this, so the backward pass stacks their cotangents once (indexing row by row
+# would scatter each into a zero array of the whole input: quadratic in the length).
+unstack_p = Primitive("unstack", _unstack_impl, vjps=(_unstack_vjp,), linear=True,
+                      multiple_results=True, batch=_unstack_batch,
+                      doc="The rows of an array along its first axis, as a tuple.")
+
+
 def select(pred: Any, on_true: Any, on_false: Any) -> Array:
     """Elementwise choice: `on_true` where `pred` is True, `on_false` elsewhere. Unlike
     ``numpy.where`` it neither broadcasts nor promotes: the two cases share shape and dtype,
@@ -458,9 +481,10 @@ def run_scan(f: Callable, init: Any, xs: Any, length: int, reverse: bool) -> tup
     xs_leaves, xs_def = tree_flatten(xs)
     carry = _as_arrays(init)
     ys = []
+    rows = [_rows(leaf) for leaf in xs_leaves] if length else []
     steps = range(length - 1, -1, -1) if reverse else range(length)
     for i in steps:
-        x = tree_unflatten(xs_def, [_row(leaf, i) for leaf in xs_leaves])
+        x = tree_unflatten(xs_def, [wrap(r[i]) for r in rows])
         new_carry, y = _split_step(f(carry, x))
         if not ys:  # against the given init: its Python scalars are weakly typed
             _check_carry(init, new_carry, "scan body function")
@@ -485,12 +509,11 @@ def _split_step(out) -> tuple[Any, Any]:
     return _as_arrays(out[0]), out[1]
 
 
-def _row(leaf, i: int):
-    """Element `i` along the leading axis, as an Array (a tracer stays a tracer)."""
+def _rows(leaf) -> Sequence:
+    """The elements of `leaf` along its leading axis (tracers for a traced leaf)."""
     if isinstance(leaf, Tracer):
-        return wrap(engine.take0(leaf, i))
-    value = leaf._value if isinstance(leaf, Array) else np.asarray(leaf)
-    return wrap(value[i])
+        return unstack_p(leaf)
+    return leaf._value if isinstance(leaf, Array) else np.asarray(leaf)
 
 
 def _stack_trees(trees: list) -> Any:
@@ -549,11 +572,10 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
         raise ValueError("Array inputs to associative_scan must have the same first dimension. "
                          f"(saw: {sizes})")
     n = sizes[0]
-    fronts = [wrap(engine.moveaxis(leaf, axis, 0)) if axis else leaf for leaf in leaves]
+    rows = [_rows(wrap(engine.moveaxis(leaf, axis, 0)) if axis else leaf) for leaf in leaves]
 
     def piece(i):  # element i with its axis kept, as fn expects
-        return tree_unflatten(treedef, [wrap(engine.expand_dims(_row(leaf, i), axis))
-                                        for leaf in fronts])
+        return tree_unflatten(treedef, [wrap(engine.expand_dims(r[i], axis)) for r in rows])
 
     order = range(n - 1, -1, -1) if reverse else range(n)
     results = []
@@ -566,8 +588,8 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
         results.reverse()
     out_leaves = []
     for k in range(len(leaves)):
-        rows = [_row(wrap(engine.moveaxis(tree_flatten(r)[0][k], axis, 0)) if axis
-                     else tree_flatten(r)[0][k], 0) for r in results]
-        stacked = engine.stack(rows)
+        firsts = [_rows(wrap(engine.moveaxis(tree_flatten(r)[0][k], axis, 0)) if axis
+                        else tree_flatten(r)[0][k])[0] for r in results]
+        stacked = engine.stack(firsts)
         out_leaves.append(wrap(engine.moveaxis(stacked, 0, axis) if axis else stacked))
     return tree_unflatten(treedef, out_leaves)

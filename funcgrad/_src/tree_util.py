@@ -21,7 +21,7 @@ __all__ = [
     "tree_reduce", "tree_all", "tree_transpose", "tree_flatten_with_path",
     "tree_leaves_with_path", "tree_map_with_path", "keystr", "treedef_is_leaf",
     "treedef_children", "all_leaves", "DictKey", "SequenceKey", "GetAttrKey",
-    "FlattenedIndexKey",
+    "FlattenedIndexKey", "Partial", "register_static",
 ]
 
 T = TypeVar("T")
@@ -235,6 +235,62 @@ def register_dataclass(nodetype: type[T] | None = None, data_fields: Iterable[st
     return nodetype
 
 
+def register_static(cls: type[T]) -> type[T]:
+    """Register `cls` as a pytree with no leaves: its instances are static data, kept whole
+    in the structure (so they must be hashable). Usable as a decorator.
+
+    >>> @register_static
+    ... class Activation:
+    ...     def __init__(self, name): self.name = name
+    ...     def __hash__(self): return hash(self.name)
+    ...     def __eq__(self, other): return type(other) is Activation and other.name == self.name
+    >>> tree_leaves([Activation("relu"), 2.0])
+    [2.0]
+    """
+    register_pytree_node(cls, lambda obj: ((), obj), lambda obj, _: obj)
+    return cls
+
+
+class _StaticCallable:
+    """A callable kept whole (not flattened) inside a `Partial`'s structure."""
+
+    __slots__ = ("fun",)
+
+    def __init__(self, fun: Callable) -> None:
+        self.fun = fun
+
+    def __call__(self, *args, **kwargs):
+        return self.fun(*args, **kwargs)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _StaticCallable) and self.fun == other.fun
+
+    def __hash__(self) -> int:
+        return hash(self.fun)
+
+    def __repr__(self) -> str:
+        return f"_StaticCallable({self.fun!r})"
+
+
+class Partial(functools.partial):
+    """``functools.partial`` as a pytree: the bound arguments are its children (traced by
+    transforms), the function is static. Lets a function with array arguments be returned
+    from, or passed into, a transformed function.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> scale = Partial(fnp.multiply, 3.0)
+    >>> tree_leaves(scale)
+    [3.0]
+    >>> fg.grad(lambda f, x: f(x))(scale, 2.0).args[0].item()
+    2.0
+    """
+
+    def __new__(cls, func: Callable, *args: Any, **kwargs: Any) -> Partial:
+        if isinstance(func, functools.partial):  # keep it whole: its arguments stay static
+            func = _StaticCallable(func)
+        return super().__new__(cls, func, *args, **kwargs)
+
+
 def _ordered_dict_flatten(d):
     return list(d.values()), tuple(d)
 
@@ -244,6 +300,9 @@ def _defaultdict_flatten(d):
     return [d[k] for k in keys], (d.default_factory, keys)
 
 
+register_pytree_node(
+    Partial, lambda p: ((p.args, p.keywords), p.func),
+    lambda func, children: Partial(func, *children[0], **children[1]))
 register_pytree_with_keys(
     collections.OrderedDict,
     lambda d: ([(DictKey(k), v) for k, v in d.items()], tuple(d)),
