@@ -50,7 +50,9 @@ def _random_like(leaves, rng):
 
 
 def _inner(xs, ys):
-    return float(sum(np.sum(np.real(np.conj(x) * y)) for x, y in zip(xs, ys)))
+    """The pairing under which a VJP is the transpose of the JVP: ``Re sum(x * y)``, with no
+    conjugation for complex values (JAX's convention, docs/complex.md)."""
+    return float(sum(np.sum(np.real(x * y)) for x, y in zip(xs, ys)))
 
 
 def check_grads(f: Callable, args: Sequence[Any], order: int = 2,

@@ -9,10 +9,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-import numpy as np
-
 from .batching import batch_elementwise
-from .core import Array, Primitive, engine, function_handlers, ufunc_handlers, wrap
+from .core import Array, Primitive, function_handlers, ufunc_handlers, wrap
 
 __all__ = ["Namespace", "elementwise", "linear", "primitive", "nondiff"]
 
@@ -111,50 +109,14 @@ def _times(deriv: Callable, nargs: int) -> Callable:
     return rule
 
 
-def _conj_if_complex(d):
-    if type(d) is complex or getattr(d, "dtype", _REAL).kind == "c":
-        return engine.conj(d)
-    return d
-
-
-_REAL = np.dtype(np.float64)
-
-
-def _times_conj(deriv: Callable, nargs: int) -> Callable:
-    """The VJP twin of `_times`: a complex slope is conjugated, since cotangents are adjoints
-    under Re<a, b> (PyTorch's convention, docs/complex.md). A real slope costs one check,
-    written inline because this is the backward pass's hot path."""
-    if nargs == 1:
-        def rule1(g, out, x):
-            d = deriv(out, x)
-            if type(d) is complex or getattr(d, "dtype", _REAL).kind == "c":
-                d = engine.conj(d)
-            return g * d
-        rule1.deriv = deriv
-        return rule1
-    if nargs == 2:
-        def rule2(g, out, x, y):
-            d = deriv(out, x, y)
-            if type(d) is complex or getattr(d, "dtype", _REAL).kind == "c":
-                d = engine.conj(d)
-            return g * d
-        rule2.deriv = deriv
-        return rule2
-
-    def rule(g, out, *args, **params):
-        return g * _conj_if_complex(deriv(out, *args, **params))
-    rule.deriv = deriv
-    return rule
-
-
 def elementwise(name: str, impl: Callable, *derivs: Callable | None,
                 batch: Callable = batch_elementwise, **kwargs) -> Primitive:
     """A broadcasting elementwise function from its local derivatives, one per argument:
-    ``deriv(out, *args) -> d out / d arg``. Both rules follow: VJP ``ct * d``, JVP ``t * d``.
-    A ``None`` derivative marks an argument that carries no derivative."""
+    ``deriv(out, *args) -> d out / d arg``. Both rules follow: VJP ``ct * d``, JVP ``t * d``
+    (the same product: a VJP is the plain transpose, also for complex values, as in JAX; see
+    docs/complex.md). A ``None`` derivative marks an argument that carries no derivative."""
     rules = tuple(None if d is None else _times(d, len(derivs)) for d in derivs)
-    vjps = tuple(None if d is None else _times_conj(d, len(derivs)) for d in derivs)
-    return Primitive(name, impl, nargs=len(derivs), vjps=vjps, jvps=rules, batch=batch,
+    return Primitive(name, impl, nargs=len(derivs), vjps=rules, jvps=rules, batch=batch,
                      **kwargs)
 
 

@@ -189,8 +189,6 @@ def _value_and_grad(f, argnums, has_aux, holomorphic, transform):
             seed = np.ones((), dtype=dtype)
             cts = backward(trace.tape, [out._id], [seed], _count_leaves(leaves_per_arg),
                            consume=True)
-            if holomorphic:  # the VJP of 1 is conj(f'(z)) (docs/complex.md)
-                cts = [None if c is None else engine.conj(c) for c in cts]
         else:
             cts = [None] * _count_leaves(leaves_per_arg)
         grads = _leaf_cts(cts, leaves_per_arg)

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._src.core import Array, Primitive, Trace, Tracer
+from .._src.core import Array, Primitive, Trace, Tracer, engine
 from ..numpy import _primitives as NP
 
 _Tensor = None  # set by _tensor.py once Tensor exists (avoids an import cycle)
@@ -420,22 +420,23 @@ class OpNode(Node):
             out = prim(*args, **params) if params else prim(*args)
         grads = []
         if graph.create_graph:
-            ct = graph.lift(ct)
+            ct = _conj(graph.lift(ct))
             lower = graph.lower
             for argnum, shape, dtype in self._meta:
                 if argnum is None:
                     grads.append(None)
                     continue
                 rule = rules[argnum]
-                g = rule(ct, out, *args, **params) if params else rule(ct, out, *args)
+                g = _conj(rule(ct, out, *args, **params) if params else rule(ct, out, *args))
                 grads.append(None if g is None else _fix(lower(g), shape, dtype, graph))
             return grads
+        ct = _conj(ct)
         for argnum, shape, dtype in self._meta:
             if argnum is None:
                 grads.append(None)
                 continue
             rule = rules[argnum]
-            g = rule(ct, out, *args, **params) if params else rule(ct, out, *args)
+            g = _conj(rule(ct, out, *args, **params) if params else rule(ct, out, *args))
             if type(g) is not np.ndarray or g.shape != shape or g.dtype != dtype:
                 if g is not None:
                     g = _fix(g._value if type(g) is Array else g, shape, dtype, graph)
@@ -572,6 +573,22 @@ class _Graph:
 
 
 # --- the engine ----------------------------------------------------------------------------
+def _conj(x):
+    """The shared rules follow JAX's complex convention (a VJP is the plain transpose);
+    PyTorch's gradients are their conjugates, so a node applies conj(rule(conj(ct)))
+    (docs/complex.md). Real values, the common case, pass through untouched."""
+    if type(x) is tuple:
+        return tuple(_conj(v) for v in x)
+    dtype = getattr(x, "dtype", _FLOAT)
+    kind = getattr(dtype, "kind", None)  # None: a Tensor's torch-like dtype
+    if kind == "c" or type(x) is complex or (kind is None and dtype.is_complex):
+        return engine.conj(x)
+    return x
+
+
+_FLOAT = np.dtype(np.float64)
+
+
 def _fix(g, shape, np_dtype, graph):
     """Sum away broadcast dimensions and cast to the input's dtype (done once, here)."""
     if type(g) is np.ndarray and g.shape == shape:

@@ -40,7 +40,7 @@ positive = linear("positive", np.positive, lambda ct, out, x: ct, batch=B.batch_
 multiply = elementwise("multiply", operator.mul, lambda out, x, y: y, lambda out, x, y: x)
 divide = primitive(
     "divide", np.divide, nargs=2, batch=B.batch_elementwise,
-    vjps=(lambda ct, out, x, y: ct / conj_if_complex(y), lambda ct, out, x, y: -ct * conj_if_complex(out / y)),
+    vjps=(lambda ct, out, x, y: ct / y, lambda ct, out, x, y: -ct * out / y),
     jvps=(lambda t, out, x, y: t / y, lambda t, out, x, y: -t * out / y))
 
 
@@ -518,7 +518,7 @@ def _matmul_vjp_x(ct, out, x, y):
         y = reshape(y, (H.shape(y)[0], 1))
     if xd == 1:
         ct = expand_axis(ct, -2)
-    g = matmul(ct, conj_if_complex(swapaxes(y, -1, -2)))
+    g = matmul(ct, swapaxes(y, -1, -2))
     return reshape(g, H.shape(g)[:-2] + (H.shape(g)[-1],)) if xd == 1 else g
 
 
@@ -529,7 +529,7 @@ def _matmul_vjp_y(ct, out, x, y):
         x = reshape(x, (1, H.shape(x)[0]))
     if yd == 1:
         ct = expand_axis(ct, -1)
-    g = matmul(conj_if_complex(swapaxes(x, -1, -2)), ct)
+    g = matmul(swapaxes(x, -1, -2), ct)
     return reshape(g, H.shape(g)[:-1]) if yd == 1 else g
 
 
@@ -773,8 +773,8 @@ relu = elementwise("relu", _relu_impl, lambda out, x: astype(greater(out, 0), H.
 
 
 # --- complex parts ------------------------------------------------------------------------
-# Cotangents are adjoints under the real inner product Re<a, b> (PyTorch's convention, see
-# docs/complex.md): a complex slope is conjugated in a VJP, never in a JVP.
+# A VJP is the plain transpose of the JVP under the pairing Re sum(a * b), with no complex
+# conjugation (JAX's convention, docs/complex.md): for a holomorphic f, ct * f'(z).
 
 
 def conj_if_complex(x):
@@ -783,7 +783,8 @@ def conj_if_complex(x):
 
 
 def _imag_t(ct, out, x):
-    return multiply(ct, 1j) if H.dtype(x).kind == "c" else zeros_like(x)
+    # imag(z) = Re(-1j * z): its transpose multiplies by -1j
+    return multiply(ct, -1j) if H.dtype(x).kind == "c" else zeros_like(x)
 
 
 conjugate = linear("conjugate", np.conjugate, lambda ct, out, x: conjugate(ct), batch=B.batch_elementwise)
@@ -794,8 +795,9 @@ engine.register(conj=conjugate)
 
 
 def _abs_vjp(ct, out, x):
-    # For complex z the slope z / |z| varies smoothly (it is not a piecewise constant sign).
-    return ct * safe_div(x, out) if H.dtype(x).kind == "c" else ct * sign(x)
+    # For complex z, d|z| = Re(conj(z) dz) / |z|: the transpose multiplies by conj(z) / |z|
+    # (smooth, not a piecewise constant sign).
+    return ct * safe_div(conjugate(x), absolute(x)) if H.dtype(x).kind == "c" else ct * sign(x)
 
 
 def _abs_jvp(t, out, x):
@@ -903,10 +905,10 @@ def _cumprod_grid(x, axis):
 
 def _cumprod_vjp(ct, out, x, axis):
     if not _has_zero(x):
-        return _rev_cumsum(ct * conj_if_complex(out), axis) / conj_if_complex(x)
+        return _rev_cumsum(ct * out, axis) / x
     grid, later = _cumprod_grid(x, axis)
     ctm = expand_axis(moveaxis(ct, axis, -1), -2)
-    g = sum(where(later, ctm * conj_if_complex(grid), 0), axis=-1)
+    g = sum(where(later, ctm * grid, 0), axis=-1)
     return moveaxis(g, -1, axis)
 
 
@@ -961,7 +963,7 @@ def _einsum_vjp(k):
         present = set(out_sub).union(*[set(ins[i]) for i in others])
         unique = "".join(dict.fromkeys(target))
         kept = "".join(c for c in unique if c in present)
-        g = einsum(ct, *[conj_if_complex(operands[i]) for i in others],
+        g = einsum(ct, *[operands[i] for i in others],
                      spec=((out_sub,) + tuple(ins[i] for i in others), kept))
         # letters summed only inside operand k: the cotangent is constant along them
         sizes = dict(zip(target, H.shape(operands[k])))

@@ -1,10 +1,10 @@
 """funcgrad.numpy.fft: differentiable ``numpy.fft``, each transform declared once here.
 
-Every transform is linear, so its JVP is itself; its VJP is the adjoint (under Re<a, b>, see
-docs/complex.md): the inverse transform with the dual normalisation ("backward" <->
-"forward", "ortho" stays), cut or zero-padded back to the input's length. Real-input
-transforms (rfft) take the real part of that adjoint; the half-spectrum inverse (irfft)
-weighs the bins its input stands for twice by 2.
+Every transform is linear, so its JVP is itself; its VJP is its plain transpose (JAX's
+convention, docs/complex.md): the DFT matrix is symmetric, so fft's VJP is fft itself (same
+normalisation), cut or zero-padded back to the input's length. Real-input transforms (rfft)
+take the real part of it; the half-spectrum inverse (irfft) weighs the bins its input stands
+for twice by 2.
 
 >>> import funcgrad as fg, funcgrad.numpy as fnp
 >>> x = fnp.array([1.0, 2.0, 3.0, 4.0])
@@ -80,19 +80,24 @@ def _irfftn_impl(x, s, axes, norm):
     return np.fft.irfftn(x, s=s, axes=axes, norm=norm)
 
 
+# A transform's VJP is its plain transpose (docs/complex.md). The DFT matrix is symmetric, so
+# fftn and ifftn are their own transposes; the cotangent is then cut or padded back to the
+# input's sizes, the transpose of the padding or cutting the forward pass did.
 def _fftn_t(ct, out, x, s, axes, norm):
-    return _fit_axes(ifftn_p(ct, s=s, axes=axes, norm=_DUAL[norm]), H.shape(x), axes)
+    return _fit_axes(fftn_p(ct, s=s, axes=axes, norm=norm), H.shape(x), axes)
 
 
 def _ifftn_t(ct, out, x, s, axes, norm):
-    return _fit_axes(fftn_p(ct, s=s, axes=axes, norm=_DUAL[norm]), H.shape(x), axes)
+    return _fit_axes(ifftn_p(ct, s=s, axes=axes, norm=norm), H.shape(x), axes)
 
 
 def _rfftn_t(ct, out, x, s, axes, norm):
+    # rfftn is fftn of a real signal, keeping the first half of the last axis's bins: its
+    # transpose zero-fills the dropped bins, applies fftn, and keeps the real part.
     full = list(H.shape(ct))
     full[axes[-1]] = s[-1]
     spectrum = _fit_axes(ct, tuple(full), axes[-1:])
-    return _fit_axes(P.real(ifftn_p(spectrum, s=s, axes=axes, norm=_DUAL[norm])), H.shape(x), axes)
+    return _fit_axes(P.real(fftn_p(spectrum, s=s, axes=axes, norm=norm)), H.shape(x), axes)
 
 
 def _hermitian_weights(n, ndim, axis, dtype):
@@ -108,7 +113,9 @@ def _hermitian_weights(n, ndim, axis, dtype):
 
 
 def _irfftn_t(ct, out, x, s, axes, norm):
-    half = fftn_real_p(ct, s=s, axes=axes, norm=_DUAL[norm])
+    # the transpose of irfftn (ct is real): conj(rfftn(ct)) in the dual normalisation, each
+    # half-spectrum bin weighted by how many bins of the full spectrum it stands for
+    half = P.conjugate(fftn_real_p(ct, s=s, axes=axes, norm=_DUAL[norm]))
     half = half * _hermitian_weights(s[-1], H.ndim(half), axes[-1], np.real(np.zeros((), H.dtype(ct))).dtype)
     return _fit_axes(half, H.shape(x), axes)
 

@@ -1,7 +1,9 @@
 """funcgrad.numpy.linalg: differentiable ``numpy.linalg``, each function declared once here.
 
-Rules act on stacks of matrices (leading axes broadcast, as in NumPy). Cotangents of complex
-arguments follow funcgrad's convention (adjoints under Re<a, b>, docs/complex.md).
+Rules act on stacks of matrices (leading axes broadcast, as in NumPy). A VJP is the plain
+transpose of the JVP, with no complex conjugation (JAX's convention, docs/complex.md); the
+rules of the decompositions are written as adjoints (conjugate transposes), the form the
+matrix-calculus references give them in, and `_from_adjoint` turns each into the transpose.
 Decompositions whose outputs are only defined up to a choice (eigenvector signs, repeated
 eigen- or singular values) have gradients only where that choice is locally unique.
 
@@ -87,9 +89,21 @@ def _batch_stack(prim, vals, dims, **params):
     return prim(*aligned, **params), 0
 
 
+def _conj_all(v):
+    return tuple(_conj_all(c) for c in v) if type(v) is tuple else P.conj_if_complex(v)
+
+
+def _from_adjoint(adjoint):
+    """The VJP (plain transpose) of a rule written as the adjoint ``A^H ct``: since
+    ``A^T ct = conj(A^H conj(ct))``, for real values the two are the same rule."""
+    def vjp(ct, out, *args, **params):
+        return P.conj_if_complex(adjoint(_conj_all(ct), out, *args, **params))
+    return vjp
+
+
 # --- inverse, solve, determinants ----------------------------------------------------------
 inv_p = primitive("inv", np.linalg.inv, batch=_batch_stack,
-                  vjps=(lambda ct, out, x: -P.matmul(_H(out), P.matmul(ct, _H(out))),),
+                  vjps=(lambda ct, out, x: -P.matmul(_T(out), P.matmul(ct, _T(out))),),
                   jvps=(lambda t, out, x: -P.matmul(out, P.matmul(t, out)),))
 inv = public(inv_p, numpy=np.linalg.inv,
              doc="Differentiable ``numpy.linalg.inv``: d(A^-1) = -A^-1 dA A^-1.")
@@ -100,11 +114,11 @@ def _solve_impl(a, b):
 
 
 def _solve_vjp_b(ct, out, a, b):
-    return solve_p(_H(a), ct)
+    return solve_p(_T(a), ct)
 
 
 def _solve_vjp_a(ct, out, a, b):
-    return -P.matmul(solve_p(_H(a), ct), _H(out))
+    return -P.matmul(solve_p(_T(a), ct), _T(out))
 
 
 solve_p = primitive("solve", _solve_impl, nargs=2, batch=_batch_stack,
@@ -127,7 +141,7 @@ def solve(a: ArrayLike, b: ArrayLike) -> Array:
 
 
 def _det_vjp(ct, out, x):
-    return P.conj_if_complex(P.expand_axis(P.expand_axis(out, -1), -1) * _T(inv_p(x))) * P.expand_axis(P.expand_axis(ct, -1), -1)
+    return P.expand_axis(P.expand_axis(out * ct, -1), -1) * _T(inv_p(x))
 
 
 def _det_jvp(t, out, x):
@@ -145,7 +159,7 @@ def _slogdet_impl(x):
 
 
 def _slogdet_vjp(ct, out, x):
-    return P.expand_axis(P.expand_axis(ct[1], -1), -1) * _H(inv_p(x))
+    return P.expand_axis(P.expand_axis(ct[1], -1), -1) * _T(inv_p(x))
 
 
 def _slogdet_jvp(t, out, x):
@@ -187,7 +201,7 @@ def _cholesky_jvp(t, out, x):
     return P.matmul(out, _phi(P.matmul(l_inv, P.matmul(_sym(t), _H(l_inv)))))
 
 
-cholesky_p = primitive("cholesky", np.linalg.cholesky, vjps=(_cholesky_vjp,),
+cholesky_p = primitive("cholesky", np.linalg.cholesky, vjps=(_from_adjoint(_cholesky_vjp),),
                        jvps=(_cholesky_jvp,), batch=_batch_stack)
 cholesky = public(cholesky_p, numpy=np.linalg.cholesky,
                   doc="Differentiable ``numpy.linalg.cholesky``; its gradient is that of the "
@@ -220,7 +234,8 @@ def _eigh_jvp(t, out, x, UPLO="L"):
     return P.real(_diag(m)), P.matmul(v, _gap_inverse(w) * m)
 
 
-eigh_p = primitive("eigh", _eigh_impl, params=("UPLO",), vjps=(_eigh_vjp,), jvps=(_eigh_jvp,),
+eigh_p = primitive("eigh", _eigh_impl, params=("UPLO",), vjps=(_from_adjoint(_eigh_vjp),),
+                   jvps=(_eigh_jvp,),
                    multiple_results=True, batch=_batch_stack)
 
 
@@ -270,7 +285,8 @@ def _eig_jvp(t, out, x):
     return _diag(m), dv
 
 
-eig_p = primitive("eig", _eig_impl, vjps=(_eig_vjp,), jvps=(_eig_jvp,), multiple_results=True,
+eig_p = primitive("eig", _eig_impl, vjps=(_from_adjoint(_eig_vjp),), jvps=(_eig_jvp,),
+                  multiple_results=True,
                   batch=_batch_stack)
 
 
@@ -352,7 +368,7 @@ def _svd_jvp(t, out, x, full_matrices=False):
     return du, ds, _H(dv)
 
 
-svd_p = primitive("svd", _svd_impl, params=("full_matrices",), vjps=(_svd_vjp,),
+svd_p = primitive("svd", _svd_impl, params=("full_matrices",), vjps=(_from_adjoint(_svd_vjp),),
                   jvps=(_svd_jvp,), multiple_results=True, batch=_batch_stack)
 
 
@@ -370,7 +386,8 @@ def _svdvals_jvp(t, out, x):
     return P.real(_diag(P.matmul(_H(u), P.matmul(t, _H(vh)))))
 
 
-svdvals_p = primitive("svdvals", _svdvals_impl, vjps=(_svdvals_vjp,), jvps=(_svdvals_jvp,),
+svdvals_p = primitive("svdvals", _svdvals_impl, vjps=(_from_adjoint(_svdvals_vjp),),
+                      jvps=(_svdvals_jvp,),
                       batch=_batch_stack)
 
 
@@ -440,7 +457,7 @@ def _qr_jvp(t, out, x, mode="reduced"):
     return P.matmul(q, do) + e - P.matmul(q, c), P.matmul(c - do, r)
 
 
-qr_p = primitive("qr", _qr_impl, params=("mode",), vjps=(_qr_vjp,), jvps=(_qr_jvp,),
+qr_p = primitive("qr", _qr_impl, params=("mode",), vjps=(_from_adjoint(_qr_vjp),), jvps=(_qr_jvp,),
                  multiple_results=True, batch=_batch_stack)
 
 
@@ -488,7 +505,8 @@ def _pinv_vjp(ct, out, x, rcond=None, hermitian=False):
             + P.matmul(P.matmul(a_ph, a_p), P.matmul(_H(ct), right)))
 
 
-pinv_p = primitive("pinv", _pinv_impl, params=("rcond", "hermitian"), vjps=(_pinv_vjp,),
+pinv_p = primitive("pinv", _pinv_impl, params=("rcond", "hermitian"),
+                   vjps=(_from_adjoint(_pinv_vjp),),
                    jvps=(_pinv_jvp,), batch=_batch_stack)
 
 
@@ -566,7 +584,8 @@ def _pnorm_jvp(t, out, x, p=2.0, axis=None, keepdims=False):
 
 
 pnorm_p = primitive("vector_norm", _pnorm_impl, params=("p", "axis", "keepdims"),
-                    vjps=(_pnorm_vjp,), jvps=(_pnorm_jvp,), batch=B.batch_axis_param)
+                    vjps=(_from_adjoint(_pnorm_vjp),), jvps=(_pnorm_jvp,),
+                    batch=B.batch_axis_param)
 
 
 def _vector_norm(x, ord, axis, keepdims):

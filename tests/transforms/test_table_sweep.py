@@ -266,10 +266,11 @@ def test_jvp_and_vjp_rules_agree_and_match_finite_differences(name):
         out2, vjp_fn = fg.vjp(f, *primals)
         cotangent = tuple(Array(_random_like(o)) for o in _leaves(out2))
         cts = vjp_fn(cotangent if isinstance(out2, tuple) else cotangent[0])
-        # the real inner product: for complex values Re <v, J u> == Re <J^H v, u>
-        lhs = sum(np.vdot(np.asarray(v), np.asarray(t)).real
+        # a VJP is the transpose of the JVP under Re sum(a * b), with no conjugation for
+        # complex values (docs/complex.md): Re sum(v * J u) == Re sum(J^T v * u)
+        lhs = sum(np.sum(np.asarray(v) * np.asarray(t)).real
                   for v, t in zip(cotangent, _leaves(t_out)))
-        rhs = sum(np.vdot(np.asarray(c), np.asarray(u)).real for c, u in zip(cts, tangents))
+        rhs = sum(np.sum(np.asarray(c) * np.asarray(u)).real for c, u in zip(cts, tangents))
         single = any(np.asarray(t).dtype == np.float32 for t in _leaves(t_out))
         np.testing.assert_allclose(lhs, rhs, rtol=1e-5 if single else 1e-9,
                                    atol=1e-5 if single else 1e-9,
