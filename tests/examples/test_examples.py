@@ -6,6 +6,7 @@ to closed forms, to NumPy (least squares), and the two models to each other.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import re
 import subprocess
@@ -107,6 +108,29 @@ def test_training_both_ways_identical(name: str) -> None:
         assert functional == pytest.approx(mutable, rel=1e-12, abs=1e-15)
     assert table[-1][1] < table[0][1] / 2            # it trained
     assert float(after(out, "largest difference over all steps:")) <= 1e-12
+
+
+def test_nn_and_optim_matches_its_functional_twin() -> None:
+    """float32 both ways: the two spell the same sums in different orders."""
+    table = loss_table(run("nn_and_optim.py"))
+    assert len(table) == 5
+    for _, mutable, functional in table:
+        assert mutable == pytest.approx(functional, rel=1e-5)
+    assert table[-1][1] < table[0][1] / 4
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="PyTorch is not installed")
+def test_nn_and_optim_is_pytorchs_program() -> None:
+    """The mutable half, run by real PyTorch, prints the same losses (same seed, same init)."""
+    source = (EXAMPLES / "nn_and_optim.py").read_text()
+    source = source.replace("import funcgrad.mutable as torch", "import torch")
+    source = source.replace("from funcgrad.mutable import nn, optim", "from torch import nn, optim")
+    namespace: dict = {"__name__": "not_main"}
+    exec(compile(source, "nn_and_optim_torch.py", "exec"), namespace)
+    theirs, _ = namespace["train_mutable"]()
+    ours = loss_table(run("nn_and_optim.py"))
+    for step, mutable, _ in ours:
+        assert mutable == pytest.approx(theirs[step], rel=1e-5)
 
 
 def test_linear_regression_reaches_least_squares() -> None:
