@@ -204,3 +204,21 @@ def test_single_spelling_with_setitem_through_a_view():
     assert r.divergence is not None and r.divergence.line == line
     assert r.divergence.write[2] == line
     assert "v = v.at[0].set(5.0)" in str(r)
+
+
+def test_float32_inside_the_program_is_compared_at_single_precision():
+    def f(xp, x):
+        w = xp.ones(3) * 0.1  # float32 in the mutable model (torch's default), float64 here
+        return xp.sin(w * x * 100.0).sum()  # a 0-d x does not promote: float32 throughout
+
+    r = compare(f, 0.7)
+    assert r.agree, str(r)
+    assert r.mutable_value.dtype == np.float32 and r.value.dtype == np.float64
+    np.testing.assert_allclose(r.value, 3 * np.sin(7.0), rtol=1e-12)
+    np.testing.assert_allclose(r.grads[0], 3 * 10 * np.cos(7.0), rtol=1e-12)
+    diffs = {what: rel for what, _, rel in r.differences}
+    assert 0 < diffs["output"] < 1e-4  # a real float32 rounding difference, tolerated
+    from funcgrad.compare import _allclose
+    one, near = np.array(1.0), np.array(1.00002)
+    assert _allclose(near.astype(np.float32), one, 1e-6, 1e-9)
+    assert not _allclose(near, one, 1e-6, 1e-9)
