@@ -20,8 +20,10 @@ import numpy as np
 
 from .. import _functions as T
 from .. import _random
+from .. import _tensor_ops
 from .._tensor import Tensor
 from ..autograd import Function
+from . import _ops
 
 __all__ = ["relu", "relu_", "leaky_relu", "sigmoid", "tanh", "silu", "gelu", "softmax",
            "log_softmax", "linear", "dropout", "mse_loss", "l1_loss", "nll_loss",
@@ -187,18 +189,6 @@ def _softmax_dim(name: str, ndim: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _shifted(input: Tensor, dim: int, dtype) -> Tensor:
-    """input minus its (constant) max along `dim`: softmax is shift-invariant, so the max
-    carries no gradient, and exp never overflows."""
-    if dtype is not None:
-        input = input.to(dtype)
-    if input.dim() == 0:
-        return input - input.detach()
-    peak = np.max(_values(input), axis=dim, keepdims=True)
-    peak = np.where(np.isfinite(peak), peak, 0).astype(_values(input).dtype)
-    return input - _const(peak)
-
-
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype=None) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim`.
@@ -211,11 +201,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     _check_tensor("softmax", input)
     if dim is None:
         dim = _softmax_dim("softmax", input.dim())
-    dim = _dim(dim, input.dim())
-    e = T.exp(_shifted(input, dim, dtype))
-    if input.dim() == 0:
-        return e
-    return e / e.sum(dim, keepdim=True)
+    return _tensor_ops.softmax(input, dim, dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
@@ -230,11 +216,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     _check_tensor("log_softmax", input)
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim())
-    dim = _dim(dim, input.dim())
-    shifted = _shifted(input, dim, dtype)
-    if input.dim() == 0:
-        return shifted
-    return shifted - T.log(T.exp(shifted).sum(dim, keepdim=True))
+    return _tensor_ops.log_softmax(input, dim, dtype)
 
 
 # --- linear layers -------------------------------------------------------------------------
@@ -255,6 +237,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         w = list(weight.shape) if weight.dim() == 2 else [weight.shape[0], 1]
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x"
                            f"{input.shape[-1]} and {w[1]}x{w[0]})")
+    if input.dim() == 2 and weight.dim() == 2 and bias is not None and bias.dim() == 1:
+        return _ops.addmm(bias, input, weight.t())  # one node, as PyTorch
     out = T.matmul(input, weight.t() if weight.dim() == 2 else weight)
     return out if bias is None else out + bias
 
@@ -305,6 +289,8 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
     """
     reduction = _reduction(reduction, size_average, reduce)
     _same_size("mse_loss", input, target)
+    if weight is None and tuple(input.shape) == tuple(target.shape):
+        return _ops.mse_loss(input, target, reduction)
     diff = input - target
     loss = diff * diff
     if weight is not None:
@@ -384,16 +370,15 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
                            f"classes or no classes but got weight tensor of shape: "
                            f"{list(weight.shape)}")
     safe, valid = _picked_weights(target, n_classes, weight, ignore_index)
-    picked = flat[_const(np.arange(flat.shape[0])), _const(safe)]
-    mask = _const(valid.astype(_values(input).dtype))
-    row_weight = mask if weight is None else weight[_const(safe)] * mask
-    losses = -picked * row_weight
-    if reduction == "none":
+    dtype = _values(input).dtype
+    picks = (safe[:, None] == np.arange(n_classes)).astype(dtype)
+    row_weight = valid.astype(dtype)
+    if weight is not None:
+        row_weight = row_weight * _values(weight)[safe]
+    losses = _ops.nll_loss(flat, picks, row_weight, reduction)
+    if reduction == "none" and tuple(losses.shape) != tuple(target.shape):
         return losses.reshape(tuple(target.shape))
-    total = losses.sum()
-    if reduction == "sum":
-        return total
-    return total / row_weight.sum()
+    return losses
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -458,9 +443,16 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise ValueError(f"Using a target size ({target.shape}) that is different to the "
                          f"input size ({input.shape}) is deprecated. Please ensure they have "
                          "the same size.")
+    if target.dtype != input.dtype:
+        names = {"float32": "Float", "float64": "Double", "float16": "Half"}
+        raise RuntimeError(f"Found dtype {names.get(str(target.dtype)[6:], target.dtype)} but "
+                           f"expected {names.get(str(input.dtype)[6:], input.dtype)}")
     x = _values(input)
     if np.any((x < 0) | (x > 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
+    if weight is None or not weight.requires_grad:
+        return _ops.binary_cross_entropy(input, target, None if weight is None
+                                         else _values(weight), reduction)
     log_x = T.clamp(T.log(input), min=-100)
     log_1mx = T.clamp(T.log(1 - input), min=-100)
     loss = -(target * log_x + (1 - target) * log_1mx)
@@ -484,6 +476,10 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
+    if not any(w is not None and w.requires_grad for w in (weight, pos_weight)):
+        return _ops.binary_cross_entropy_with_logits(
+            input, target, None if weight is None else _values(weight),
+            None if pos_weight is None else _values(pos_weight), reduction)
     neg_part = T.clamp(-input, min=0)  # max(-x, 0): log(1 + exp(-x)) without overflow
     softplus = neg_part + T.log(T.exp(-neg_part) + T.exp(-input - neg_part))
     if pos_weight is None:

@@ -230,6 +230,8 @@ def test_binary_cross_entropy_family():
         F.binary_cross_entropy_with_logits(fm.ones(3, 1), fm.ones(3))
     with pytest.raises(RuntimeError, match="between 0 and 1"):
         F.binary_cross_entropy(fm.tensor([1.5]), fm.tensor([1.0]))
+    with pytest.raises(RuntimeError, match="^Found dtype Float but expected Double$"):
+        F.binary_cross_entropy(fm.tensor([0.5], dtype=fm.float64), fm.tensor([1.0]))
 
 
 def test_embedding_and_padding_idx():
@@ -351,3 +353,49 @@ def test_dropout_inplace_bumps_the_version():
 def test_functions_refuse_non_tensors():
     with pytest.raises(TypeError, match="must be Tensor"):
         F.relu([1.0, 2.0])
+
+
+def _named_cases(lib, Fn):
+    t3 = lib.tensor([0, 2, 1])
+    p = lib.tensor([[0.2, 0.7], [0.9, 0.4], [0.5, 0.1]], dtype=lib.float64)
+    y = lib.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], dtype=lib.float64)
+    return {
+        "linear": lambda x, w: Fn.linear(x, w, w[:, 0] * 0.5),
+        "linear_no_bias": lambda x, w: Fn.linear(x, w),
+        "cross_entropy": lambda x, w: Fn.cross_entropy(x @ w.t(), t3),
+        "nll_loss_sum": lambda x, w: Fn.nll_loss(Fn.log_softmax(x @ w.t(), 1), t3,
+                                                 reduction="sum"),
+        "mse_loss": lambda x, w: Fn.mse_loss(x @ w.t(), x[:, :3].tanh()),
+        "mse_loss_none": lambda x, w: Fn.mse_loss(x, x.sin(), reduction="none"),
+        "bce": lambda x, w: Fn.binary_cross_entropy((x @ w.t())[:, :2].sigmoid(), y),
+        "bce_logits": lambda x, w: Fn.binary_cross_entropy_with_logits(
+            (x @ w.t())[:, :2], p, pos_weight=lib.tensor([2.0, 0.5], dtype=lib.float64)),
+        "softmax": lambda x, w: Fn.softmax(x, 1),
+        "log_softmax": lambda x, w: Fn.log_softmax(x, 0),
+    }
+
+
+@pytest.mark.parametrize("case", list(_named_cases(torch, TF)))
+def test_grad_fn_names_and_second_order_as_torch(case):
+    x0 = RNG.standard_normal((3, 4))
+    w0 = RNG.standard_normal((3, 4))
+    results = []
+    for lib, Fn in ((fm, F), (torch, TF)):
+        x = lib.tensor(x0, requires_grad=True)
+        w = lib.tensor(w0, requires_grad=True)
+        out = _named_cases(lib, Fn)[case](x, w)
+        gx, gw = lib.autograd.grad(out.sum(), (x, w), create_graph=True, allow_unused=True)
+        second = lib.autograd.grad((gx * gx).sum() + (0 if gw is None else (gw * gw).sum()),
+                                   (x, w), allow_unused=True)
+        results.append((type(out.grad_fn).__name__, out.detach().numpy(),
+                        [None if g is None else g.detach().numpy() for g in (gx, gw)],
+                        [None if g is None else g.detach().numpy() for g in second]))
+    ours, theirs = results
+    assert ours[0] == theirs[0]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-10, atol=1e-12)
+    # second order: PyTorch's hand-written double-backward formulas round differently
+    for a, b, rtol in zip(ours[2] + ours[3], theirs[2] + theirs[3], (1e-10,) * 2 + (1e-7,) * 2):
+        if b is None:
+            assert a is None or not np.any(a)
+        else:
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=1e-11)
