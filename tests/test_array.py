@@ -151,3 +151,64 @@ def test_constructors():
 def test_array_of_traced_entries_is_differentiable():
     g = fg.grad(lambda x: fnp.sum(fnp.array([x, 2.0 * x, x ** 2]) ** 2))(3.0)
     assert np.isclose(g, 2 * 3.0 + 8 * 3.0 + 4 * 27.0)
+
+
+# --- immutability: no public path writes into an Array --------------------------------------
+def test_numpy_views_of_an_array_are_read_only():
+    x = fnp.zeros(3)
+    view = np.asarray(x)
+    with pytest.raises(ValueError, match="read-only"):
+        view[0] = 1.0
+    with pytest.raises(ValueError, match="read-only"):
+        np.array(x, copy=False)[1] = 1.0
+    assert x.tolist() == [0.0, 0.0, 0.0]
+    own = np.array(x)  # an explicit copy is the caller's, writable
+    own[0] = 5.0
+    assert x.tolist() == [0.0, 0.0, 0.0] and own[0] == 5.0
+    reshaped = x.reshape(3, 1)  # results sharing the buffer are read-only too
+    with pytest.raises(ValueError, match="read-only"):
+        np.asarray(reshaped)[0, 0] = 1.0
+
+
+def test_no_copy_on_the_way_to_numpy():
+    big = fnp.ones(1000)
+    view = np.asarray(big)
+    assert np.shares_memory(view, np.asarray(big))  # a view, not a copy
+
+
+# --- printing as NumPy and JAX do ------------------------------------------------------------
+def test_str_prints_as_numpy_and_repr_stays_array():
+    assert str(fnp.array(3.0)) == "3.0" == str(np.array(3.0))
+    assert str(fnp.array([1.0, 2.0])) == "[1. 2.]"
+    assert repr(fnp.array(3.0)) == "Array(3., dtype=float64)"
+    assert f"{fnp.array([1.0, 2.0])}" == "[1. 2.]"
+
+
+def test_format_specs_and_f_strings():
+    assert format(fnp.array(3.14159), ".3f") == "3.142"
+    assert f"{fnp.array(2.0) * 3:8.2f}" == "    6.00"
+    assert f"{fnp.array(7):d}" == "7"
+    with pytest.raises(TypeError):  # as NumPy: an n-d array takes no format spec
+        format(fnp.array([1.0, 2.0]), ".3f")
+
+
+def test_tracer_repr_shows_the_primal_and_the_transform():
+    seen = []
+    fg.grad(lambda a: seen.append((repr(a), f"{a:.2f}")) or a * 2)(0.5)
+    assert seen == [("Traced<float64[], grad> with primal 0.5", "0.50")]
+    seen.clear()
+    fg.jvp(lambda a: seen.append(repr(a)) or a, (fnp.array([1.0, 2.0]),),
+           (fnp.array([1.0, 0.0]),))
+    assert seen == ["Traced<float64[2], jvp> with primal [1. 2.] and tangent [1. 0.]"]
+    seen.clear()
+    fg.vmap(lambda a: seen.append(repr(a)) or a)(fnp.arange(3.0))
+    assert seen == ["Traced<float64[], vmap> with one value per example along axis 0: [0. 1. 2.]"]
+
+
+def test_is_traced():
+    assert not fg.is_traced(fnp.array(1.0)) and not fg.is_traced(1.0)
+    flags = []
+    fg.grad(lambda a: flags.append(fg.is_traced(a)) or a)(1.0)
+    fg.vmap(lambda a: flags.append(fg.is_traced(a)) or a)(fnp.arange(2.0))
+    fg.jvp(lambda a: flags.append(fg.is_traced(a)) or a, (1.0,), (1.0,))
+    assert flags == [True, True, True]

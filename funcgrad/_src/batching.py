@@ -14,7 +14,7 @@ try:
 except ImportError:  # NumPy < 1.25
     AxisError = np.AxisError
 
-from .core import Array, Primitive, Trace, Tracer, engine, raw, wrap
+from .core import Array, Primitive, Trace, Tracer, _show, engine, raw, wrap
 from .tree_util import tree_flatten, tree_unflatten
 
 
@@ -30,6 +30,9 @@ class BatchTracer(Tracer):
     def shape(self) -> tuple[int, ...]:
         shape = self._value.shape
         return shape[: self._bdim] + shape[self._bdim + 1:]
+
+    def _describe(self) -> str:
+        return f"one value per example along axis {self._bdim}: {_show(self._value)}"
 
     def _no_single_value(self, what: str):
         raise TypeError(

@@ -86,8 +86,15 @@ class Array:
         return (self[i] for i in range(self.shape[0]))
 
     def __array__(self, dtype=None, copy=None):
+        # NumPy gets a read-only view (no copy): writing through np.asarray(x) would change
+        # an immutable Array. An explicit copy is the caller's own, writable.
         value = np.asarray(self._value, dtype=dtype)
-        return value.copy() if copy else value
+        if copy:
+            return value.copy()
+        if value.flags.writeable:
+            value = value.view()
+            value.flags.writeable = False
+        return value
 
     def item(self, *args):
         return np.asarray(self._value).item(*args)
@@ -116,6 +123,13 @@ class Array:
     def __repr__(self) -> str:
         body = np.array2string(np.asarray(self._value), separator=", ", prefix="Array(")
         return f"Array({body}, dtype={self.dtype})"
+
+    def __str__(self) -> str:  # as NumPy prints: 3.0, [1. 2.]
+        return str(np.asarray(self._value))
+
+    def __format__(self, spec: str) -> str:
+        # f"{x:.3f}" formats a 0-d array as its number; an n-d one refuses a spec as NumPy does
+        return format(np.asarray(self._value), spec) if spec else str(self)
 
     if TYPE_CHECKING:
         # Operators and methods are attached at import by funcgrad.numpy._methods (the core
@@ -314,10 +328,28 @@ class Tracer(Array):
         return bool(self._value)
 
     def __repr__(self) -> str:
-        return f"Traced<{self.dtype}{list(self.shape)}, {self._trace.name}>"
+        return f"Traced<{self.dtype}{list(self.shape)}, {self._trace.name}> with {self._describe()}"
+
+    def _describe(self) -> str:
+        """What the repr shows of the value: the primal (tracers add their own parts)."""
+        return f"primal {_show(self._value)}"
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if not spec:
+            return repr(self)
+        return format(np.asarray(self._value) if not isinstance(self._value, Tracer)
+                      else self._value, spec)
 
     def __reduce__(self):
         self._concrete("pickle")
+
+
+def _show(value) -> str:
+    if isinstance(value, Tracer):
+        return f"({value!r})"
+    return np.array2string(np.asarray(value), threshold=20)
 
 
 def is_traced(x: Any) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .core import Array, Primitive, Trace, Tracer, engine, raw
+from .core import Array, Primitive, Trace, Tracer, _show, engine, raw
 from .reverse import _no_rule
 
 
@@ -15,6 +15,10 @@ class JVPTracer(Tracer):
         self._trace = trace
         self._value = primal
         self._tangent = tangent
+
+    def _describe(self) -> str:
+        tangent = "0" if self._tangent is None else _show(self._tangent)
+        return f"primal {_show(self._value)} and tangent {tangent}"
 
 
 class JVPTrace(Trace):
