@@ -116,7 +116,20 @@ def test_erf_of_complex_numbers_follows_jaxs_convention():
     np.testing.assert_allclose(np.asarray(fg.vjp(fsp.erfc, z)[1](ct)[0]), -ct * slope, rtol=1e-13)
 
 
-@pytest.mark.parametrize("f, arg", [(lambda a: fsp.gammainc(a, 2.0), 0),
+def test_gammainc_is_differentiable_in_a_to_first_order():
+    a, x = P[0], X[0]
+    h = 1e-6
+    numeric = (sc.gammainc(a + h, x) - sc.gammainc(a - h, x)) / (2 * h)
+    np.testing.assert_allclose(fg.grad(lambda a: fnp.sum(fsp.gammainc(a, x)))(a), numeric,
+                               rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(fg.grad(lambda a: fnp.sum(fsp.gammaincc(a, x)))(a), -numeric,
+                               rtol=1e-6, atol=1e-9)
+    # the mixed derivative d/dx d/da, against finite differences in x
+    check_grads(lambda x: fg.grad(lambda a: fnp.sum(fsp.gammainc(a, x)))(a), (x,), order=1,
+                modes=("rev", "fwd"))
+
+
+@pytest.mark.parametrize("f, arg", [(lambda a: fg.grad(lambda a: fsp.gammainc(a, 2.0))(a), 0),
                                     (lambda a: fsp.betainc(a, 2.0, 0.5), 0),
                                     (lambda v: fsp.jv(v, 2.0), 0)])
 def test_derivatives_not_available_raise_and_name_the_argument(f, arg):

@@ -113,6 +113,16 @@ def test_vmap_over_x_equals_a_loop(dist, method):
     np.testing.assert_allclose(np.asarray(batched), np.asarray(looped), rtol=1e-12)
 
 
+@pytest.mark.parametrize("dist", ["gamma", "chi2"])
+@pytest.mark.parametrize("method", ["cdf", "logcdf", "sf", "logsf"])
+def test_distribution_functions_are_differentiable_in_the_shape_to_first_order(dist, method):
+    x, shape = pos(4, 3, lo=0.3, hi=6.0), pos(1, 3, lo=0.5, hi=4.0)
+    f = getattr(getattr(fst, dist), method)
+    check_grads(lambda s: f(x, s), (shape,), order=1, modes=("rev", "fwd"))
+    with pytest.raises(fg.FuncgradError, match="argument 0"):  # the second order is not there
+        fg.grad(lambda s: fnp.sum(fg.grad(lambda s: fnp.sum(f(x, s)))(s)))(shape)
+
+
 def test_singular_covariance_uses_the_pseudo_inverse():
     cov = np.diag([1.0, 2.0, 0.0])
     mean = np.array([0.1, -0.2, 0.4])
@@ -147,7 +157,7 @@ def test_bad_inputs_name_the_fix():
     with pytest.raises(ValueError, match=r"must be \(3, 3\)"):
         fst.multivariate_normal.logpdf(np.zeros(3), np.zeros(3), np.eye(2))
     with pytest.raises(fg.FuncgradError, match="argument 0"):
-        fg.grad(lambda a: fst.gamma.cdf(1.0, a))(2.0)  # not yet differentiable in a
+        fg.grad(lambda a: fst.beta.cdf(0.5, a, 2.0))(2.0)  # not yet differentiable in a
 
 
 def test_samples_come_from_scipy():

@@ -41,7 +41,7 @@ def pdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.
 
 @export
 def cdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> Array:
-    """Differentiable ``scipy.stats.chi2.cdf`` (in `x`, `loc` and `scale`; needs SciPy).
+    """Differentiable ``scipy.stats.chi2.cdf`` (needs SciPy).
 
     >>> from funcgrad.scipy.stats import chi2
     >>> round(chi2.cdf(2.0, 2).item(), 12)  # 1 - exp(-1)

@@ -1,6 +1,6 @@
 """funcgrad.scipy.stats.gamma: the gamma distribution (shape `a`, SciPy's location-scale
-form), differentiable in `x`, `a` (densities and entropy), `loc` and `scale`; the
-distribution functions are not yet differentiable in `a` (see special.gammainc).
+form), differentiable in `x`, `a`, `loc` and `scale` (the distribution functions to first
+order only in `a`, as special.gammainc).
 
 >>> import funcgrad as fg
 >>> from funcgrad.scipy.stats import gamma
@@ -50,7 +50,7 @@ def pdf(x: ArrayLike, a: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0
 
 @export
 def cdf(x: ArrayLike, a: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> Array:
-    """Differentiable ``scipy.stats.gamma.cdf`` (in `x`, `loc` and `scale`; needs SciPy).
+    """Differentiable ``scipy.stats.gamma.cdf`` (needs SciPy).
 
     >>> from funcgrad.scipy.stats import gamma
     >>> round(gamma.cdf(1.0, 1.0).item(), 12)  # 1 - exp(-1)
