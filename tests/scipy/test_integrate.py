@@ -64,3 +64,14 @@ def test_tfirst_and_bad_input():
         odeint(field, Y0, T, (W, C), full_output=True)
     with pytest.raises(ValueError, match="one-dimensional"):
         odeint(field, np.ones((2, 2)), T, (W, C))
+
+
+def test_vmap_of_the_gradient_equals_a_loop():
+    t = np.array([0.0, 0.5, 1.0])
+
+    def final(k):
+        return odeint(lambda y, s, k: -k * y + fnp.sin(s), np.array([1.0]), t, (k,), **TOL)[-1, 0]
+    ks = np.array([0.3, 1.0, 2.5])
+    g = fg.grad(final)
+    np.testing.assert_allclose(np.asarray(fg.vmap(g)(ks)), [np.asarray(g(k)) for k in ks],
+                               rtol=1e-10)
