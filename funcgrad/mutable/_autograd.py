@@ -236,6 +236,18 @@ class Node:
     def _apply(self, cts: list, graph) -> list:
         raise NotImplementedError
 
+    def __call__(self, *grad_outputs):
+        """Run this node's backward on `grad_outputs` (as ``grad_fn(g)`` does in PyTorch):
+        one gradient per next function, differentiable when grad mode is on."""
+        graph = _Graph(STATE.grad_enabled, False)
+        if graph.create_graph:
+            cts = list(grad_outputs)
+        else:
+            cts = [g._data if g is not None else None for g in grad_outputs]
+        grads = self._apply(cts, graph)
+        out = tuple(_as_tensor(g) for g in grads) + (None,) * (len(self._next) - len(grads))
+        return out[0] if len(out) == 1 else out
+
     def _release(self) -> None:
         pass
 
@@ -282,6 +294,14 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     def _apply(self, cts, graph):
+        self._accumulate(cts, graph)
+        t = self.variable
+        if t._post_hooks and graph.accumulate:
+            for hook in list(t._post_hooks.values()):
+                hook(t)
+        return []
+
+    def _accumulate(self, cts, graph) -> None:
         t = self.variable
         g = cts[0]
         if graph.accumulate:
@@ -291,7 +311,7 @@ class AccumulateGrad(Node):
                 if t._grad is None:  # PyTorch copies the first gradient: CopyBackwards
                     from ._functions import zeros_like
                     t._grad = zeros_like(new).copy_(new)
-                    return []
+                    return
             else:
                 new = g._data if isinstance(g, Tensor) else g
             old = t._grad
@@ -309,7 +329,6 @@ class AccumulateGrad(Node):
             else:
                 np.add(old._data, new, out=old._data, casting="unsafe")
                 old._vc.value += 1
-        return []
 
 
 def _run_tensor_hooks(hooks: dict, g, graph):
@@ -445,6 +464,29 @@ class OpNode(Node):
 
     def _needs_recompute(self, prim) -> bool:
         return prim in _READS_OUT
+
+    def __getattr__(self, name: str):
+        """PyTorch's names for what a node saved: ``_saved_self``, ``_saved_other``,
+        ``_saved_exponent`` (arguments 0, 1, 1) and ``_saved_result`` (the output)."""
+        where = _SAVED_NAMES.get(name)
+        if where is None:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        if self._freed:
+            raise freed_error()
+        if where == "out":
+            saved = self._out
+        else:
+            saved = self._vals[where] if where < len(self._vals) else None
+        if type(saved) is Saved:
+            if saved.tensor is not None:
+                return saved.tensor
+            return _Graph(True, False).wrap_saved(saved, self).tensor
+        if saved is not None and saved is not _STAND_IN and type(saved) is not _Spec:
+            return _as_tensor(np.asarray(saved))  # a Python number operand, wrapped
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+
+_SAVED_NAMES = {"_saved_self": 0, "_saved_other": 1, "_saved_exponent": 1, "_saved_result": "out"}
 
 
 # primitives whose rules read `out`; for the others a missing output is never recomputed
@@ -679,6 +721,10 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate):
         for node in _postorder(order, deps):
             if node in targets or any(e is not None and e[0] in needed for e in node._next):
                 needed.add(node)
+        # a node runs only if some input lies beyond it; an input's own node is reached (its
+        # tensor hooks run, its gradient is captured) but not run, as in PyTorch
+        needed = {node: any(e is not None and e[0] in needed for e in node._next)
+                  for node in needed}
     results = [None] * (len(inputs) if inputs is not None else 0)
     # 2. seed the buffers
     buffers: dict = {}
@@ -779,7 +825,8 @@ def _before_node(node, buf, graph, captures, results, needed, accumulate):
         for nr, hooks in node._pre_hooks.items():
             if hooks:
                 buf[nr] = _run_tensor_hooks(hooks, buf[nr], graph)
-    if node._prehooks_fn:
+    runs = needed is None or needed[node]
+    if node._prehooks_fn and runs:
         for fn in list(node._prehooks_fn.values()):
             out = fn(tuple(_as_tensor(b) for b in buf))
             if out is not None:
@@ -797,7 +844,7 @@ def _before_node(node, buf, graph, captures, results, needed, accumulate):
                     results[k] = _add(results[k], buf[nr])
     if type(node) is AccumulateGrad and not accumulate:
         return buf, False
-    return buf, True
+    return buf, runs
 
 
 def _after_node(node, grads_out, buf, create_graph):

@@ -60,6 +60,23 @@ class _Formatter:
         return (self.max_width - len(text)) * " " + text
 
 
+class _ComplexFormatter:
+    """PyTorch's complex layout: real and imaginary parts each formatted over all elements,
+    joined with their sign and a ``j``."""
+
+    __slots__ = ("real", "imag", "max_width")
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.real = _Formatter(values.real)
+        self.imag = _Formatter(values.imag)
+        self.max_width = self.real.max_width + self.imag.max_width + 1
+
+    def format(self, value) -> str:
+        real = self.real.format(value.real)
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        return real + imag if imag[0] in "+-" else real + "+" + imag
+
+
 def _summarized(values: np.ndarray) -> np.ndarray:
     if values.ndim == 0:
         return values
@@ -104,7 +121,8 @@ def data_str(values: np.ndarray, indent: int) -> str:
     if values.dtype == np.float16:
         values = values.astype(np.float32)
     summarize = values.size > THRESHOLD
-    fmt = _Formatter(_summarized(values) if summarize else values)
+    shown = _summarized(values) if summarize else values
+    fmt = _ComplexFormatter(shown) if values.dtype.kind == "c" else _Formatter(shown)
     return _nested(values, indent, summarize, fmt)
 
 
@@ -128,7 +146,8 @@ def tensor_repr(values: np.ndarray, dtype, default_dtype, grad_fn_name: str | No
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []
-    shows_dtype = dtype.name not in (default_dtype.name, "int64", "bool")
+    default_complex = "complex128" if default_dtype.name == "float64" else "complex64"
+    shows_dtype = dtype.name not in (default_dtype.name, default_complex, "int64", "bool")
     if values.size == 0:
         if values.ndim != 1:
             suffixes.append("size=" + str(tuple(values.shape)))

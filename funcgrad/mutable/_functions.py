@@ -588,7 +588,19 @@ def relu(input: Tensor) -> Tensor:
     if input._dtype is D.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
     return _relu(input)
-abs = _unary(O.ABS)
+_abs_real = _unary(O.ABS)
+
+
+def abs(input: Tensor) -> Tensor:
+    """``|input|``; complex numbers give their (real) modulus.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.abs(torch.tensor([3 + 4j]))
+    tensor([5.])
+    """
+    if input._dtype.is_complex:
+        return apply(O.ABS_COMPLEX, (input,))
+    return _abs_real(input)
 log1p = _unary(O.LOG1P)
 expm1 = _unary(O.EXPM1)
 reciprocal = _unary(O.RECIPROCAL)

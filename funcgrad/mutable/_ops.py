@@ -15,9 +15,10 @@ import numpy as np
 
 from ..numpy import _primitives as NP
 from . import _dtypes as D
+from . import _prims as P
 from ._autograd import (_STAND_IN, INFERENCE_INPLACE, STATE, Node, OpNode, Saved, Version, _seq, _Spec, _fix,
                         node_class, user_frame)
-from ._tensor import CUSTOM_VIEW_DETAIL, Tensor, _ViewInfo
+from ._tensor import CUSTOM_VIEW_DETAIL, NO_GRAD_VIEW_REBASED, Tensor, _ViewInfo
 
 __all__ = ["Op", "OPS", "apply_primitive", "edge_of"]
 
@@ -34,12 +35,14 @@ class Op:
 
     __slots__ = ("name", "prim", "node_cls", "reads", "saves_out", "result", "_plans",
                  "is_view", "inplace_name", "records", "impl", "float_fast", "unary_plan",
-                 "binary_plans")
+                 "binary_plans", "scalar_edge")
 
     def __init__(self, name: str, prim, grad_fn: str, reads: Sequence = (), *,
                  saves_out: bool = False, result: str = "promote", is_view: bool = False,
-                 node_base: type = OpNode):
+                 node_base: type = OpNode, scalar_edge: bool = False):
         self.name = name
+        # PyTorch wraps a Python number operand in a tensor: the node keeps a (None, 0) edge
+        self.scalar_edge = scalar_edge
         self.prim = prim
         self.node_cls = node_class(grad_fn, node_base)
         # recorded when an input requires grad: differentiable, or failing only at backward
@@ -85,14 +88,6 @@ class Op:
             found = self._plans[mask] = (frozenset(saved), needs_out or
                                          ("spec" if needs_out_spec else False))
         return found
-
-
-NO_GRAD_VIEW_REBASED = (
-    "A view was created in no_grad mode and its base or another view of its base has been "
-    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
-    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
-    "inplace either both inside the no_grad block (if you don't want the inplace to be "
-    "tracked) or both outside (if you want the inplace to be tracked).")
 
 
 def edge_of(t: Tensor):
@@ -147,6 +142,9 @@ def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | 
             meta.append((None, None, None))
         else:
             vals.append(raws[i])
+            if op.scalar_edge and a is not None and not isinstance(a, np.ndarray):
+                edges.append(None)
+                meta.append((None, None, None))
             i += 1
             continue
         if i in saved_idx:
@@ -263,7 +261,7 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
     saves_x, keeps_out, frees = op.unary_plan
     cls = op.node_cls
     node = _new_object(cls)
-    edges = (_edge_to(x),)
+    edges = (_edge_to(x), None) if op.scalar_edge and const is not _NO_CONST else (_edge_to(x),)
     if STATE.anomaly:
         node._init(edges)
     else:
@@ -545,15 +543,17 @@ def _decl(name, prim, grad_fn, reads=(), **kw) -> Op:
 
 OPS: dict = {}
 _NOTHING = ((), ())
-ADD = _decl("add", NP.add, "AddBackward0", _NOTHING)
-SUB = _decl("sub", NP.subtract, "SubBackward0", _NOTHING)
+ADD = _decl("add", NP.add, "AddBackward0", _NOTHING, scalar_edge=True)
+SUB = _decl("sub", NP.subtract, "SubBackward0", _NOTHING, scalar_edge=True)
 RSUB = _decl("rsub", NP.subtract, "RsubBackward1", _NOTHING)
-MUL = _decl("mul", NP.multiply, "MulBackward0", ((1,), (0,)))
-DIV = _decl("div", NP.divide, "DivBackward0", ((1,), (0, 1, "out")), result="float")
+MUL = _decl("mul", NP.multiply, "MulBackward0", ((1,), (0,)), scalar_edge=True)
+DIV = _decl("div", NP.divide, "DivBackward0", ((1,), (0, 1, "out")), result="float", scalar_edge=True)
 RDIV = _decl("rdiv", NP.divide, "DivBackward0", ((1,), (0, 1, "out")), result="float")
 POW = _decl("pow", NP.power, "PowBackward0", ((0, 1), (0, 1, "out")), saves_out=False)
-POW_T = _decl("pow_tensor", NP.power, "PowBackward1", ((0, 1), (0, "out")), saves_out=True)
-RPOW = _decl("rpow", NP.power, "PowBackward2", ((0, 1), (0, "out")), saves_out=True)
+# tensor exponents take PyTorch's rule (its slope at a zero base differs from JAX's)
+POW_T = _decl("pow_tensor", P.torch_power_p, "PowBackward1", ((0, 1), (0, 1, "out")),
+              saves_out=True)
+RPOW = _decl("rpow", P.torch_power_p, "PowBackward2", ((0, 1), (0, 1, "out")), saves_out=True)
 NEG = _decl("neg", NP.negative, "NegBackward0", ((),))
 EXP = _decl("exp", NP.exp, "ExpBackward0", (("out",),), saves_out=True, result="float")
 LOG = _decl("log", NP.log, "LogBackward0", ((0,),), result="float")
@@ -566,6 +566,8 @@ SIGMOID = _decl("sigmoid", NP.sigmoid, "SigmoidBackward0", (("out",),), saves_ou
                 result="float")
 RELU = _decl("relu", NP.relu, "ReluBackward0", (("out",),), saves_out=True)
 ABS = _decl("abs", NP.absolute, "AbsBackward0", ((0,),))
+# |z| of a complex z is real; its rule reads the output (z / |z|)
+ABS_COMPLEX = _decl("abs_complex", NP.absolute, "AbsBackward0", ((0, "out"),), result="keep")
 LOG1P = _decl("log1p", NP.log1p, "Log1PBackward0", ((0,),), result="float")
 EXPM1 = _decl("expm1", NP.expm1, "Expm1Backward0", (("out",),), saves_out=True, result="float")
 RECIPROCAL = _decl("reciprocal", NP.reciprocal, "ReciprocalBackward0", (("out",),),
@@ -594,7 +596,7 @@ MIN = _decl("min", NP.min, "MinBackward1", ((0, "out"),), saves_out=True)
 CLONE = _decl("clone", NP.positive, "CloneBackward0", ((),), result="same")
 TO_COPY = _decl("to", NP.astype, "ToCopyBackward0", ((),), result="keep")
 INDEX = _decl("index", NP.getitem, "IndexBackward0", ((),), result="same")
-WHERE = _decl("where", NP.where, "WhereBackward0", ((), (0,), (0,)))
+WHERE = _decl("where", NP.where, "WhereBackward0", ((), (0,), (0,)), scalar_edge=True)
 CAT = _decl("cat", NP.concatenate, "CatBackward0", [("out_shape",)] * 64)
 # views: their forward returns NumPy views of the input's storage
 SELECT = _decl("select", NP.getitem, "SelectBackward0", ((),), result="same", is_view=True)
@@ -631,6 +633,7 @@ for _op in (ADD, SUB, MUL, DIV, NEG, EXP, LOG, SQRT, SIN, COS, TAN, TANH, SIGMOI
             LOG1P, EXPM1, RECIPROCAL, CLAMP, MAXIMUM, MINIMUM, MATMUL, PROD, MAX, MIN, WHERE):
     _BY_PRIM[_op.prim] = _op
 _BY_PRIM[NP.power] = POW_T
+_BY_PRIM[P.torch_power_p] = POW_T
 
 
 # --- views ----------------------------------------------------------------------------------
@@ -673,6 +676,8 @@ def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None,
         if info.no_grad and STATE.grad_enabled:
             view.from_no_grad = True
         view.custom = info.custom
+    if not STATE.grad_enabled:
+        out._view.base_fn = out._base._grad_fn
     if STATE.grad_enabled and _requires_grad(x):
         _record1(op, x, out, params)
     return out

@@ -11,7 +11,7 @@ from ..numpy import _primitives as NP
 
 __all__ = ["softmax_p", "log_softmax_p", "logsumexp_p", "vector_norm_p", "var_p", "std_p",
            "addcmul_p", "addcdiv_p", "median_p", "repeat_p",
-           "masked_fill_p", "trace_p"]
+           "masked_fill_p", "trace_p", "torch_power_p"]
 
 
 def _keep(v, x, axis, keepdims):
@@ -198,3 +198,13 @@ def _trace_vjp(ct, out, x):
 
 
 trace_p = primitive("trace", lambda x: np.trace(x), vjps=(_trace_vjp,))
+
+
+# --- PyTorch's power: d(x**y)/dy at x == 0 is 0 for y >= 0 and -inf for y < 0 (out * log 0) ----
+def _torch_pow_dy(out, x, y):
+    at_zero = NP.equal(x, 0)
+    safe = NP.where(at_zero, 1, x)
+    return NP.where(at_zero, NP.where(NP.less(y, 0), -out, 0), out * NP.log(safe))
+
+
+torch_power_p = elementwise("power", NP.power.impl, NP._pow_dx, _torch_pow_dy)

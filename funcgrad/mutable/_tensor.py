@@ -14,6 +14,7 @@ from ._format import tensor_repr
 
 __all__ = ["Tensor", "Size"]
 _CPU = device("cpu")
+_INVALID = object()
 
 
 class Size(tuple):
@@ -37,7 +38,7 @@ class Size(tuple):
 class _ViewInfo:
     """How a view was made from its base: the chain of view ops to replay, and state."""
 
-    __slots__ = ("chain", "version", "no_grad", "multi", "from_no_grad", "custom")
+    __slots__ = ("chain", "version", "no_grad", "multi", "from_no_grad", "custom", "base_fn")
 
     def __init__(self, chain: tuple, version: int, no_grad: bool, multi: bool = False) -> None:
         self.from_no_grad = False  # a view (made with grad) of a view made in no_grad
@@ -45,7 +46,16 @@ class _ViewInfo:
         self.chain = chain
         self.version = version
         self.no_grad = no_grad
+        self.base_fn = None  # (no_grad views) the base's grad_fn when the view was made
         self.multi = multi  # made by split/chunk/unbind (or a view of one): no in-place
+
+
+NO_GRAD_VIEW_REBASED = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be "
+    "tracked) or both outside (if you want the inplace to be tracked).")
 
 
 NON_LEAF_GRAD_WARNING = (
@@ -77,6 +87,7 @@ class Tensor:
     _hooks = None     # leaf tensor hooks
     _acc = None       # weakref to the leaf's AccumulateGrad
     _retains = False  # retain_grad() was called
+    _post_hooks = None  # register_post_accumulate_grad_hook
 
     # --- construction -----------------------------------------------------------------
     @staticmethod
@@ -129,7 +140,8 @@ class Tensor:
     @property
     def requires_grad(self) -> bool:
         if self._base is not None and not self._rg:
-            self.grad_fn  # a write into the base may have made the view require grad
+            if not self._view.no_grad:
+                self.grad_fn  # a write into the base may have made the view require grad
             return self._rg or (self._view.no_grad and self._base.requires_grad)
         return self._rg
 
@@ -235,6 +247,17 @@ class Tensor:
         if table is None:
             table = fn._pre_hooks[self._nr] = {}
         return RemovableHandle(table, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(tensor)`` after backward has accumulated into this leaf's ``.grad``."""
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        return RemovableHandle(self._post_hooks, hook)
 
     def _edge(self):
         """Where this tensor's gradient goes: (node, output number), or None."""
@@ -378,7 +401,7 @@ class Tensor:
         return id(self)
 
     def numpy(self, force: bool = False) -> np.ndarray:
-        if self.requires_grad and not force:
+        if self.requires_grad and not force and STATE.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return self._data
@@ -390,10 +413,13 @@ class Tensor:
         return np.asarray(self._data, dtype=dtype)
 
     def __repr__(self, *, tensor_contents=None) -> str:
-        fn = self.grad_fn
+        try:
+            fn = self.grad_fn
+        except RuntimeError:  # as PyTorch: a grad_fn that cannot be made prints as Invalid
+            fn = _INVALID
         name = None
         if fn is not None:
-            name = type(fn).__name__
+            name = "Invalid" if fn is _INVALID else type(fn).__name__
         return tensor_repr(self._data, self._dtype, D.DEFAULT_FLOAT, name, self.requires_grad)
 
     def __format__(self, spec: str) -> str:
@@ -477,6 +503,10 @@ def _regenerate_view_grad_fn(view: Tensor) -> None:
     from ._ops import AsStridedBackward0, edge_of
     info = view._view
     if info.no_grad:
+        base = view._base
+        if base.requires_grad and base._grad_fn is not info.base_fn:
+            # the base was written with grad mode on: the view's history is ambiguous
+            raise RuntimeError(NO_GRAD_VIEW_REBASED)
         return  # stays stale: using it in a graph is an error (see _ops.edge_of)
     base = view._base
     if info.custom and base.requires_grad:

@@ -28,6 +28,9 @@ def _root_edges(outputs: list, grad_tensors: list, create_graph: bool):
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if out._dtype.is_complex:
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs "
+                                   f"but got {out._dtype!r}")
             g = np.ones(out._data.shape, out._data.dtype)
             if create_graph:
                 g = Tensor._wrap(g)
@@ -119,7 +122,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     for k, (t, g) in enumerate(zip(ins, found)):
         if g is None:
             if materialize_grads:
-                result.append(Tensor._wrap(np.zeros_like(t._data)))
+                zeros = Tensor._wrap(np.zeros_like(t._data))
+                result.append(zeros.requires_grad_(True) if create_graph else zeros)
                 continue
             if not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have "
@@ -160,6 +164,8 @@ class detect_anomaly(set_detect_anomaly):
         self.check_nan = check_nan
 
     def __enter__(self):
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
+                      "and should only be enabled for debugging.", UserWarning, stacklevel=2)
         self.prev = (STATE.anomaly, STATE.check_nan)
         STATE.anomaly = True
         STATE.check_nan = self.check_nan

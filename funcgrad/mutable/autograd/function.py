@@ -10,7 +10,7 @@ import numpy as np
 
 from ...numpy import _primitives as NP
 from .._autograd import STATE, Node, Saved, freed_error, node_class, version_error
-from .._ops import edge_of
+from .._ops import _attach_inplace, edge_of
 from .._tensor import Tensor, _ViewInfo
 
 __all__ = ["Function", "FunctionCtx", "InplaceFunction", "once_differentiable"]
@@ -75,7 +75,9 @@ class FunctionCtx:
 
 
 class _FunctionNode(Node):
-    __slots__ = ("_nout", "ctx", "_fn_cls", "_in_meta", "_out_meta", "_non_diff_outputs")
+    # `_needs`: which inputs get a gradient (kept apart from `_next`: CopySlices drops the
+    # edge of an input written in place but still reads its gradient)
+    __slots__ = ("_nout", "ctx", "_fn_cls", "_in_meta", "_out_meta", "_non_diff_outputs", "_needs")
 
     def _release(self) -> None:
         if self.ctx._saved:
@@ -104,8 +106,8 @@ class _FunctionNode(Node):
                 raise RuntimeError(f"function {type(self).__name__} returned an incorrect number "
                                    f"of gradients (expected {n_in}, got {len(result)})")
         grads = []
-        for r, edge, meta in zip(result, self._next, self._in_meta):
-            if edge is None or r is None:
+        for r, needed, meta in zip(result, self._needs, self._in_meta):
+            if not needed or r is None:
                 grads.append(None)
                 continue
             if not isinstance(r, Tensor):
@@ -199,6 +201,7 @@ class Function(metaclass=_FunctionMeta):
         node._init(tuple(edge_of(a) if isinstance(a, Tensor) and a.requires_grad else None
                          for a in args))
         node._nout = len(outs)
+        node._needs = tuple(e is not None for e in node._next)
         node.ctx = ctx
         ctx._node = weakref.ref(node)  # node -> ctx is strong; no cycle back
         node._fn_cls = cls
@@ -226,7 +229,11 @@ class Function(metaclass=_FunctionMeta):
                     raise RuntimeError("a leaf Variable that requires grad has been used in an "
                                        "in-place operation.")
                 o._vc.value += 1
-                o._grad_fn, o._nr, o._rg = node, k, True
+                if o._base is not None and args and o is args[0] and len(outs) == 1:
+                    # a view written in place: its base's history goes through CopySlices
+                    _attach_inplace(o, node)
+                else:
+                    o._grad_fn, o._nr, o._rg = node, k, True
                 new_outs.append(o)
                 continue
             if any(o is a for a in tensors) or o._base is not None:
