@@ -121,3 +121,29 @@ def test_debug_nans_in_one_thread_does_not_leak_numpy_state_into_another():
         t.start()
         t.join()
     assert np.isnan(seen["nan"])
+
+
+def test_the_context_manager_is_per_thread_as_jaxs():
+    errors = {}
+    inside = threading.Event()
+    done = threading.Event()
+
+    def other():
+        inside.wait()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                errors["other"] = float(fg.grad(fnp.sqrt)(-1.0))
+            except FloatingPointError as err:  # would mean the flag leaked across threads
+                errors["other"] = err
+        done.set()
+
+    t = threading.Thread(target=other)
+    t.start()
+    with fg.debug_nans():
+        inside.set()
+        done.wait()
+        with pytest.raises(FloatingPointError):
+            fg.grad(fnp.sqrt)(-1.0)
+    t.join()
+    assert np.isnan(errors["other"])

@@ -10,6 +10,7 @@ pass. The backward walk also checks each cotangent it adds when `debug_nans` is 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import sys
 import warnings
@@ -26,7 +27,9 @@ _INTERNAL = (_FUNCGRAD_DIR + os.sep, _NUMPY_DIR + os.sep, contextlib.__file__)
 
 class Config:
     """funcgrad's settings. ``debug_nans``: stop at the first primitive whose forward or
-    backward pass produces a NaN (see `debug_nans`).
+    backward pass produces a NaN (see `debug_nans`). ``update`` sets a setting for the whole
+    process; the `debug_nans` context manager sets it for the running thread (and context)
+    only, as JAX's context managers do.
 
     >>> import funcgrad as fg
     >>> fg.config.update("debug_nans", True)
@@ -35,11 +38,16 @@ class Config:
     >>> fg.config.update("debug_nans", False)
     """
 
-    __slots__ = ("debug_nans", "_saved_numpy_state")
+    __slots__ = ("_debug_nans", "_saved_numpy_state")
 
     def __init__(self) -> None:
-        self.debug_nans = False
+        self._debug_nans = False
         self._saved_numpy_state = None
+
+    @property
+    def debug_nans(self) -> bool:
+        local = _LOCAL_DEBUG_NANS.get()
+        return self._debug_nans if local is None else local
 
     def update(self, name: str, value: Any) -> None:
         """Set a setting by name (``"debug_nans"``, also spelled ``"jax_debug_nans"``)."""
@@ -48,18 +56,19 @@ class Config:
             raise AttributeError(f"funcgrad.config has no setting {name!r}; the settings "
                                  "are: debug_nans")
         value = bool(value)
-        if value and not self.debug_nans:  # NumPy reports NaNs it makes to us from now on
+        if value and not self._debug_nans:  # NumPy reports NaNs it makes to us from now on
             self._saved_numpy_state = (np.geterr(), np.geterrcall())
             np.seterr(invalid="call")
             np.seterrcall(_on_numpy_error)
-        elif not value and self.debug_nans and self._saved_numpy_state is not None:
+        elif not value and self._debug_nans and self._saved_numpy_state is not None:
             errors, call = self._saved_numpy_state
             np.seterr(**errors)
             np.seterrcall(call)
             self._saved_numpy_state = None
-        self.debug_nans = value
+        self._debug_nans = value
 
 
+_LOCAL_DEBUG_NANS: contextvars.ContextVar = contextvars.ContextVar("debug_nans", default=None)
 config = Config()
 
 
@@ -67,7 +76,7 @@ config = Config()
 def debug_nans(enabled: bool = True) -> Iterator[None]:
     """Within the block, stop at the first primitive whose forward or backward pass produces
     a NaN: a ``FloatingPointError`` names the primitive, the pass and the user's source
-    line. The same as ``funcgrad.config.update("debug_nans", True)`` for the block.
+    line. Like ``funcgrad.config.update("debug_nans", True)``, for this block and thread.
 
     >>> import funcgrad as fg, funcgrad.numpy as fnp
     >>> with fg.debug_nans():
@@ -77,13 +86,15 @@ def debug_nans(enabled: bool = True) -> Iterator[None]:
     ...         print(str(err).splitlines()[0])
     debug_nans: the forward pass of log produced NaN (invalid value)
     """
-    previous = config.debug_nans
-    config.update("debug_nans", enabled)
+    token = _LOCAL_DEBUG_NANS.set(bool(enabled))
     try:
-        with np.errstate(invalid="call" if enabled else np.geterr()["invalid"]):
+        if enabled:
+            with np.errstate(invalid="call", call=_on_numpy_error):
+                yield
+        else:
             yield
     finally:
-        config.update("debug_nans", previous)
+        _LOCAL_DEBUG_NANS.reset(token)
 
 
 def _is_internal(filename: str) -> bool:
