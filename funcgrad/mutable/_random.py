@@ -12,9 +12,9 @@ from it as follows, which is what every function here reproduces:
 * randperm: a Fisher-Yates walk, each swap ``random() % (n - i)``;
 * bernoulli: a 53-bit uniform below ``p``.
 
-Known difference: PyTorch's AVX2 kernel for float32 normals in blocks evaluates log and
-sincos with its own polynomial approximations; our values there can differ in the last
-bit (float64, and fewer than 16 float32 values, are exact).
+float32 normals in blocks follow PyTorch's AVX2 kernel (what it runs on x86-64 CPUs with
+AVX2): Cephes' single-precision log and sincos polynomials, evaluated step by step in
+float32 with the multiply-adds its compiler fuses, so those values are bit-exact too.
 
 >>> from funcgrad.mutable import _random
 >>> _ = _random.manual_seed(0)
@@ -149,14 +149,68 @@ def uniform(shape, np_dtype, low: float = 0.0, high: float = 1.0, generator=None
     return u.astype(np_dtype).reshape(shape)
 
 
+def _fma32(a, b, c):
+    """float32 ``a * b + c`` rounded once (the float32 product is exact in float64)."""
+    return (np.asarray(a, np.float64) * np.asarray(b, np.float64) + c).astype(np.float32)
+
+
+_F = np.float32
+
+
+def _log32(x: np.ndarray) -> np.ndarray:
+    """Natural log of positive float32 values as PyTorch's AVX2 kernel computes it: split
+    off the exponent, then Cephes' degree-9 polynomial on the mantissa."""
+    bits = np.maximum(x, _F(1.17549435e-38)).view(np.int32)
+    e = ((bits.view(np.uint32) >> 23).astype(np.int32) - 127).astype(_F) + _F(1)
+    m = ((bits & np.int32(~0x7F800000)) | np.int32(0x3F000000)).view(_F)  # in [0.5, 1)
+    small = m < _F(0.707106781186547524)
+    m = (m - _F(1)) + np.where(small, m, _F(0))
+    e = e - np.where(small, _F(1), _F(0))
+    z = m * m
+    y = _F(7.0376836292e-2)
+    for coef in (-1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
+                 -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1):
+        y = _fma32(y, m, _F(coef))
+    y = _fma32(y * m, z, e * _F(-2.12194440e-4))
+    y = _fma32(-z, _F(0.5), y)
+    return _fma32(e, _F(0.693359375), m + y)
+
+
+def _sincos32(x: np.ndarray) -> tuple:
+    """sin and cos of non-negative float32 values as PyTorch's AVX2 kernel computes them:
+    reduce by multiples of pi/4 in three parts, then Cephes' two polynomials."""
+    octant = ((np.abs(x) * _F(1.27323954473516)).astype(np.int32) + 1) & np.int32(~1)
+    y = octant.astype(_F)
+    r = _fma32(y, _F(-0.78515625), np.abs(x))
+    r = _fma32(y, _F(-2.4187564849853515625e-4), r)
+    r = _fma32(y, _F(-3.77489497744594108e-8), r)
+    z = r * r
+    cos_poly = _fma32(_F(2.443315711809948e-5), z, _F(-1.388731625493765e-3))
+    cos_poly = _fma32(cos_poly, z, _F(4.166664568298827e-2)) * z
+    cos_poly = _fma32(cos_poly, z, -(z * _F(0.5))) + _F(1)
+    sin_poly = _fma32(_F(-1.9515295891e-4), z, _F(8.3321608736e-3))
+    sin_poly = _fma32(sin_poly, z, _F(-1.6666654611e-1)) * z
+    sin_poly = _fma32(sin_poly, r, r)
+    near_zero = (octant & 2) == 0
+    sin = np.where(near_zero, sin_poly, cos_poly)
+    cos = np.where(near_zero, cos_poly, sin_poly)
+    sin = np.where((octant & 4) != 0, -sin, sin)
+    cos = np.where((~(octant - 2) & 4) != 0, -cos, cos)
+    return sin, cos
+
+
 def _fill16(block: np.ndarray, mean: float, std: float) -> None:
-    u1 = block.dtype.type(1) - block[:8]
-    u2 = block[8:16]
-    radius = np.sqrt(block.dtype.type(-2) * np.log(u1))
-    theta = block.dtype.type(2.0 * math.pi) * u2
-    first, second = radius * np.cos(theta), radius * np.sin(theta)
+    """Box-Muller on a block of 16 uniforms: the first 8 give radii, the last 8 angles."""
+    if block.dtype == np.float32:
+        radius = np.sqrt(_F(-2) * _log32(_F(1) - block[:8]))
+        sin, cos = _sincos32(_F(2.0 * math.pi) * block[8:16])
+    else:
+        radius = np.sqrt(-2.0 * np.log(1.0 - block[:8]))
+        theta = 2.0 * math.pi * block[8:16]
+        sin, cos = np.sin(theta), np.cos(theta)
+    first, second = radius * cos, radius * sin
     if mean != 0.0 or std != 1.0:
-        # float32: one fused multiply-add (exact product, one rounding), as PyTorch's kernel
+        # one fused multiply-add (float32: exact product in float64, one rounding)
         first = fma(first, std, mean).astype(block.dtype)
         second = fma(second, std, mean).astype(block.dtype)
     block[:8], block[8:16] = first, second
