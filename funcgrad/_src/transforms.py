@@ -360,13 +360,17 @@ def _check_tangent(t, primal, i):
 
 
 # --- batching ---------------------------------------------------------------------------
-def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
+def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = None,
+         axis_size: int | None = None) -> Callable:
     """Map `f` over an axis of its arguments, as one vectorised call.
 
     `in_axes` is an int (the mapped axis of every argument), None (not mapped: the same
     value for every example) or a pytree prefix of the arguments holding ints and Nones;
     `out_axes` likewise for the output, where None is allowed only for outputs that do not
     depend on the mapped arguments. Keyword arguments are mapped along axis 0, as in JAX.
+    `axis_size` gives the batch size where no argument is mapped (and is checked against
+    it where some are); `axis_name` is accepted for JAX code and names nothing yet (funcgrad
+    has no collectives).
     Every primitive has a batch rule, so `f` runs once on whole batches; vmap nests with
     itself and with grad, jvp and the other transforms.
 
@@ -377,6 +381,9 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
     [3.0, 4.0]
     """
 
+    if axis_size is not None and (not isinstance(axis_size, int) or isinstance(axis_size, bool)
+                                  or axis_size < 0):
+        raise TypeError(f"vmap: axis_size must be a non-negative int, got {axis_size!r}")
     _check_axes_spec(in_axes, "in_axes", in_axes)
     _check_axes_spec(out_axes, "out_axes", out_axes)
     if isinstance(in_axes, list):  # JAX reads a list as a tuple here
@@ -409,8 +416,14 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
                                  "along its axis")
             size = shape[ax]
             traced.append(ax % len(shape))  # the tracer is made once the trace exists
+        if axis_size is not None:
+            if size is not None and size != axis_size:
+                raise ValueError(f"vmap: axis_size={axis_size}, but the mapped axes have "
+                                 f"size {size}; give the same size, or leave axis_size out")
+            size = axis_size
         if size is None:
-            raise ValueError("vmap: no argument is mapped (every in_axes is None)")
+            raise ValueError("vmap: no argument is mapped (every in_axes is None); map one, "
+                             "or give axis_size=n to repeat the function n times")
         trace = BatchTrace(size)
         traced = [BatchTracer(trace, value, t) if ax is not None else t
                   for t, value, ax in zip(traced, values, axes)]

@@ -100,3 +100,15 @@ def test_errors_of_grad_say_grad_and_of_value_and_grad_say_value_and_grad():
         fg.value_and_grad(lambda a: a * 2)(np.ones(2))
     with pytest.raises(TypeError, match="^grad: argument 0 has dtype int"):
         fg.grad(lambda a: a * 2)(np.array(3))
+
+
+def test_vmap_axis_size():
+    np.testing.assert_allclose(fg.vmap(lambda x: x * 2, in_axes=None, axis_size=3)(1.0),
+                               [2.0, 2.0, 2.0])
+    np.testing.assert_allclose(fg.vmap(lambda x: x * 2, axis_size=2)(np.ones(2)), [2.0, 2.0])
+    with pytest.raises(ValueError, match="axis_size=3, but the mapped axes have size 2"):
+        fg.vmap(lambda x: x, axis_size=3)(np.ones(2))
+    with pytest.raises(ValueError, match="no argument is mapped.*axis_size"):
+        fg.vmap(lambda x: x, in_axes=None)(np.ones(2))
+    with pytest.raises(TypeError, match="axis_size must be a non-negative int"):
+        fg.vmap(lambda x: x, axis_size=2.0)
