@@ -298,7 +298,8 @@ class AccumulateGrad(Node):
         t = self.variable
         if t._post_hooks and graph.accumulate:
             for hook in list(t._post_hooks.values()):
-                hook(t)
+                if hook(t) is not None:
+                    raise RuntimeError("post accumulate grad hooks should return None.")
         return []
 
     def _accumulate(self, cts, graph) -> None:

@@ -195,3 +195,34 @@ def test_view_made_under_no_grad_prints_invalid_after_its_base_is_written():
         a.mul_(2)
         return repr(v), v.requires_grad
     _same_everywhere(program, ("ok", ("tensor([2., 2.], grad_fn=<Invalid>)", True), []))
+
+
+def test_gradient_edges_as_inputs():
+    def program(lib):
+        x = lib.ones(2, requires_grad=True).clone()
+        edge = lib.autograd.graph.get_gradient_edge(x)
+        x *= 2
+        old, new = lib.autograd.grad(x.sum(), (edge, x))
+        y = lib.ones(2, requires_grad=True).clone()
+        single = lib.autograd.grad((y * 3).sum(), lib.autograd.graph.GradientEdge(y.grad_fn, 0))
+        return old.tolist(), new.tolist(), single[0].tolist()
+    _same_everywhere(program, ("ok", ([2.0, 2.0], [1.0, 1.0], [3.0, 3.0]), []))
+
+
+def test_materialize_grads_refuses_allow_unused_false_and_post_hooks_must_return_none():
+    def program(lib):
+        y = lib.ones(1, requires_grad=True)
+        errors = []
+        try:
+            lib.autograd.grad(y * 2, y, allow_unused=False, materialize_grads=True)
+        except ValueError as exc:
+            errors.append(str(exc))
+        y.register_post_accumulate_grad_hook(lambda t: t.grad)
+        try:
+            (y * 2).sum().backward()
+        except RuntimeError as exc:
+            errors.append("hooks should return None." in str(exc))
+        return errors
+    _same_everywhere(program, ("ok", [
+        "Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+        "allow_unused=False.", True], []))

@@ -7,6 +7,7 @@ import numpy as np
 
 from .._autograd import STATE, run_backward
 from .._tensor import Tensor
+from .graph import GradientEdge
 
 __all__ = ["backward", "grad", "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled"]
 
@@ -14,7 +15,7 @@ __all__ = ["backward", "grad", "set_detect_anomaly", "detect_anomaly", "is_anoma
 def _as_list(x) -> list:
     if x is None:
         return []
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, GradientEdge)):
         return [x]
     return list(x)
 
@@ -74,11 +75,11 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     inputs = _as_list(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-    in_edges = [t._edge() for t in inputs]
+    in_edges = [_edge_of(t) for t in inputs]
     found = run_backward(edges, seeds, retain_graph=retain_graph, create_graph=create_graph,
                          inputs=in_edges, accumulate=False)
     for t, g in zip(inputs, found):
-        if g is None:
+        if g is None or isinstance(t, GradientEdge):
             continue
         if not isinstance(g, Tensor):
             g = Tensor._wrap(np.array(g, copy=True))
@@ -86,6 +87,13 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
             t._grad = g
         else:
             t._grad = t._grad + g if create_graph else _accumulate(t._grad, g)
+
+
+def _edge_of(t):
+    """A tensor's edge, or a GradientEdge given as is."""
+    if isinstance(t, GradientEdge):
+        return (t.node, t.output_nr)
+    return t._edge()
 
 
 def _accumulate(old: Tensor, g: Tensor) -> Tensor:
@@ -106,21 +114,27 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     """
     outs = _as_list(outputs)
     ins = _as_list(inputs)
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
     grads = _as_list(grad_outputs) or [None] * len(outs)
     if retain_graph is None:
         retain_graph = create_graph
     for t in ins:
-        if not t.requires_grad:
+        if not isinstance(t, GradientEdge) and not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     edges, seeds = _root_edges(outs, grads, create_graph)
-    in_edges = [t._edge() for t in ins]
+    in_edges = [_edge_of(t) for t in ins]
     found = run_backward(edges, seeds, retain_graph=retain_graph, create_graph=create_graph,
                          inputs=in_edges, accumulate=False)
     result = []
     for k, (t, g) in enumerate(zip(ins, found)):
         if g is None:
+            if materialize_grads and isinstance(t, GradientEdge):
+                raise RuntimeError("materialize_grads cannot be used when the given input is a "
+                                   "GradientEdge")
             if materialize_grads:
                 zeros = Tensor._wrap(np.zeros_like(t._data))
                 result.append(zeros.requires_grad_(True) if create_graph else zeros)
