@@ -328,7 +328,13 @@ bool_ = _np.bool_
 dtype = _np.dtype
 finfo = _np.finfo
 iinfo = _np.iinfo
+seterr = _np.seterr
+geterr = _np.geterr
+errstate = _np.errstate
 ndarray = Array
+__version__: str
+r_: Any
+c_: Any
 '''
 
 

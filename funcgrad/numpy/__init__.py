@@ -16,6 +16,9 @@ from . import (_creation, _nondiff, _elementwise, _indexing, _shapes, _reduction
 from ._namespace import ns as _ns
 
 globals().update(_ns.exports)
+from ._shapes import c_, r_  # noqa: E402  (index-syntax objects, not functions)
+
+__version__ = _np.__version__  # the NumPy this namespace stands in for, as autograd.numpy's
 
 pi = _np.pi
 e = _np.e
@@ -27,11 +30,14 @@ complex64, complex128 = _np.complex64, _np.complex128
 int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
 uint8, bool_ = _np.uint8, _np.bool_
 dtype, finfo, iinfo = _np.dtype, _np.finfo, _np.iinfo
+# Floating-point error handling is NumPy's own: funcgrad's forward and rules run in NumPy.
+seterr, geterr, errstate = _np.seterr, _np.geterr, _np.errstate
 ndarray = _Array
 
-__all__ = sorted(_ns.exports) + ["pi", "e", "inf", "nan", "newaxis", "float16", "float32",
+__all__ = sorted(_ns.exports) + ["r_", "c_", "pi", "e", "inf", "nan", "newaxis", "float16", "float32",
                                  "float64", "complex64", "complex128", "int8", "int16",
-                                 "int32", "int64", "uint8", "bool_", "dtype", "finfo", "iinfo"]
+                                 "int32", "int64", "uint8", "bool_", "dtype", "finfo", "iinfo",
+                                 "seterr", "geterr", "errstate", "__version__"]
 
 
 def __getattr__(name: str):

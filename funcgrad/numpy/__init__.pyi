@@ -30,7 +30,13 @@ bool_ = _np.bool_
 dtype = _np.dtype
 finfo = _np.finfo
 iinfo = _np.iinfo
+seterr = _np.seterr
+geterr = _np.geterr
+errstate = _np.errstate
 ndarray = Array
+__version__: str
+r_: Any
+c_: Any
 
 def abs(x: ArrayLike, /) -> Array: ...
 
@@ -407,14 +413,14 @@ def less(x1: ArrayLike, x2: ArrayLike, /) -> Array: ...
 def less_equal(x1: ArrayLike, x2: ArrayLike, /) -> Array: ...
 
 def linspace(
-    start: float,
-    stop: float,
+    start: ArrayLike,
+    stop: ArrayLike,
     num: int = ...,
     endpoint: bool = ...,
     retstep: bool = ...,
     dtype: DTypeLike | None = ...,
-    axis: Axis = ...,
-) -> Array: ...
+    axis: int = ...,
+) -> Array | tuple[Array, Array]: ...
 
 def log(x: ArrayLike, /) -> Array: ...
 
@@ -714,6 +720,8 @@ def rollaxis(a: ArrayLike, axis: int, start: int = ...) -> Array: ...
 def rot90(m: ArrayLike, k: int = ..., axes: Sequence[int] = ...) -> Array: ...
 
 def round(x: ArrayLike, /, decimals: int = ...) -> Array: ...
+
+def row_stack(arrays: Sequence[ArrayLike]) -> Array: ...
 
 def searchsorted(
     a: ArrayLike,

@@ -18,8 +18,6 @@ export = ns.export
 
 
 @export
-
-
 def astype(x: ArrayLike, dtype: DTypeLike) -> Array:
     """``x.astype(dtype)``; a cast to an integer or bool dtype carries no derivative."""
     dtype = np.dtype(dtype)
@@ -32,8 +30,6 @@ def astype(x: ArrayLike, dtype: DTypeLike) -> Array:
 
 
 @export(numpy=(np.array,))
-
-
 def array(object: ArrayLike, dtype: DTypeLike | None = None, copy: bool = True,
           ndmin: int = 0) -> Array:
     """An `Array` from nested lists, NumPy arrays or Arrays; traced entries stay traced."""
@@ -53,8 +49,6 @@ def _contains_tracer(seq):
 
 
 @export(numpy=np.asarray)
-
-
 def asarray(a: ArrayLike, dtype: DTypeLike | None = None) -> Array:
     """Like `array`, without a copy where none is needed."""
     if isinstance(a, Array) and (dtype is None or np.dtype(dtype) == a.dtype):
@@ -70,7 +64,7 @@ def _constant(np_fn, name):
     return export(make, numpy=np_fn, kind="constant")
 
 
-for _name in ("zeros", "ones", "empty", "arange", "linspace", "logspace", "eye",
+for _name in ("zeros", "ones", "empty", "arange", "logspace", "eye",
               "identity", "tri", "indices"):
     _constant(getattr(np, _name), _name)
 
@@ -102,8 +96,6 @@ for _name in ("tril_indices", "triu_indices", "diag_indices"):
 
 
 @export(numpy=np.full)
-
-
 def full(shape: Shape, fill_value: ArrayLike, dtype: DTypeLike | None = None,
          order: str = "C") -> Array:
     """``numpy.full``, differentiable in `fill_value` (its gradient sums the cotangent).
@@ -118,8 +110,6 @@ def full(shape: Shape, fill_value: ArrayLike, dtype: DTypeLike | None = None,
 
 
 @export(numpy=np.full_like)
-
-
 def full_like(a: ArrayLike, fill_value: ArrayLike, dtype: DTypeLike | None = None,
               shape: Shape | None = None) -> Array:
     """``numpy.full_like``, differentiable in `fill_value` (not in `a`, whose values are unused).
@@ -133,8 +123,6 @@ def full_like(a: ArrayLike, fill_value: ArrayLike, dtype: DTypeLike | None = Non
 
 
 @export(numpy=np.copy)
-
-
 def copy(a: ArrayLike, order: str = "K", subok: bool = False) -> Array:
     """``numpy.copy``; arrays are immutable, so this is the identity (slope 1).
 
@@ -143,3 +131,35 @@ def copy(a: ArrayLike, order: str = "K", subok: bool = False) -> Array:
     [1.0, 2.0]
     """
     return asarray(a)
+
+
+@export(numpy=np.linspace)
+def linspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = True,
+             retstep: bool = False, dtype: DTypeLike | None = None,
+             axis: int = 0) -> Array | tuple[Array, Array]:
+    """``numpy.linspace``, differentiable in `start` and `stop` (each point is
+    ``start + (stop - start) * t`` for fixed fractions ``t``).
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda b: fnp.sum(fnp.linspace(0.0, b, 5)))(2.0).item()
+    2.5
+    """
+    if not isinstance(start, Tracer) and not isinstance(stop, Tracer):
+        return np.linspace(raw(start), raw(stop), num, endpoint, retstep, dtype, axis)
+    start, stop = asarray(start), asarray(stop)
+    div = (num - 1 if endpoint else num) if num > 1 else 1
+    kind = np.result_type(H.dtype(start), H.dtype(stop))
+    kind = kind if np.issubdtype(kind, np.inexact) else np.dtype(np.float64)
+    fractions = (np.arange(num) / div).astype(kind)
+    if endpoint and num > 1:
+        fractions[-1] = 1.0
+    span = stop - start
+    lead = np.broadcast_shapes(H.shape(start), H.shape(stop))
+    out = P.reshape(start, (1,) + H.shape(start)) + P.reshape(span, (1,) + H.shape(span)) * \
+        fractions.reshape((num,) + (1,) * len(lead))
+    if axis % (len(lead) + 1):
+        out = P.moveaxis(out, 0, axis)
+    if dtype is not None:
+        out = astype(out, dtype)
+    return (out, span / div) if retstep else out
+

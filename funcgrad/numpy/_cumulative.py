@@ -43,8 +43,6 @@ nancumprod = _cumulative(P.cumprod, np.nancumprod, "nancumprod", fill=1)
 
 
 @export(numpy=np.diff)
-
-
 def diff(a: ArrayLike, n: int = 1, axis: Axis = -1, prepend: ArrayLike | None = None,
          append: ArrayLike | None = None) -> Array:
     """Differentiable ``numpy.diff``.
@@ -73,8 +71,6 @@ def diff(a: ArrayLike, n: int = 1, axis: Axis = -1, prepend: ArrayLike | None = 
 
 
 @export(numpy=np.ediff1d)
-
-
 def ediff1d(ary: ArrayLike, to_end: ArrayLike | None = None,
             to_begin: ArrayLike | None = None) -> Array:
     """Differentiable ``numpy.ediff1d``.
@@ -92,8 +88,6 @@ def ediff1d(ary: ArrayLike, to_end: ArrayLike | None = None,
 
 
 @export(numpy=np.gradient)
-
-
 def gradient(f: ArrayLike, *varargs: float, axis: Axis = None,
              edge_order: int = 1) -> Array | tuple[Array, ...]:
     """Differentiable ``numpy.gradient`` with scalar (uniform) spacings.
@@ -130,8 +124,6 @@ def gradient(f: ArrayLike, *varargs: float, axis: Axis = None,
 
 
 @export(numpy=np.trapezoid)
-
-
 def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: float = 1.0, axis: Axis = -1) -> Array:
     """Differentiable ``numpy.trapezoid`` (in `y` and in the sample points `x`).
 

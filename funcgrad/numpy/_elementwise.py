@@ -17,15 +17,13 @@ public = ns.public
 
 
 @export(numpy=np.where)
-
-
-def where(cond: ArrayLike, x: ArrayLike | None = None,
+def where(condition: ArrayLike, x: ArrayLike | None = None,
           y: ArrayLike | None = None) -> Array | tuple[Array, ...]:
     """Differentiable ``numpy.where``: `x` where `cond` holds, else `y` (the slope follows the
     chosen side); with `cond` alone, the indices of its nonzero entries, as ``nonzero``."""
     if x is None and y is None:
-        return nonzero(cond)
-    return P.where(cond, x, y)
+        return nonzero(condition)
+    return P.where(condition, x, y)
 
 
 for _p in (P.add, P.subtract, P.negative, P.positive, P.multiply, P.divide, P.power,
@@ -49,8 +47,6 @@ public(P.imag, numpy=np.imag)
 
 
 @export(numpy=np.clip)
-
-
 def clip(a: ArrayLike, a_min: ArrayLike | None = None, a_max: ArrayLike | None = None) -> Array:
     """Differentiable ``numpy.clip``; inside ``[a_min, a_max]`` (ends included) the slope is 1."""
     if a_min is None and a_max is None:
@@ -59,8 +55,6 @@ def clip(a: ArrayLike, a_min: ArrayLike | None = None, a_max: ArrayLike | None =
 
 
 @export(numpy=np.angle)
-
-
 def angle(z: ArrayLike, deg: bool = False) -> Array:
     """Differentiable ``numpy.angle``: ``arctan2(imag(z), real(z))``.
 
@@ -73,8 +67,6 @@ def angle(z: ArrayLike, deg: bool = False) -> Array:
 
 
 @export(numpy=np.real_if_close)
-
-
 def real_if_close(a: ArrayLike, tol: float = 100) -> Array:
     """Differentiable ``numpy.real_if_close``: the real part when every imaginary part is tiny.
 
@@ -90,8 +82,6 @@ def real_if_close(a: ArrayLike, tol: float = 100) -> Array:
 
 
 @export(numpy=np.nan_to_num)
-
-
 def nan_to_num(x: ArrayLike, copy: bool = True, nan: float = 0.0, posinf: float | None = None,
                neginf: float | None = None) -> Array:
     """Differentiable ``numpy.nan_to_num``: slope 1 where `x` is finite, 0 where replaced.
@@ -104,8 +94,6 @@ def nan_to_num(x: ArrayLike, copy: bool = True, nan: float = 0.0, posinf: float 
 
 
 @export(numpy=np.float_power)
-
-
 def float_power(x1: ArrayLike, x2: ArrayLike) -> Array:
     """Differentiable ``numpy.float_power``: `power` computed in float64 (complex128).
 

@@ -91,7 +91,7 @@ def split_index(index):
             continue
         if isinstance(item, Array):
             item = item._value
-        if isinstance(item, (list, np.ndarray)) or (isinstance(item, np.generic) and item.dtype == bool):
+        if isinstance(item, (list, tuple, np.ndarray)) or (isinstance(item, np.generic) and item.dtype == bool):
             arr = np.asarray(item)
             if arr.dtype == bool:
                 for nz in np.nonzero(arr):

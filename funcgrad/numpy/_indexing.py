@@ -86,8 +86,6 @@ class At:
 
 
 @export(numpy=np.take)
-
-
 def take(a: ArrayLike, indices: ArrayLike, axis: Axis = None, out: None = None,
          mode: str | None = None) -> Array:
     """Differentiable ``numpy.take``; the gradient scatters back (repeats accumulate).
@@ -108,8 +106,6 @@ def take(a: ArrayLike, indices: ArrayLike, axis: Axis = None, out: None = None,
 
 
 @export(numpy=np.take_along_axis)
-
-
 def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: Axis = -1) -> Array:
     """Differentiable ``numpy.take_along_axis``.
 
@@ -136,8 +132,6 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: Axis = -1) -> Arra
 
 
 @export(numpy=np.compress)
-
-
 def compress(condition: ArrayLike, a: ArrayLike, axis: Axis = None) -> Array:
     """Differentiable ``numpy.compress``.
 
@@ -149,8 +143,6 @@ def compress(condition: ArrayLike, a: ArrayLike, axis: Axis = None) -> Array:
 
 
 @export(numpy=np.extract)
-
-
 def extract(condition: ArrayLike, arr: ArrayLike) -> Array:
     """Differentiable ``numpy.extract``.
 
@@ -163,8 +155,6 @@ def extract(condition: ArrayLike, arr: ArrayLike) -> Array:
 
 
 @export(numpy=np.select)
-
-
 def select(condlist: Sequence[ArrayLike], choicelist: Sequence[ArrayLike],
            default: ArrayLike = 0) -> Array:
     """Differentiable ``numpy.select``: the first true condition picks its choice.
@@ -185,8 +175,6 @@ def select(condlist: Sequence[ArrayLike], choicelist: Sequence[ArrayLike],
 
 
 @export(numpy=np.diagonal)
-
-
 def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
     """Differentiable ``numpy.diagonal`` (the diagonal becomes the last axis).
 
@@ -203,8 +191,6 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
 
 
 @export(numpy=np.diag)
-
-
 def diag(v: ArrayLike, k: int = 0) -> Array:
     """Differentiable ``numpy.diag``: a 1-d input builds a matrix, a 2-d one gives a diagonal.
 
@@ -224,8 +210,6 @@ def diag(v: ArrayLike, k: int = 0) -> Array:
 
 
 @export(numpy=np.diagflat)
-
-
 def diagflat(v: ArrayLike, k: int = 0) -> Array:
     """Differentiable ``numpy.diagflat``.
 
@@ -237,8 +221,6 @@ def diagflat(v: ArrayLike, k: int = 0) -> Array:
 
 
 @export(numpy=np.trace)
-
-
 def trace(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1,
           dtype: DTypeLike | None = None, out: None = None) -> Array:
     """Differentiable ``numpy.trace``.
@@ -259,8 +241,6 @@ def _tri_mask(shape, k, lower):
 
 
 @export(numpy=np.tril)
-
-
 def tril(m: ArrayLike, k: int = 0) -> Array:
     """Differentiable ``numpy.tril``.
 
@@ -272,8 +252,6 @@ def tril(m: ArrayLike, k: int = 0) -> Array:
 
 
 @export(numpy=np.triu)
-
-
 def triu(m: ArrayLike, k: int = 0) -> Array:
     """Differentiable ``numpy.triu``.
 

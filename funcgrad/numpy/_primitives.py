@@ -45,8 +45,10 @@ divide = primitive(
 
 
 def _pow_dx(out, x, y):
-    # x**0 is constant: slope 0 everywhere, also at x == 0 where 0 * 0**-1 would be nan
-    return where(equal(y, 0), 0, y * power(x, y - 1))
+    # x**0 is constant: slope 0 everywhere, also at x == 0 where 0 * 0**-1 would be nan; the
+    # untaken branch gets a safe x too, so no nan appears in higher derivatives either
+    constant = equal(y, 0)
+    return where(constant, 0, y * power(where(constant, 1, x), y - 1))
 
 
 def _pow_dy(out, x, y):
@@ -55,7 +57,11 @@ def _pow_dy(out, x, y):
     return where(equal(x, 0), 0, out * log(safe))
 
 
-power = elementwise("power", np.power, _pow_dx, _pow_dy)
+power = elementwise(
+    "power", np.power, _pow_dx, _pow_dy,
+    doc="Differentiable ``numpy.power``. At x = 0 it follows autograd: ``x ** 0`` is constant "
+        "(slope 0 in x at every order), the slope in x is ``y * x ** (y - 1)`` (0 for y > 1), "
+        "and the slope in y, ``log(x) * x ** y``, is taken as 0 there (never nan).")
 
 
 def _mod_dy(out, x, y):

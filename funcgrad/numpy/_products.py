@@ -22,8 +22,6 @@ ns.public(P.matmul, numpy=np.matmul)
 
 
 @export(numpy=np.dot)
-
-
 def dot(a: ArrayLike, b: ArrayLike) -> Array:
     """Differentiable ``numpy.dot`` for scalars, vectors and matrices (matmul otherwise)."""
     if H.ndim(a) == 0 or H.ndim(b) == 0:
@@ -34,24 +32,18 @@ def dot(a: ArrayLike, b: ArrayLike) -> Array:
 
 
 @export(numpy=np.outer)
-
-
 def outer(a: ArrayLike, b: ArrayLike) -> Array:
     """Differentiable ``numpy.outer``."""
     return P.multiply(P.reshape(a, (-1, 1)), P.reshape(b, (1, -1)))
 
 
 @export(numpy=np.vdot)
-
-
 def vdot(a: ArrayLike, b: ArrayLike) -> Array:
     """Differentiable ``numpy.vdot`` (real arrays)."""
     return P.sum(P.multiply(P.conj_if_complex(P.reshape(a, (-1,))), P.reshape(b, (-1,))))
 
 
 @export(numpy=np.inner)
-
-
 def inner(a: ArrayLike, b: ArrayLike) -> Array:
     """Differentiable ``numpy.inner`` (1-d and n-d)."""
     if H.ndim(a) == 0 or H.ndim(b) == 0:
@@ -91,8 +83,6 @@ def _einsum_spec(subscripts, shapes):
 
 
 @export(numpy=np.einsum)
-
-
 def einsum(*operands: str | ArrayLike | Sequence[Any], optimize: bool | str = False,
            **kwargs: Any) -> Array:
     """Differentiable ``numpy.einsum``: every subscript form (implicit or explicit output,
@@ -123,8 +113,6 @@ def _sublist_to_subscripts(operands):
 
 
 @export(numpy=np.tensordot)
-
-
 def tensordot(a: ArrayLike, b: ArrayLike,
               axes: int | Sequence[int] | Sequence[Sequence[int]] = 2) -> Array:
     """Differentiable ``numpy.tensordot``.
@@ -146,8 +134,6 @@ def tensordot(a: ArrayLike, b: ArrayLike,
 
 
 @export(numpy=np.kron)
-
-
 def kron(a: ArrayLike, b: ArrayLike) -> Array:
     """Differentiable ``numpy.kron``.
 
@@ -165,8 +151,6 @@ def kron(a: ArrayLike, b: ArrayLike) -> Array:
 
 
 @export(numpy=np.cross)
-
-
 def cross(a: ArrayLike, b: ArrayLike, axisa: int = -1, axisb: int = -1, axisc: int = -1,
           axis: Axis = None) -> Array:
     """Differentiable ``numpy.cross`` of 3-vectors (and 2-vectors, giving the z component).
@@ -211,8 +195,6 @@ def _conv_mode(full, n, m, mode):
 
 
 @export(numpy=np.convolve)
-
-
 def convolve(a: ArrayLike, v: ArrayLike, mode: str = "full") -> Array:
     """Differentiable ``numpy.convolve`` (1-d).
 
@@ -225,8 +207,6 @@ def convolve(a: ArrayLike, v: ArrayLike, mode: str = "full") -> Array:
 
 
 @export(numpy=np.correlate)
-
-
 def correlate(a: ArrayLike, v: ArrayLike, mode: str = "valid") -> Array:
     """Differentiable ``numpy.correlate`` (1-d).
 
@@ -240,8 +220,6 @@ def correlate(a: ArrayLike, v: ArrayLike, mode: str = "valid") -> Array:
 
 
 @export(numpy=np.polyval)
-
-
 def polyval(p: ArrayLike, x: ArrayLike) -> Array:
     """Differentiable ``numpy.polyval`` (in the coefficients and in `x`), by Horner's rule.
 
@@ -257,8 +235,6 @@ def polyval(p: ArrayLike, x: ArrayLike) -> Array:
 
 
 @export(numpy=np.interp)
-
-
 def interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, left: ArrayLike | None = None,
            right: ArrayLike | None = None, period: float | None = None) -> Array:
     """Differentiable ``numpy.interp`` in `x` and `fp` (the sample points `xp` are constants).
@@ -287,8 +263,6 @@ def interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, left: ArrayLike | None = 
 
 
 @export(numpy=np.vecdot)
-
-
 def vecdot(x1: ArrayLike, x2: ArrayLike, axis: Axis = -1) -> Array:
     """Differentiable ``numpy.vecdot``: ``sum(conj(x1) * x2, axis)``.
 

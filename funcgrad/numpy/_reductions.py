@@ -25,8 +25,7 @@ def _reduction(prim, np_fn, name):
                             "supported (arrays are immutable); use the returned value")
         if isinstance(axis, list):
             axis = tuple(axis)
-        if dtype is not None:
-            a = astype(a, dtype)
+        a = asarray(a) if dtype is None else astype(a, dtype)  # lists of traced values too
         return prim(a, axis=axis, keepdims=keepdims)
     reduce.__name__ = reduce.__qualname__ = name
     reduce.__doc__ = f"Differentiable ``numpy.{name}`` with ``axis`` and ``keepdims``."
@@ -46,7 +45,7 @@ def _chooser(prim, np_fns, name):
             raise TypeError(f"funcgrad.numpy.{name}: out=, initial= and where= are not supported")
         if isinstance(axis, list):
             axis = tuple(axis)
-        return prim(a, axis=axis, keepdims=keepdims)
+        return prim(asarray(a), axis=axis, keepdims=keepdims)
     reduce.__name__ = reduce.__qualname__ = name
     reduce.__doc__ = (f"Differentiable ``numpy.{name}``; where several elements tie for the "
                       "extremum, the slope is shared equally among them.")
@@ -61,8 +60,6 @@ export(min, name="amin", wraps=False)
 
 
 @export(numpy=np.var)
-
-
 def var(a: ArrayLike, axis: Axis = None, dtype: DTypeLike | None = None, out: None = None,
         ddof: float = 0, keepdims: bool = False) -> Array:
     """Differentiable ``numpy.var`` (``ddof`` as in NumPy)."""
@@ -70,20 +67,27 @@ def var(a: ArrayLike, axis: Axis = None, dtype: DTypeLike | None = None, out: No
         raise TypeError("funcgrad.numpy.var: out= is not supported")
     if isinstance(axis, list):
         axis = tuple(axis)
-    if dtype is not None:
-        a = astype(a, dtype)
+    a = asarray(a) if dtype is None else astype(a, dtype)
     centered = a - P.mean(a, axis=axis, keepdims=True)
     n = H.count(a, axis)
     return P.sum(centered * centered, axis=axis, keepdims=keepdims) / builtins.max(n - ddof, 0)
 
 
 @export(numpy=np.std)
-
-
 def std(a: ArrayLike, axis: Axis = None, dtype: DTypeLike | None = None, out: None = None,
         ddof: float = 0, keepdims: bool = False) -> Array:
-    """Differentiable ``numpy.std``; its slope is undefined (NaN) where the spread is zero."""
-    return P.sqrt(var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims))
+    """Differentiable ``numpy.std``; its slope is undefined (NaN) where the spread of several
+    values is zero. Over one value (a scalar, say) the spread is identically zero, and so is
+    its slope, as in autograd.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.jvp(fnp.std, (2.0,), (1.0,))[1].item()
+    0.0
+    """
+    spread = var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+    if H.count(asarray(a), axis) == 1:
+        return spread  # identically 0, where sqrt's slope would be infinite
+    return P.sqrt(spread)
 
 
 def _nan_reduction(name, np_fn, compute):
@@ -129,8 +133,6 @@ _nan_reduction("nanstd", np.nanstd, lambda a, axis, kd, ddof=0: P.sqrt(_nanvar(a
 
 
 @export(numpy=np.ptp)
-
-
 def ptp(a: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Differentiable ``numpy.ptp``: ``max - min`` (ties share the slope).
 

@@ -19,19 +19,14 @@ export = ns.export
 
 
 @export(numpy=np.concatenate)
-
-
 def concatenate(arrays: Sequence[ArrayLike], axis: Axis = 0) -> Array:
     """Differentiable ``numpy.concatenate``."""
     if axis is None:
-        arrays = [ravel(a) for a in arrays]
-        axis = 0
-    return P.concatenate(*arrays, axis=axis)
+        return P.concatenate(*[ravel(a) for a in arrays], axis=0)
+    return P.concatenate(*[asarray(a) for a in arrays], axis=axis)
 
 
 @export(numpy=np.stack)
-
-
 def stack(arrays: Sequence[ArrayLike], axis: Axis = 0) -> Array:
     """Differentiable ``numpy.stack``."""
     arrays = list(arrays)
@@ -44,8 +39,6 @@ def stack(arrays: Sequence[ArrayLike], axis: Axis = 0) -> Array:
 
 
 @export(numpy=(np.hstack,))
-
-
 def hstack(arrays: Sequence[ArrayLike]) -> Array:
     """Differentiable ``numpy.hstack``."""
     arrays = [atleast_1d(a) for a in arrays]
@@ -53,16 +46,15 @@ def hstack(arrays: Sequence[ArrayLike]) -> Array:
 
 
 @export(numpy=(np.vstack,))
-
-
 def vstack(arrays: Sequence[ArrayLike]) -> Array:
-    """Differentiable ``numpy.vstack``."""
+    """Differentiable ``numpy.vstack`` (also ``row_stack``, its old name)."""
     return concatenate([atleast_2d(a) for a in arrays], axis=0)
 
 
+export(vstack, name="row_stack", wraps=False)
+
+
 @export(numpy=np.reshape)
-
-
 def reshape(a: ArrayLike, shape: Shape | None = None, order: str = "C", *,
                    newshape: Shape | None = None) -> Array:
     """Differentiable ``numpy.reshape`` (C order)."""
@@ -74,32 +66,24 @@ def reshape(a: ArrayLike, shape: Shape | None = None, order: str = "C", *,
 
 
 @export(numpy=np.transpose)
-
-
 def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     """Differentiable ``numpy.transpose``."""
     return P.transpose(a, None if axes is None else tuple(axes))
 
 
 @export(numpy=np.swapaxes)
-
-
 def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
     """Differentiable ``numpy.swapaxes``."""
     return P.swapaxes(a, axis1, axis2)
 
 
 @export(numpy=np.moveaxis)
-
-
 def moveaxis(a: ArrayLike, source: int | Sequence[int], destination: int | Sequence[int]) -> Array:
     """Differentiable ``numpy.moveaxis``."""
     return P.moveaxis(a, source, destination)
 
 
 @export(numpy=np.expand_dims)
-
-
 def expand_dims(a: ArrayLike, axis: Axis) -> Array:
     """Differentiable ``numpy.expand_dims``."""
     shape = list(H.shape(a))
@@ -111,8 +95,6 @@ def expand_dims(a: ArrayLike, axis: Axis) -> Array:
 
 
 @export(numpy=np.squeeze)
-
-
 def squeeze(a: ArrayLike, axis: Axis = None) -> Array:
     """Differentiable ``numpy.squeeze``."""
     shape = H.shape(a)
@@ -125,16 +107,12 @@ def squeeze(a: ArrayLike, axis: Axis = None) -> Array:
 
 
 @export(numpy=np.ravel)
-
-
 def ravel(a: ArrayLike, order: str = "C") -> Array:
     """Differentiable ``numpy.ravel``."""
-    return P.reshape(a, (-1,) if H.shape(a) != () else (1,))
+    return P.flatten(asarray(a))
 
 
 @export(numpy=np.broadcast_to)
-
-
 def broadcast_to(array: ArrayLike, shape: Shape) -> Array:
     """Differentiable ``numpy.broadcast_to``."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
@@ -142,16 +120,12 @@ def broadcast_to(array: ArrayLike, shape: Shape) -> Array:
 
 
 @export(numpy=np.atleast_1d)
-
-
 def atleast_1d(a: ArrayLike) -> Array:
     """Differentiable ``numpy.atleast_1d``."""
     return P.reshape(a, (1,)) if H.ndim(a) == 0 else a
 
 
 @export(numpy=np.atleast_2d)
-
-
 def atleast_2d(a: ArrayLike) -> Array:
     """Differentiable ``numpy.atleast_2d``."""
     n = H.ndim(a)
@@ -162,8 +136,6 @@ def atleast_2d(a: ArrayLike) -> Array:
 
 
 @export(numpy=np.flip)
-
-
 def flip(m: ArrayLike, axis: Axis = None) -> Array:
     """Differentiable ``numpy.flip``.
 
@@ -178,8 +150,6 @@ def flip(m: ArrayLike, axis: Axis = None) -> Array:
 
 
 @export(numpy=np.fliplr)
-
-
 def fliplr(m: ArrayLike) -> Array:
     """Differentiable ``numpy.fliplr``.
 
@@ -191,8 +161,6 @@ def fliplr(m: ArrayLike) -> Array:
 
 
 @export(numpy=np.flipud)
-
-
 def flipud(m: ArrayLike) -> Array:
     """Differentiable ``numpy.flipud``.
 
@@ -204,8 +172,6 @@ def flipud(m: ArrayLike) -> Array:
 
 
 @export(numpy=np.rot90)
-
-
 def rot90(m: ArrayLike, k: int = 1, axes: Sequence[int] = (0, 1)) -> Array:
     """Differentiable ``numpy.rot90``.
 
@@ -228,8 +194,6 @@ def rot90(m: ArrayLike, k: int = 1, axes: Sequence[int] = (0, 1)) -> Array:
 
 
 @export(numpy=np.roll)
-
-
 def roll(a: ArrayLike, shift: ArrayLike, axis: Axis = None) -> Array:
     """Differentiable ``numpy.roll``.
 
@@ -249,8 +213,6 @@ def roll(a: ArrayLike, shift: ArrayLike, axis: Axis = None) -> Array:
 
 
 @export(numpy=np.rollaxis)
-
-
 def rollaxis(a: ArrayLike, axis: int, start: int = 0) -> Array:
     """Differentiable ``numpy.rollaxis``.
 
@@ -272,8 +234,6 @@ def rollaxis(a: ArrayLike, axis: int, start: int = 0) -> Array:
 
 
 @export(numpy=np.tile)
-
-
 def tile(A: ArrayLike, reps: int | Sequence[int]) -> Array:
     """Differentiable ``numpy.tile``.
 
@@ -292,8 +252,6 @@ def tile(A: ArrayLike, reps: int | Sequence[int]) -> Array:
 
 
 @export(numpy=np.repeat)
-
-
 def repeat(a: ArrayLike, repeats: ArrayLike, axis: Axis = None) -> Array:
     """Differentiable ``numpy.repeat``.
 
@@ -314,8 +272,6 @@ def repeat(a: ArrayLike, repeats: ArrayLike, axis: Axis = None) -> Array:
 
 
 @export(numpy=np.pad)
-
-
 def pad(array: ArrayLike, pad_width: int | Sequence[int] | Sequence[Sequence[int]],
         mode: str = "constant", **kwargs: Any) -> Array:
     """Differentiable ``numpy.pad`` for the modes constant, edge, reflect, symmetric and wrap.
@@ -360,8 +316,6 @@ def _split(ary, indices_or_sections, axis, equal):
 
 
 @export(numpy=np.split)
-
-
 def split(ary: ArrayLike, indices_or_sections: int | Sequence[int], axis: Axis = 0) -> list[Array]:
     """Differentiable ``numpy.split``: a list of arrays.
 
@@ -373,8 +327,6 @@ def split(ary: ArrayLike, indices_or_sections: int | Sequence[int], axis: Axis =
 
 
 @export(numpy=np.array_split)
-
-
 def array_split(ary: ArrayLike, indices_or_sections: int | Sequence[int],
                 axis: Axis = 0) -> list[Array]:
     """Differentiable ``numpy.array_split``.
@@ -387,8 +339,6 @@ def array_split(ary: ArrayLike, indices_or_sections: int | Sequence[int],
 
 
 @export(numpy=np.hsplit)
-
-
 def hsplit(ary: ArrayLike, indices_or_sections: int | Sequence[int]) -> list[Array]:
     """Differentiable ``numpy.hsplit``.
 
@@ -400,8 +350,6 @@ def hsplit(ary: ArrayLike, indices_or_sections: int | Sequence[int]) -> list[Arr
 
 
 @export(numpy=np.vsplit)
-
-
 def vsplit(ary: ArrayLike, indices_or_sections: int | Sequence[int]) -> list[Array]:
     """Differentiable ``numpy.vsplit``.
 
@@ -415,8 +363,6 @@ def vsplit(ary: ArrayLike, indices_or_sections: int | Sequence[int]) -> list[Arr
 
 
 @export(numpy=np.dsplit)
-
-
 def dsplit(ary: ArrayLike, indices_or_sections: int | Sequence[int]) -> list[Array]:
     """Differentiable ``numpy.dsplit``.
 
@@ -430,8 +376,6 @@ def dsplit(ary: ArrayLike, indices_or_sections: int | Sequence[int]) -> list[Arr
 
 
 @export(numpy=np.atleast_3d)
-
-
 def atleast_3d(a: ArrayLike) -> Array:
     """Differentiable ``numpy.atleast_3d``.
 
@@ -445,8 +389,6 @@ def atleast_3d(a: ArrayLike) -> Array:
 
 
 @export(numpy=np.dstack)
-
-
 def dstack(tup: Sequence[ArrayLike]) -> Array:
     """Differentiable ``numpy.dstack``.
 
@@ -458,8 +400,6 @@ def dstack(tup: Sequence[ArrayLike]) -> Array:
 
 
 @export(numpy=np.column_stack)
-
-
 def column_stack(tup: Sequence[ArrayLike]) -> Array:
     """Differentiable ``numpy.column_stack``.
 
@@ -471,8 +411,6 @@ def column_stack(tup: Sequence[ArrayLike]) -> Array:
 
 
 @export(numpy=np.meshgrid)
-
-
 def meshgrid(*xi: ArrayLike, copy: bool = True, sparse: bool = False,
              indexing: str = "xy") -> tuple[Array, ...]:
     """Differentiable ``numpy.meshgrid``: a tuple of arrays.
@@ -496,8 +434,6 @@ def meshgrid(*xi: ArrayLike, copy: bool = True, sparse: bool = False,
 
 
 @export(numpy=np.broadcast_arrays)
-
-
 def broadcast_arrays(*args: ArrayLike) -> tuple[Array, ...]:
     """Differentiable ``numpy.broadcast_arrays``: a tuple of arrays.
 
@@ -510,8 +446,6 @@ def broadcast_arrays(*args: ArrayLike) -> tuple[Array, ...]:
 
 
 @export(numpy=np.matrix_transpose)
-
-
 def matrix_transpose(x: ArrayLike) -> Array:
     """Differentiable ``numpy.matrix_transpose``: swaps the last two axes.
 
@@ -523,8 +457,6 @@ def matrix_transpose(x: ArrayLike) -> Array:
 
 
 @export(numpy=np.permute_dims)
-
-
 def permute_dims(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     """Differentiable ``numpy.permute_dims`` (``transpose``).
 
@@ -536,8 +468,6 @@ def permute_dims(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
 
 
 @export(numpy=np.concat)
-
-
 def concat(arrays: Sequence[ArrayLike], axis: Axis = 0) -> Array:
     """Differentiable ``numpy.concat`` (``concatenate``).
 
@@ -549,8 +479,6 @@ def concat(arrays: Sequence[ArrayLike], axis: Axis = 0) -> Array:
 
 
 @export(numpy=np.unstack)
-
-
 def unstack(x: ArrayLike, axis: Axis = 0) -> tuple[Array, ...]:
     """Differentiable ``numpy.unstack``: a tuple of the slices along `axis`.
 
@@ -564,8 +492,6 @@ def unstack(x: ArrayLike, axis: Axis = 0) -> tuple[Array, ...]:
 
 
 @export(numpy=np.delete)
-
-
 def delete(arr: ArrayLike, obj: int | slice | Sequence[int], axis: Axis = None) -> Array:
     """Differentiable ``numpy.delete``.
 
@@ -582,8 +508,6 @@ def delete(arr: ArrayLike, obj: int | slice | Sequence[int], axis: Axis = None) 
 
 
 @export(numpy=np.append)
-
-
 def append(arr: ArrayLike, values: ArrayLike, axis: Axis = None) -> Array:
     """Differentiable ``numpy.append``.
 
@@ -594,3 +518,39 @@ def append(arr: ArrayLike, values: ArrayLike, axis: Axis = None) -> Array:
     if axis is None:
         return concatenate([ravel(arr), ravel(values)])
     return concatenate([arr, values], axis=axis)
+
+
+class _Concatenator:
+    """``r_`` and ``c_``: arrays, scalars and slices (``start:stop:step`` as ``arange``,
+    a complex step as ``linspace``) joined along the first axis, or as columns."""
+
+    def __init__(self, columns: bool) -> None:
+        self.columns = columns
+
+    def __getitem__(self, key) -> Array:
+        items = key if isinstance(key, tuple) else (key,)
+        parts = []
+        for item in items:
+            if isinstance(item, str):
+                raise NotImplementedError("funcgrad.numpy.r_/c_: string directives ('r', '0,2', ...) "
+                                          "are not supported; use concatenate or stack")
+            parts.append(asarray(np.r_[item] if isinstance(item, slice) else item))
+        if self.columns:
+            return column_stack([p if H.ndim(p) else P.reshape(p, (1,)) for p in parts])
+        return concatenate([atleast_1d(p) for p in parts], axis=0)
+
+
+r_ = _Concatenator(columns=False)
+r_.__doc__ = """Differentiable ``numpy.r_``: ``r_[a, b, 1:3]`` concatenates along the first axis.
+
+>>> import funcgrad.numpy as fnp
+>>> fnp.r_[fnp.array([1.0, 2.0]), 0.5, 0:2].tolist()
+[1.0, 2.0, 0.5, 0.0, 1.0]
+"""
+c_ = _Concatenator(columns=True)
+c_.__doc__ = """Differentiable ``numpy.c_``: ``c_[a, b]`` joins 1-d arrays as columns.
+
+>>> import funcgrad.numpy as fnp
+>>> fnp.c_[fnp.array([1.0, 2.0]), fnp.array([3.0, 4.0])].tolist()
+[[1.0, 3.0], [2.0, 4.0]]
+"""

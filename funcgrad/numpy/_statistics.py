@@ -18,8 +18,6 @@ export = ns.export
 
 
 @export(numpy=np.average)
-
-
 def average(a: ArrayLike, axis: Axis = None, weights: ArrayLike | None = None,
             returned: bool = False, *, keepdims: bool = False) -> Array | tuple[Array, Array]:
     """Differentiable ``numpy.average`` (in `a` and in `weights`).
@@ -50,8 +48,6 @@ def average(a: ArrayLike, axis: Axis = None, weights: ArrayLike | None = None,
 
 
 @export(numpy=np.sort)
-
-
 def sort(a: ArrayLike, axis: Axis = -1, kind: str | None = None, order: str | None = None, *,
          stable: bool | None = None) -> Array:
     """Differentiable ``numpy.sort``: the gradient flows back through the permutation
@@ -70,8 +66,6 @@ def sort(a: ArrayLike, axis: Axis = -1, kind: str | None = None, order: str | No
 
 
 @export(numpy=np.partition)
-
-
 def partition(a: ArrayLike, kth: ArrayLike, axis: Axis = -1, kind: str = "introselect",
               order: str | None = None) -> Array:
     """Differentiable ``numpy.partition``, through ``numpy.argpartition``'s permutation (the
@@ -160,8 +154,6 @@ _quantile_fn("nanmedian", np.nanmedian, 1.0, True, fixed_q=0.5)
 
 
 @export(numpy=np.cov)
-
-
 def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: bool = False,
         ddof: float | None = None) -> Array:
     """Differentiable ``numpy.cov`` (no frequency or analytic weights).
@@ -186,8 +178,6 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: boo
 
 
 @export(numpy=np.corrcoef)
-
-
 def corrcoef(x: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True) -> Array:
     """Differentiable ``numpy.corrcoef``.
 

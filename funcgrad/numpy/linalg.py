@@ -248,7 +248,14 @@ def eigh(a: ArrayLike, UPLO: str = "L") -> tuple[Array, Array]:
     >>> fg.grad(lambda a: fnp.linalg.eigh(a)[0][-1])(fnp.array([[2.0, 0.0], [0.0, 1.0]])).tolist()
     [[1.0, 0.0], [0.0, 0.0]]
     """
-    return tuple(wrap(o) for o in eigh_p(a, UPLO=UPLO))
+    # NumPy reads only the UPLO triangle: differentiate the Hermitian matrix built from it,
+    # so the gradient lands on that triangle (as autograd's and JAX's do)
+    a = asarray(a)
+    n = H.shape(a)[-1]
+    keep = np.tri(n, dtype=bool) if UPLO.upper() == "L" else np.tri(n, dtype=bool).T
+    strict = keep & ~np.eye(n, dtype=bool)
+    full = P.where(keep, a, 0) + P.where(strict.T, P.conj_if_complex(_T(a)), 0)
+    return tuple(wrap(o) for o in eigh_p(full, UPLO=UPLO))
 
 
 @export(numpy=np.linalg.eigvalsh)

@@ -235,6 +235,9 @@ for _n in ("numpy.concatenate", "numpy.concat"):
 add("numpy.stack", (lambda x, y: fnp.stack([x, y], axis=1), (U(2, 3), U(2, 3))))
 add("numpy.hstack", (lambda x, y: fnp.hstack([x, y]), (U(3), U(2))))
 add("numpy.vstack", (lambda x, y: fnp.vstack([x, y]), (U(3), U(2, 3))))
+add("numpy.row_stack", (lambda x, y: fnp.row_stack([x, y]), (U(3), U(2, 3))))
+add("numpy.linspace", (lambda a, b: fnp.linspace(a, b, 5), (U(), U())),
+    (lambda a, b: fnp.linspace(a, b, 4, endpoint=False, axis=-1), (U(3), U(2, 3))))
 add("numpy.dstack", (lambda x, y: fnp.dstack([x, y]), (U(2, 3), U(2, 3))))
 add("numpy.column_stack", (lambda x, y: fnp.column_stack([x, y]), (U(3), U(3, 2))))
 add("numpy.append", (call("numpy.append"), (U(2, 2), U(3))), (lambda x, y: fnp.append(x, y, axis=0), (U(2, 3), U(1, 3))))
@@ -527,7 +530,7 @@ def test_non_differentiable_names_pass_through_with_numpys_values(name):
 
 CONSTANT_ARGS = {
     "numpy.zeros": ((2, 3),), "numpy.ones": ((2,),), "numpy.empty": ((0,),),
-"numpy.arange": (1, 7, 2), "numpy.linspace": (0, 1, 5),
+    "numpy.arange": (1, 7, 2),
     "numpy.logspace": (0, 2, 3), "numpy.eye": (3, 4, 1), "numpy.identity": (3,),
     "numpy.tri": (3, 3, -1), "numpy.indices": ((2, 3),), "numpy.zeros_like": (np.ones((2, 3)),),
     "numpy.ones_like": (np.ones(3),),
