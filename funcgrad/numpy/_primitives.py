@@ -46,9 +46,11 @@ divide = primitive(
 
 def _pow_dx(out, x, y):
     # x**0 is constant: slope 0 everywhere, also at x == 0 where 0 * 0**-1 would be nan; the
-    # untaken branch gets a safe x too, so no nan appears in higher derivatives either
+    # untaken branch gets a safe exponent too, so no nan appears in higher derivatives either
+    if type(y) is float or type(y) is int:  # a Python exponent stays weakly typed (float32 x)
+        return y * power(x, y - 1) if y != 0 else zeros_like(x)
     constant = equal(y, 0)
-    return where(constant, 0, y * power(where(constant, 1, x), y - 1))
+    return where(constant, 0, y * power(x, where(constant, 1, y - 1)))
 
 
 def _pow_dy(out, x, y):
