@@ -733,8 +733,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     if size is None:
         low, high, size = 0, low, high
     check_device(device)
-    u = _random.uniform(F._shape_arg(size), np.float64)
-    values = np.floor(u * (high - low)).astype(np.int64) + low
+    values = _random.randint(low, high, F._shape_arg(size), generator)
     return Tensor._wrap(values.astype(D.to_dtype(dtype).np if dtype is not None else np.int64))
 
 
@@ -747,7 +746,7 @@ def randperm(n: int, *, generator=None, dtype=None, device=None,
     [0, 1, 2, 3]
     """
     check_device(device)
-    order = np.argsort(_random.uniform((n,), np.float64), kind="stable")
+    order = _random.randperm(n, generator)
     return Tensor._wrap(order.astype(D.to_dtype(dtype).np if dtype is not None else np.int64))
 
 
@@ -757,12 +756,12 @@ UNIFORM_ = _decl("uniform_", None, "UniformBackward0")
 
 
 def _normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
-    values = _random.normal(self._data.shape, self._data.dtype) * std + mean
+    values = _random.normal(self._data.shape, self._data.dtype, mean, std, generator)
     return inplace(NORMAL_, self, (), compute=lambda s: values)
 
 
 def _uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
-    values = _random.uniform(self._data.shape, self._data.dtype) * (b - a) + a
+    values = _random.uniform(self._data.shape, self._data.dtype, a, b, generator)
     return inplace(UNIFORM_, self, (), compute=lambda s: values)
 
 

@@ -176,3 +176,14 @@ def test_errors_name_the_problem():
         fm.dot(fm.ones(2, 2), fm.ones(2))
     with pytest.raises(RuntimeError, match="out of bounds"):
         fm.ones(2, 2).gather(1, fm.tensor([[2], [0]]))
+
+
+@pytest.mark.skipif(torch is None, reason=TORCH_REASON)
+def test_random_fills_and_integers_follow_torchs_stream():
+    def draw(lib):
+        lib.manual_seed(3)
+        return (lib.empty(20).normal_(1.0, 2.0).tolist(),
+                lib.empty(5, dtype=lib.float64).uniform_(-1, 2).tolist(),
+                lib.randint(0, 10, (6,)).tolist(), lib.randperm(7).tolist(),
+                lib.randint(5, (3,)).tolist())
+    assert draw(fm) == draw(torch)
