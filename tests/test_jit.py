@@ -338,8 +338,32 @@ def test_lax_fori_loop_is_unrolled_into_the_program_and_differentiates():
     np.testing.assert_allclose(fg.jit(fg.grad(f))(x), fg.grad(f)(x), rtol=1e-14)
 
 
-def test_lax_while_loop_on_a_traced_condition_is_refused_clearly():
+def test_lax_while_loop_compiles_its_condition_and_body_once():
     from funcgrad import lax
-    f = lambda x: lax.while_loop(lambda v: fnp.sum(v) < 10, lambda v: v * 2.0, x)  # noqa: E731
-    with pytest.raises(ConcretizationTypeError, match="static_argnums"):
-        fg.jit(f)(np.ones(2))
+    body = counting(lambda v: v * 2.0)
+    f = lambda x: lax.while_loop(lambda v: fnp.sum(v) < 10, body, x)  # noqa: E731
+    jf = fg.jit(f)
+    for x in (np.ones(2), np.full(2, 0.3), np.full(2, 20.0)):  # 3, 5 and no iterations
+        keep = x.copy()
+        np.testing.assert_array_equal(jf(x) * 1.0 + 0.0, f(x))
+        assert np.array_equal(x, keep)  # a loop that did not run returns x: never written
+    calls = body.calls
+    jf(np.full(2, 0.01))
+    assert body.calls == calls  # replayed: the body's Python did not run
+    assert "while_loop" in jf.lower(np.ones(2)).as_text()
+
+
+def test_lax_while_loop_with_a_counter_and_a_closed_over_value():
+    from funcgrad import lax
+
+    def f(x, y):
+        def body(c):
+            return c[0] + 1, c[1] * y + fnp.sum(x)  # y and x come from the closure
+        return lax.while_loop(lambda c: c[0] < 5, body, (0, x))
+    x, y = np.array([1.0, 2.0]), np.array(0.5)
+    for args in ((x, y), (x * 3, y * 0.1)):
+        got, expected = fg.jit(f)(*args), f(*args)
+        assert got[0].item() == expected[0].item() == 5
+        np.testing.assert_allclose(got[1], expected[1], rtol=1e-14)
+    with pytest.raises(TypeError, match="carry"):
+        fg.jit(lambda x: lax.while_loop(lambda v: fnp.sum(v) < 3, lambda v: v[:1], x))(np.ones(2))

@@ -24,6 +24,11 @@ Tracing uses the concrete values, but a traced value cannot decide Python contro
 JAX does, instead of baking one branch into the program. Python numbers in the arguments are
 static (part of the signature, like ``static_argnums``), so they keep their eager semantics.
 
+Structured control flow: ``lax.cond`` on a traced predicate runs both branches and selects
+(one program serves both); ``lax.fori_loop`` and ``scan`` are unrolled into the program;
+``lax.while_loop`` traces its condition and body once each into programs of their own and
+loops over them (`JitTrace.process_while`).
+
 Under another transform (``grad(jit(f))``, ``vmap(jit(f))``) the jitted function runs ``f``
 itself, so that transform sees every operation and every custom rule; ``jit(grad(f))`` is the
 fast order. Under `make_tape` the cached program is replayed operation by operation, so the
@@ -210,18 +215,39 @@ def _ufunc_of(impl):
 class JitTrace(Trace):
     """Records every primitive applied to its tracers, computing it on the concrete values."""
 
-    __slots__ = ("vars", "ops", "seen", "consts")
+    __slots__ = ("vars", "ops", "seen", "consts", "parent", "captures", "n_inputs")
     name = "jit"
 
-    def __init__(self) -> None:
+    def __init__(self, parent: "JitTrace | None" = None) -> None:
         super().__init__()
         self.vars: list[_Var] = []
         self.ops: list[_Op] = []
         self.seen: set = set()      # ids of every array the program can see, for ownership
         self.consts: dict = {}      # id(constant) -> variable, so a constant is one variable
+        self.parent = parent        # the trace of the enclosing program (a loop's body's)
+        self.captures: dict = {}    # an enclosing program's tracer -> our input variable
+        self.n_inputs = 0
+
+    def _encloses(self, trace) -> bool:
+        t = self.parent
+        while t is not None:
+            if t is trace:
+                return True
+            t = t.parent
+        return False
+
+    def capture(self, tracer: JitTracer) -> int:
+        """An enclosing program's value read here (a loop body's closure): one more input."""
+        key = id(tracer)
+        found = self.captures.get(key)
+        if found is None:
+            self.input(tracer._value.value, self.n_inputs)
+            found = self.captures[key] = (len(self.vars) - 1, tracer)
+        return found[0]
 
     def input(self, value, index: int) -> JitTracer:
         self.vars.append(_Var("in", value, index))
+        self.n_inputs = max(self.n_inputs, index + 1)
         self._see(value)
         return JitTracer(self, value, len(self.vars) - 1)
 
@@ -249,6 +275,10 @@ class JitTrace(Trace):
                 values.append(a._value.value)
                 refs.append(a._var)
                 traced = True
+            elif isinstance(a, JitTracer) and self._encloses(a._trace):
+                values.append(a._value.value)
+                refs.append(self.capture(a))
+                traced = True
             elif isinstance(a, Tracer):
                 raise _Foreign
             else:
@@ -268,7 +298,8 @@ class JitTrace(Trace):
         outs = out if prim.multiple_results else (out,)
         first = len(self.vars)
         for o in outs:
-            owned = (type(o) is np.ndarray and o.base is None and id(o) not in self.seen)
+            owned = (type(o) is np.ndarray and o.base is None and id(o) not in self.seen
+                     and not isinstance(prim, _LoopPrimitive))  # (a loop may not run at all)
             var = _Var("op", o, owned=owned)
             if not owned and type(o) is np.ndarray:
                 # a view or an alias: it shows the memory of any array argument it may share
@@ -281,6 +312,80 @@ class JitTrace(Trace):
             return out
         tracers = [JitTracer(self, o, first + k) for k, o in enumerate(outs)]
         return tuple(tracers) if prim.multiple_results else tracers[0]
+
+    def _value_ref(self, leaf) -> int:
+        """The variable of an output leaf of a sub-program traced by this trace."""
+        if isinstance(leaf, JitTracer) and leaf._trace is self:
+            return leaf._var
+        if isinstance(leaf, JitTracer) and self._encloses(leaf._trace):
+            return self.capture(leaf)
+        if isinstance(leaf, Tracer):
+            raise _Foreign
+        return self.const(raw(leaf))
+
+    def process_while(self, cond_fun: Callable, body_fun: Callable, init_val: Any):
+        """`lax.while_loop` on traced values: the condition and the body are traced once
+        each, into programs of their own, and the loop runs them (JAX compiles it alike)."""
+        leaves, treedef = tree_flatten(init_val)
+        start = [leaf._value.value if isinstance(leaf, JitTracer) else np.asarray(raw(leaf))
+                 for leaf in leaves]
+
+        def sub_program(fn, what):
+            child = JitTrace(parent=self)
+            tracers = [child.input(v, k) for k, v in enumerate(start)]
+            try:
+                out = fn(tree_unflatten(treedef, tracers))
+            finally:
+                child.alive = False
+            return child, out
+
+        cond_trace, pred = sub_program(cond_fun, "cond_fun")
+        pred_value = pred._value.value if isinstance(pred, JitTracer) else raw(pred)
+        if np.shape(pred_value) != () or np.result_type(pred_value) != np.bool_:
+            raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
+                            f"[{np.result_type(pred_value)}{list(np.shape(pred_value))}]. "
+                            "Reduce it (fnp.all, fnp.any) or compare (x > 0) to get one boolean")
+        body_trace, new = sub_program(body_fun, "body_fun")
+        new_leaves, new_def = tree_flatten(new)
+        if new_def != treedef:
+            raise TypeError(f"while_loop body function carry input and carry output must have "
+                            f"the same pytree structure, but they differ: the carry input is "
+                            f"{treedef} and the carry output is {new_def}")
+        for old, leaf in zip(start, new_leaves):
+            value = leaf._value.value if isinstance(leaf, JitTracer) else raw(leaf)
+            if np.shape(value) != np.shape(old) or np.result_type(value) != old.dtype:
+                raise TypeError(
+                    "while_loop body function carry input and carry output must have equal "
+                    f"types, but the carry input is {old.dtype}{list(np.shape(old))} and the "
+                    f"carry output is {np.result_type(value)}{list(np.shape(value))}. Cast "
+                    "the initial value (or the body's result) so that they match")
+        cond_prog = _Program(cond_trace, [cond_trace._value_ref(pred)], cond_trace.n_inputs)
+        body_prog = _Program(body_trace, [body_trace._value_ref(v) for v in new_leaves],
+                             body_trace.n_inputs)
+        n = len(start)
+        cond_caps = [t for _, t in cond_trace.captures.values()]
+        body_caps = [t for _, t in body_trace.captures.values()]
+        n_cond = len(cond_caps)
+        cond_run, body_run = cond_prog.run, body_prog.run
+
+        def loop(*args):
+            carry = args[:n]
+            cond_extra, body_extra = args[n:n + n_cond], args[n + n_cond:]
+            while cond_run(*carry, *cond_extra)[0]:
+                carry = body_run(*carry, *body_extra)
+            return tuple(carry)
+
+        prim = _LoopPrimitive("while_loop", loop, nargs=-1, multiple_results=True,
+                              differentiable=False)
+        prim.programs = (cond_prog, body_prog)
+        outs = self.process(prim, list(leaves) + cond_caps + body_caps, {})
+        return tree_unflatten(treedef, [wrap(o) for o in outs])
+
+
+class _LoopPrimitive(Primitive):
+    """A loop recorded by jit: its impl runs the compiled condition and body."""
+
+    __slots__ = ("programs",)
 
 
 # --- the program --------------------------------------------------------------------------
@@ -607,7 +712,7 @@ class Lowered:
         self._program = program
 
     def as_text(self) -> str:
-        return self._program.source
+        return _source_with_loops(self._program)
 
     def __str__(self) -> str:
         return self.as_text()
@@ -785,6 +890,19 @@ def jit(f: Callable, static_argnums: int | Sequence[int] = (),
     jitted.lower = lower  # type: ignore[attr-defined]
     jitted._cache = cache  # type: ignore[attr-defined]
     return jitted
+
+
+def _source_with_loops(program: _Program, indent: str = "") -> str:
+    """The program's source, each loop's condition and body listed after it."""
+    text = [indent + line for line in program.source.splitlines()]
+    for op in program.ops:
+        if isinstance(op.prim, _LoopPrimitive):
+            cond, body = op.prim.programs
+            text.append(f"{indent}# {', '.join(f'v{o}' for o in op.outs)} = while_loop: "
+                        "condition, then body")
+            text.append(_source_with_loops(cond, indent + "    "))
+            text.append(_source_with_loops(body, indent + "    "))
+    return "\n".join(text)
 
 
 def _bottom_value(x):
