@@ -49,6 +49,13 @@ def arg_values(entry: tuple) -> tuple:
     return entry[ARGS + 1::2]
 
 
+#: One shared stand-in per NumPy scalar type, for scalars whose value no rule reads (a linear
+#: function's arguments, say): the tape keeps their shape and dtype without one object per op.
+_SCALAR_STANDINS = {t: residuals.ShapeOnly(np.zeros((), t)[()])
+                    for t in (np.float64, np.float32, np.float16, np.complex128, np.complex64,
+                              np.int64, np.int32, np.bool_)}
+
+
 class ReverseTracer(Tracer):
     __slots__ = ("_id",)
 
@@ -104,9 +111,12 @@ class ReverseTrace(Trace):
         if prim.vjps is None or prim.vjps[0] is None:
             raise _no_rule(prim, "a derivative (VJP) rule", 0)
         keep_out, keep_args = prim._keep if self.prune else residuals.KEEP_ALL
-        if keep_args is not None and not keep_args[0] and type(x) is np.ndarray \
-                and x.size >= residuals.PRUNE_MIN_SIZE:
-            x = residuals.ShapeOnly(x)
+        if keep_args is not None and not keep_args[0]:
+            if type(x) is np.ndarray:
+                if x.size >= residuals.PRUNE_MIN_SIZE:
+                    x = residuals.ShapeOnly(x)
+            else:
+                x = _SCALAR_STANDINS.get(type(x), x)
         tape = self.tape
         tape.append((prim, params or None, out if keep_out else None, a._id, x))
         if prim.multiple_results:
@@ -135,11 +145,19 @@ class ReverseTrace(Trace):
         if vjps is None or (ia is not None and vjps[0] is None) or (ib is not None and vjps[1] is None):
             raise _no_rule(prim, "a derivative (VJP) rule", 0 if ia is not None else 1)
         keep_out, keep_args = prim._keep if self.prune else residuals.KEEP_ALL
-        if keep_args is not None:
+        if keep_args is not None:  # (residuals.pruned, spelled out: this runs once per op)
             if not keep_args[0]:
-                xa = residuals.pruned(xa, False)
+                if type(xa) is np.ndarray:
+                    if xa.size >= residuals.PRUNE_MIN_SIZE:
+                        xa = residuals.ShapeOnly(xa)
+                else:
+                    xa = _SCALAR_STANDINS.get(type(xa), xa)
             if not keep_args[1]:
-                xb = residuals.pruned(xb, False)
+                if type(xb) is np.ndarray:
+                    if xb.size >= residuals.PRUNE_MIN_SIZE:
+                        xb = residuals.ShapeOnly(xb)
+                else:
+                    xb = _SCALAR_STANDINS.get(type(xb), xb)
         tape = self.tape
         tape.append((prim, params or None, out if keep_out else None, ia, xa, ib, xb))
         if prim.multiple_results:
@@ -277,7 +295,8 @@ def _no_rule(prim: Primitive, what: str, argnum: int | None) -> FuncgradError:
 def _accumulate(cts: dict, node: int, g: Any, x: Any) -> None:
     """Add cotangent `g` to `node`'s, shaped and typed like the argument `x` it is for: the
     engine sums away broadcast dimensions and restores the dtype (float32 stays float32;
-    real inputs get real cotangents) once, here, for every rule."""
+    real inputs get real cotangents) once, here, for every rule. The sum is taken in place
+    when the walk alone holds the earlier cotangent."""
     if type(g) is Array:
         g = g._value
     if g.shape != x.shape:
@@ -285,7 +304,55 @@ def _accumulate(cts: dict, node: int, g: Any, x: Any) -> None:
     if g.dtype is not x.dtype:
         g = engine.astype(g, x.dtype)
     prev = cts.get(node)
-    cts[node] = g if prev is None else prev + g
+    if prev is None:
+        cts[node] = g
+    elif (type(prev) is np.ndarray and type(g) is np.ndarray and prev.dtype is g.dtype
+          and prev.shape == g.shape and _refcount(prev) == _HELD_BY_CTS_AND_PREV
+          and prev.base is None and prev.flags.writeable):
+        np.add(prev, g, out=prev)
+    else:
+        cts[node] = prev + g
+
+
+_refcount = sys.getrefcount
+_HELD_BY_CTS_AND_PREV = 3   # the dict, the local name `prev`, getrefcount's own argument
+_HELD_BY_WALK = 3           # the walk's `ct`, the helper's `ct`, getrefcount's argument
+_HELD_BY_HELPER = 2         # the helper's local, getrefcount's argument
+#: Elementwise cotangents at least this big are multiplied in place (below it the checks
+#: cost more than an allocation).
+IN_PLACE_MIN_SIZE = 4096
+
+
+def _elementwise_vjp(rule, ct, out, args, may_overwrite_ct: bool):
+    """``rule(ct, out, *args)`` for a rule declared elementwise (``ct * d`` with ``d`` its
+    local derivative, `declare.elementwise`), on big real arrays, without a new buffer
+    where one can be reused: the product goes into ``d`` when the derivative is a fresh
+    temporary, or into ``ct`` when the walk alone holds it and no later rule of the entry
+    reads it; a cotangent of broadcast ones (a sum's) times a full ``d`` is ``d`` itself."""
+    deriv = getattr(rule, "deriv", None)
+    if deriv is None:
+        return rule(ct, out, *args)
+    d = deriv(out, *args)
+    if type(d) is Array:
+        d = d._value
+    if type(d) is np.ndarray:
+        if d.dtype.kind == "c" or ct.dtype.kind == "c":
+            return rule(ct, out, *args)  # (the rule conjugates complex slopes)
+        dtype = np.result_type(ct, d)
+        if d.shape == ct.shape and d.dtype == dtype:
+            if _refcount(d) == _HELD_BY_HELPER and d.base is None and d.flags.writeable:
+                return np.multiply(ct, d, out=d)
+            if not any(ct.strides) and ct.base is not None and ct.flat[0] == 1:
+                return d  # ones * d
+    elif type(d) in (float, int):
+        dtype = ct.dtype  # a Python number takes the array's dtype
+    else:
+        return ct * d  # a tracer (higher order) or a NumPy scalar: the rule's own product
+    if (may_overwrite_ct and dtype == ct.dtype and _refcount(ct) == _HELD_BY_WALK
+            and ct.base is None and ct.flags.writeable
+            and np.broadcast_shapes(ct.shape, np.shape(d)) == ct.shape):
+        return np.multiply(ct, d, out=ct)
+    return ct * d
 
 
 def backward(tape: list, out_ids: Sequence[int | None], out_cts: Sequence[Any], n_leaves: int,
@@ -342,22 +409,52 @@ def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
         params = entry[PARAMS]
         out = entry[OUT]
         rules = prim.vjps
+        big = type(ct) is np.ndarray and ct.size >= IN_PLACE_MIN_SIZE and params is None
         if len(entry) == ARGS + 2:  # one argument, the commonest entry: no slicing
             x = entry[ARGS + 1]
-            g = rules[0](ct, out, x) if params is None else rules[0](ct, out, x, **params)
+            if big:
+                g = _elementwise_vjp(rules[0], ct, out, (x,), True)
+                ct = None  # (so that an in-place sum below sees the walk's true holders)
+            else:
+                g = rules[0](ct, out, x) if params is None else rules[0](ct, out, x, **params)
             if g is not None:
-                accumulate(cts, entry[ARGS], g, x)
+                node = entry[ARGS]
+                # the commonest case inline: a first cotangent of the argument's type
+                if not check and node not in cts and type(g) is not Array \
+                        and g.shape == x.shape and g.dtype is x.dtype:
+                    cts[node] = g
+                else:
+                    accumulate(cts, node, g, x)
+                g = None
             continue
         if len(entry) == ARGS + 4:  # two arguments, the next commonest
             node_a, x, node_b, y = entry[ARGS:]
             if node_a is not None:
-                g = rules[0](ct, out, x, y) if params is None else rules[0](ct, out, x, y, **params)
+                if big:
+                    g = _elementwise_vjp(rules[0], ct, out, (x, y), node_b is None)
+                else:
+                    g = rules[0](ct, out, x, y) if params is None else rules[0](ct, out, x, y, **params)
                 if g is not None:
-                    accumulate(cts, node_a, g, x)
+                    if not check and node_a not in cts and type(g) is not Array \
+                            and g.shape == x.shape and g.dtype is x.dtype:
+                        cts[node_a] = g
+                    else:
+                        accumulate(cts, node_a, g, x)
+                    g = None
             if node_b is not None:
-                g = rules[1](ct, out, x, y) if params is None else rules[1](ct, out, x, y, **params)
+                if big:
+                    g = _elementwise_vjp(rules[1], ct, out, (x, y), True)
+                    ct = None
+                else:
+                    g = rules[1](ct, out, x, y) if params is None else rules[1](ct, out, x, y, **params)
                 if g is not None:
-                    accumulate(cts, node_b, g, y)
+                    if not check and node_b not in cts and type(g) is not Array \
+                            and g.shape == y.shape and g.dtype is y.dtype:
+                        cts[node_b] = g
+                    else:
+                        accumulate(cts, node_b, g, y)
+                    g = None
+            x = y = None  # hold no value of this entry into the next one
             continue
         values = entry[ARGS + 1::2]
         for k in range(ARGS, len(entry), 2):
