@@ -224,7 +224,8 @@ def test_scan_errors_as_jax():
 
 
 def test_grad_of_scan_against_closed_form_finite_differences_and_jax():
-    # JAX: rnn(0.7, xs) = 0.9529026528887352, grad = 1.3647213532331428, hessian = 2.6111327363390417
+    # JAX: rnn(0.7, xs) = 0.9529026528887352, grad = 1.3647213532331428,
+    # hessian = 2.6111327363390417
     assert rnn(0.7, XS).item() == pytest.approx(rnn_by_hand(0.7, XS), rel=1e-15)
     assert rnn(0.7, XS).item() == pytest.approx(0.9529026528887352, rel=1e-14)
     g = fg.grad(rnn)(0.7, XS).item()
@@ -345,8 +346,10 @@ def test_associative_scan():
     # pytrees: a linear recurrence as JAX's docs write it
     a, b = lax.associative_scan(lambda x, y: (x[0] * y[0], x[1] * y[0] + y[1]),
                                 (fnp.array([1.0, 2, 3, 4, 5]), fnp.ones(5)), reverse=True)
-    assert values(a) == [120.0, 120.0, 60.0, 20.0, 5.0] and values(b) == [34.0, 33.0, 16.0, 5.0, 1.0]
-    g = fg.grad(lambda x: fnp.sum(lax.associative_scan(fnp.multiply, x)))(fnp.array([1.0, 2.0, 3.0]))
+    assert values(a) == [120.0, 120.0, 60.0, 20.0, 5.0]
+    assert values(b) == [34.0, 33.0, 16.0, 5.0, 1.0]
+    g = fg.grad(lambda x: fnp.sum(lax.associative_scan(fnp.multiply, x)))(
+        fnp.array([1.0, 2.0, 3.0]))
     assert values(g) == [1.0 + 2.0 + 6.0, 1.0 + 3.0, 2.0]  # d/dx of x0 + x0x1 + x0x1x2
 
 

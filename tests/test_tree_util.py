@@ -354,6 +354,14 @@ def test_tree_module_short_names():
     assert tree.map_with_path(lambda p, x: keystr(p), {"a": 1}) == {"a": "['a']"}
     assert [keystr(p) for p, _ in tree.leaves_with_path([1, 2])] == ["[0]", "[1]"]
     assert isinstance(tree.structure(1), PyTreeDef)
+    # JAX 0.10: broadcast and reduce_associative
+    assert tree.broadcast([1, {"a": 2}], [(3, 4), {"a": [5, 6]}]) == [(1, 1), {"a": [2, 2]}]
+    assert tree.broadcast(1, {"a": 2, "b": (3,)}) == {"a": 1, "b": (1,)}
+    assert tree.reduce_associative(lambda a, b: a + b, [1, 2, 3, 4, 5]) == 15
+    assert tree.reduce_associative(lambda a, b: f"({a}{b})", list("abcde")) == "((ab)(c(de)))"
+    assert tree.reduce_associative(lambda a, b: a + b, [], identity=0) == 0
+    with pytest.raises(TypeError, match="Must specify identity"):
+        tree.reduce_associative(lambda a, b: a + b, [])
 
 
 # --- live comparison with JAX, where installed -----------------------------------------

@@ -27,7 +27,7 @@ import numpy as np
 from .batching import BatchTrace, batch_elementwise
 from .core import Array, FuncgradError, Primitive, Tracer, engine, wrap
 from .forward import JVPTracer
-from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+from .tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["cond", "switch", "select", "while_loop", "fori_loop", "scan", "map",
            "associative_scan"]

@@ -21,7 +21,8 @@ __all__ = [
     "tree_reduce", "tree_all", "tree_transpose", "tree_flatten_with_path",
     "tree_leaves_with_path", "tree_map_with_path", "keystr", "treedef_is_leaf",
     "treedef_children", "all_leaves", "DictKey", "SequenceKey", "GetAttrKey",
-    "FlattenedIndexKey", "Partial", "register_static",
+    "FlattenedIndexKey", "Partial", "register_static", "tree_reduce_associative",
+    "tree_broadcast",
 ]
 
 T = TypeVar("T")
@@ -693,6 +694,43 @@ def tree_reduce(function: Callable[[Any, Any], Any], tree: Any, initializer: Any
     if initializer is _NO_INITIAL:
         return functools.reduce(function, leaves)
     return functools.reduce(function, leaves, initializer)
+
+
+def tree_reduce_associative(operation: Callable[[Any, Any], Any], tree: Any, *,
+                            identity: Any = _NO_INITIAL,
+                            is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """Combine the leaves of `tree` with an associative `operation`, pairing them as a
+    balanced tree (halves first) rather than left to right, as JAX does.
+
+    >>> tree_reduce_associative(lambda a, b: f"({a}{b})", list("abcde"))
+    '((ab)(c(de)))'
+    """
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is _NO_INITIAL:
+            raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+        return identity
+
+    def combine(lo: int, hi: int) -> Any:  # depth log2 of the number of leaves
+        if hi - lo == 1:
+            return leaves[lo]
+        mid = lo + (hi - lo) // 2
+        return operation(combine(lo, mid), combine(mid, hi))
+
+    return combine(0, len(leaves))
+
+
+def tree_broadcast(prefix_tree: Any, full_tree: Any,
+                   is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """`prefix_tree` with each leaf repeated over the subtree of `full_tree` at its place.
+
+    >>> tree_broadcast([1, {"a": 2}], [(3, 4), {"a": [5, 6]}])
+    [(1, 1), {'a': [2, 2]}]
+    """
+    leaves, treedef = tree_flatten(prefix_tree, is_leaf)
+    subtrees = _flatten_up_to(treedef, full_tree, "tree_broadcast full tree")
+    return tree_unflatten(treedef, [tree_map(lambda _, x=x: x, sub, is_leaf=is_leaf)
+                                    for x, sub in zip(leaves, subtrees)])
 
 
 def tree_all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
