@@ -1,7 +1,8 @@
 """MkDocs hooks: the parts of pages that are generated from the code when the site is built.
 
 A page asks for a generated part with an HTML comment on a line of its own:
-``<!-- generated: mutable-api -->`` lists what `funcgrad.mutable` covers of PyTorch's API.
+``<!-- generated: mutable-api -->`` lists what `funcgrad.mutable` covers of PyTorch's API;
+``explain-graph`` and ``side-by-side`` are pictures drawn by `funcgrad.viz`.
 """
 from __future__ import annotations
 
@@ -78,7 +79,40 @@ def mutable_api() -> str:
     return "\n".join(rows)
 
 
-GENERATORS = {"mutable-api": mutable_api}
+def _figure(svg: str) -> str:
+    # Markdown ends a raw HTML block at a blank line: keep the picture one block.
+    return '<div class="fg-figure">' + "\n".join(l for l in svg.splitlines() if l.strip()) + "</div>"
+
+
+def explain_graph() -> str:
+    """The third seed post's version conflict, drawn by funcgrad.viz."""
+    if ROOT not in sys.path:
+        sys.path.insert(0, ROOT)
+    import funcgrad.mutable as torch
+    from funcgrad import viz
+
+    a = torch.tensor([1.0, 3.0], requires_grad=True)
+    b = a + 2
+    loss = (b * b).mean()
+    b[0] = 1000.0
+    return _figure(viz.mutable_graph(loss, names={"a": a, "b": b, "loss": loss}).svg())
+
+
+def side_by_side() -> str:
+    """One computation recorded by both models: grad_fn graph and tape."""
+    if ROOT not in sys.path:
+        sys.path.insert(0, ROOT)
+    import numpy as np
+
+    from funcgrad import viz
+
+    both = viz.side_by_side(lambda xp, x: (xp.tanh(x) * x).sum(), np.array([0.5, -1.0]))
+    return (_figure(both.graph.svg(title="mutable: grad_fn graph")) + "\n\n"
+            + _figure(viz.draw_tape(both.tape).svg()))
+
+
+GENERATORS = {"mutable-api": mutable_api, "explain-graph": explain_graph,
+              "side-by-side": side_by_side}
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
