@@ -24,4 +24,5 @@ __version__ = "0.1.0"
 __all__ = ["Array", "FuncgradError", "grad", "value_and_grad", "vjp", "jvp", "vmap",
            "stop_gradient", "numpy", "tree_util", "linearize", "jacfwd", "jacrev", "jacobian",
            "hessian", "hvp", "custom_vjp", "custom_jvp", "checkpoint", "make_tape",
-           "is_traced", "config", "debug_nans"]
+           "is_traced", "config", "debug_nans", "jit", "ConcretizationTypeError", "compare",
+           "lax", "tree", "flatten_util"]
