@@ -167,18 +167,18 @@ def batch_elementwise(prim: Primitive, vals, dims, **params):
     return prim(*moved, **params), 0
 
 
-def _shift_axis(axis, ndim):
+def shift_axis(axis, ndim):
     """An `axis` parameter of an unbatched call, re-aimed past a leading batch axis. An axis
     out of range for the example raises what the unbatched call raises (NumPy's AxisError):
     wrapping it onto the batch's shape would silently compute something else."""
     if axis is None:
         return tuple(range(1, ndim + 1))
     if isinstance(axis, (tuple, list)):
-        return tuple(_checked_axis(a, ndim) + 1 for a in axis)
-    return _checked_axis(axis, ndim) + 1
+        return tuple(checked_axis(a, ndim) + 1 for a in axis)
+    return checked_axis(axis, ndim) + 1
 
 
-def _checked_axis(axis, ndim):
+def checked_axis(axis, ndim):
     axis = operator.index(axis)
     if not -ndim <= axis < ndim:
         raise AxisError(axis, ndim)
@@ -191,7 +191,7 @@ def batch_axis_param(prim: Primitive, vals, dims, **params):
     (x,), (d,) = vals, dims
     x = move_to_front(x, d)
     params = dict(params)
-    params["axis"] = _shift_axis(params.get("axis"), x.ndim - 1)
+    params["axis"] = shift_axis(params.get("axis"), x.ndim - 1)
     return prim(x, **params), 0
 
 
@@ -207,7 +207,7 @@ def batch_flat_axis(prim: Primitive, vals, dims, **params):
         x = engine.reshape(x, (x.shape[0], -1))
         params["axis"] = 1
     else:
-        params["axis"] = _shift_axis(axis, x.ndim - 1)
+        params["axis"] = shift_axis(axis, x.ndim - 1)
     return prim(x, **params), 0
 
 

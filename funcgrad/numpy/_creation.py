@@ -37,10 +37,25 @@ def array(object: ArrayLike, dtype: DTypeLike | None = None, copy: bool = True,
         out = object if dtype is None else astype(object, dtype)
         return out
     if isinstance(object, (list, tuple)) and _contains_tracer(object):
-        return P.stack(*[array(o, dtype) for o in object], axis=0)
-    value = np.array(raw(object) if isinstance(object, Array) else object, dtype=dtype,
-                     copy=copy, ndmin=ndmin)
+        rows = [array(o, dtype) for o in object]
+        if len({H.shape(r) for r in rows}) > 1:
+            raise ValueError(_ragged(object, [H.shape(r) for r in rows]))
+        return P.stack(*rows, axis=0)
+    try:
+        value = np.array(raw(object) if isinstance(object, Array) else object, dtype=dtype,
+                         copy=copy, ndmin=ndmin)
+    except ValueError as err:
+        if "inhomogeneous" not in str(err):
+            raise
+        raise ValueError(_ragged(object, None)) from err
     return Array(value)
+
+
+def _ragged(object, shapes) -> str:
+    found = f" (its entries have shapes {shapes})" if shapes else ""
+    return (f"array() got a ragged nested sequence{found}: every entry at one depth must have "
+            "the same length. Pad the entries to one shape, or keep them in a list (a pytree) "
+            "instead of one array.")
 
 
 def _contains_tracer(seq):
@@ -50,10 +65,12 @@ def _contains_tracer(seq):
 
 @export(numpy=np.asarray)
 def asarray(a: ArrayLike, dtype: DTypeLike | None = None) -> Array:
-    """Like `array`, without a copy where none is needed."""
+    """Like `array`, without a copy where none is needed. A writable NumPy array is copied:
+    the caller could write into it later, and an `Array` never changes."""
     if isinstance(a, Array) and (dtype is None or np.dtype(dtype) == a.dtype):
         return a
-    return array(a, dtype=dtype, copy=None)
+    aliasable = isinstance(a, np.ndarray) and a.flags.writeable
+    return array(a, dtype=dtype, copy=True if aliasable else None)
 
 
 def _constant(np_fn, name):

@@ -8,6 +8,7 @@ from typing import Sequence
 import numpy as np
 
 from .._src.core import Array, raw, wrap
+from .._src import batching as B
 from . import _helpers as H
 from . import _primitives as P
 from ._namespace import ns
@@ -117,7 +118,7 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: Axis = -1) -> Arra
     if axis is None:
         arr, axis = P.flatten(arr), 0
     nd = H.ndim(arr)
-    axis = axis % nd
+    axis = B.checked_axis(axis, nd)        # NumPy's AxisError out of range, never a wrap
     if H.ndim(indices) != nd:
         raise ValueError(f"take_along_axis: indices must have {nd} dimensions like arr, got {H.ndim(indices)}")
     index = []

@@ -436,8 +436,8 @@ def _batch_moveaxis(prim, vals, dims, source, destination):
     (x,), (d,) = vals, dims
     x = B.move_to_front(x, d)
     n = x.ndim - 1
-    src = [s % n + 1 for s in np.atleast_1d(source)]
-    dst = [s % n + 1 for s in np.atleast_1d(destination)]
+    src = [B.shift_axis(s, n) for s in np.atleast_1d(source)]
+    dst = [B.shift_axis(s, n) for s in np.atleast_1d(destination)]
     return moveaxis(x, src, dst), 0
 
 
@@ -457,7 +457,7 @@ def _batch_swapaxes(prim, vals, dims, axis1, axis2):
     (x,), (d,) = vals, dims
     x = B.move_to_front(x, d)
     n = x.ndim - 1
-    return swapaxes(x, axis1 % n + 1, axis2 % n + 1), 0
+    return swapaxes(x, B.shift_axis(axis1, n), B.shift_axis(axis2, n)), 0
 
 
 swapaxes.batch = _batch_swapaxes
@@ -497,7 +497,7 @@ def _batch_concat(prim, vals, dims, axis=0):
             v = B.move_to_front(v, d)
         moved.append(v)
     ndim = moved[0].ndim - 1
-    return concatenate(*moved, axis=axis % ndim + 1), 0
+    return concatenate(*moved, axis=B.shift_axis(axis, ndim)), 0
 
 
 concatenate.batch = _batch_concat

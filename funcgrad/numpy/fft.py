@@ -51,7 +51,7 @@ def _resolve(x, s, axes):
     nd = H.ndim(x)
     if axes is None:
         axes = tuple(range(nd - len(s), nd)) if s is not None else tuple(range(nd))
-    axes = tuple(a % nd for a in axes)
+    axes = tuple(B.checked_axis(a, nd) for a in axes)   # AxisError out of range, no wrap
     if len(set(axes)) != len(axes):
         raise ValueError("funcgrad.numpy.fft: repeated axes are not supported")
     s = tuple(H.shape(x)[a] for a in axes) if s is None else tuple(s)
