@@ -65,8 +65,10 @@ def _contains_tracer(seq):
 
 @export(numpy=np.asarray)
 def asarray(a: ArrayLike, dtype: DTypeLike | None = None) -> Array:
-    """Like `array`, without a copy where none is needed. A writable NumPy array is copied:
-    the caller could write into it later, and an `Array` never changes."""
+    """Like `array`, copying only where the caller could write into the buffer later.
+
+    An `Array` is returned as it is and a read-only NumPy array is wrapped without a copy;
+    a writable NumPy array is copied, because an `Array` never changes."""
     if isinstance(a, Array) and (dtype is None or np.dtype(dtype) == a.dtype):
         return a
     aliasable = isinstance(a, np.ndarray) and a.flags.writeable
