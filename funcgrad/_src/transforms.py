@@ -280,9 +280,14 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
 
 
 def _check_cotangent(ct, out_value, i):
+    # The output may be an outer transform's tracer: read its dtype, never convert it.
+    out_dtype = getattr(out_value, "dtype", None)
+    out_dtype = np.result_type(out_value) if out_dtype is None else np.dtype(out_dtype)
     value = raw(ct)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        value = np.asarray(value, dtype=np.result_type(out_value))
+    if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
+        # a Python number takes the output's dtype (a complex one stays complex, so a
+        # complex cotangent for a real output is refused below, not silently made real)
+        value = np.asarray(value, dtype=np.result_type(out_dtype, type(value)))
     shape = np.shape(value)
     out_shape = np.shape(out_value)
     if shape != out_shape:
@@ -290,7 +295,6 @@ def _check_cotangent(ct, out_value, i):
                          f"belongs to has shape {out_shape}; pass an array of that shape "
                          "(e.g. funcgrad.numpy.ones_like(out))")
     dtype = value.dtype
-    out_dtype = out_value.dtype if isinstance(out_value, Array) else np.result_type(out_value)
     if dtype != out_dtype:
         raise TypeError(f"vjp_fn: cotangent {i} has dtype {dtype}, but its output has dtype "
                         f"{out_dtype}; cast it with .astype({out_dtype.name!r})")

@@ -112,3 +112,16 @@ def test_vmap_axis_size():
         fg.vmap(lambda x: x, in_axes=None)(np.ones(2))
     with pytest.raises(TypeError, match="axis_size must be a non-negative int"):
         fg.vmap(lambda x: x, axis_size=2.0)
+
+
+def test_python_number_cotangents_take_the_outputs_dtype() -> None:
+    z = 0.5 + 0.5j
+    _, vjp_fn = fg.vjp(fnp.sin, z)
+    for ct in (1.0 + 0j, 1.0):                    # JAX's convention: ct * cos(z), no conjugate
+        assert complex(vjp_fn(ct)[0]) == pytest.approx(np.cos(z), rel=1e-15)
+    _, vjp_fn = fg.vjp(fnp.sin, 0.5)
+    with pytest.raises(TypeError, match="cotangent 0 has dtype complex128.*float64"):
+        vjp_fn(1j)                                # never silently made real
+    # under an outer transform the output is a tracer: its dtype is read, not converted
+    assert fg.grad(lambda x: fg.vjp(fnp.sin, x)[1](1.0)[0])(0.3).item() == pytest.approx(-np.sin(0.3))
+    assert fg.jit(lambda x: fg.vjp(fnp.sin, x)[1](1.0)[0])(0.3).item() == pytest.approx(np.cos(0.3))
