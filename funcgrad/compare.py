@@ -383,33 +383,30 @@ class Report:
             a, r = diffs.get(what, (None, None))
             out.append(f"  {what:14}{_short(f):>24}  {_short(m):>24}  {_num(a):>9}  {_num(r):>9}")
         if self.functional_error is not None:
-            out.append(f"functional run failed: {type(self.functional_error).__name__}: "
-                       f"{self.functional_error}")
-            if self.functional_error_at is not None:
-                path, line = self.functional_error_at
-                source = linecache.getline(path, line)
-                out.append(f"  at {path}:{line}   {source.strip()}")
-                rewrite = functional_rewrite(source)
-                if rewrite is not None:
-                    out.append(f"  functional spelling: {rewrite.strip()}")
+            out += _failure("functional", self.functional_error, self.functional_error_at)
         if self.explanation is not None:
             out.append("mutable run failed the version check:")
             out += ["  " + line for line in self.explanation.lines()]
         elif self.mutable_error is not None:
-            out.append(f"mutable run failed: {type(self.mutable_error).__name__}: "
-                       f"{self.mutable_error}")
-            if self.mutable_error_at is not None:
-                path, line = self.mutable_error_at
-                source = linecache.getline(path, line)
-                out.append(f"  at {path}:{line}   {source.strip()}")
-                rewrite = functional_rewrite(source)
-                if rewrite is not None:
-                    out.append(f"  functional spelling: {rewrite.strip()}")
+            out += _failure("mutable", self.mutable_error, self.mutable_error_at)
         if self.divergence is not None:
             out.append(str(self.divergence))
         return "\n".join(out)
 
     __repr__ = __str__
+
+
+def _failure(model: str, err: BaseException, at: tuple | None) -> list:
+    """A failed run's lines: the error, where it was raised, and the line's functional spelling."""
+    lines = [f"{model} run failed: {type(err).__name__}: {err}"]
+    if at is not None:
+        path, line = at
+        source = linecache.getline(path, line)
+        lines.append(f"  at {path}:{line}   {source.strip()}")
+        rewrite = functional_rewrite(source)
+        if rewrite is not None:
+            lines.append(f"  functional spelling: {rewrite.strip()}")
+    return lines
 
 
 def _pad(a: list, b: list) -> list:
