@@ -368,3 +368,174 @@ def test_grad_warning_on_non_leaf(torch):
         mid.retain_grad()
         _ = mid.grad
         assert len(caught) == 1
+
+
+@both()
+def test_backward_closed_forms(torch):
+    v = torch.randn(4, 4, dtype=torch.float64, requires_grad=True)
+    x = torch.randn(4, 4, dtype=torch.float64, requires_grad=True)
+    y = (torch.rand(4, 4, dtype=torch.float64) + 0.1).requires_grad_(True)
+    z = torch.randn(4, 4, dtype=torch.float64, requires_grad=True)
+    go = torch.randn(4, 4, dtype=torch.float64)
+    v.backward(go)
+    close(v.grad, go)
+    (x + (y * z) + 4 * z ** 2 * x / y).backward(go)
+    X, Y, Z, G = values(x), values(y), values(z), values(go)
+    close(x.grad, (4 * Z ** 2 / Y + 1) * G)
+    close(y.grad, (Z - 4 * X * Z ** 2 / Y ** 2) * G)
+    close(z.grad, (8 * X * Z / Y + Y) * G)
+
+
+@both()
+def test_backward_of_several_outputs(torch):
+    x, y, q, a, b = (torch.randn(3, 3, dtype=torch.float64, requires_grad=True)
+                     for _ in range(5))
+    q2 = q * 2
+    gz, gc = torch.randn(3, 3, dtype=torch.float64), torch.randn(3, 3, dtype=torch.float64)
+    torch.autograd.backward([x + y + q2, a * b + q2], [gz, gc])
+    close(x.grad, gz)
+    close(y.grad, gz)
+    close(a.grad, values(gc) * values(b))
+    close(b.grad, values(gc) * values(a))
+    close(q.grad, (values(gc) + values(gz)) * 2)
+
+
+@both()
+def test_backward_of_several_outputs_one_without_grad(torch):
+    x = torch.randn(3, 3, requires_grad=True)
+    y = torch.randn(3, 3)
+    with pytest.raises(RuntimeError):
+        torch.autograd.backward([x + y, y * 2], [torch.ones(3, 3), torch.ones(3, 3)])
+
+
+@both()
+def test_backward_restricted_to_inputs(torch):
+    x = torch.randn(2, 2, dtype=torch.float64, requires_grad=True)
+    y = torch.randn(2, 2, dtype=torch.float64, requires_grad=True)
+    X, Y = values(x), values(y)
+    ones = torch.ones(2, 2, dtype=torch.float64)
+
+    def fn():
+        return x ** 2 + y * x + y ** 2
+
+    torch.autograd.backward(fn(), ones, inputs=[x, y])
+    close(x.grad, 2 * X + Y)
+    close(y.grad, X + 2 * Y)
+    for inputs, only_x in (([x], True), ([y], False), (y, False)):
+        with torch.no_grad():
+            x.grad.zero_()
+            y.grad.zero_()
+        torch.autograd.backward(fn(), ones, inputs=inputs)
+        close(x.grad, 2 * X + Y if only_x else np.zeros((2, 2)))
+        close(y.grad, np.zeros((2, 2)) if only_x else X + 2 * Y)
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        torch.autograd.backward(fn(), ones, inputs=[])
+
+
+@both()
+def test_backward_to_a_scalar_input(torch):
+    x = torch.tensor(0.75, dtype=torch.float64, requires_grad=True)
+    (x ** 2).backward(inputs=x)
+    assert x.grad.item() == 1.5
+
+
+@both()
+def test_backward_to_non_leaf_inputs(torch):
+    x = torch.randn(2, 2, dtype=torch.float64, requires_grad=True)
+    xn = x * 1
+    y = torch.randn(2, 2, dtype=torch.float64, requires_grad=True)
+    z = torch.randn(2, 2, dtype=torch.float64, requires_grad=True)
+    out = xn ** 2 + y * xn + y ** 2
+    ones = torch.ones(2, 2, dtype=torch.float64)
+    out.backward(ones, create_graph=True, inputs=[x, y, xn])
+    X, Y = values(x), values(y)
+    close(y.grad, X + 2 * Y)
+    close(x.grad, 2 * X + Y)
+    close(xn.grad, 2 * X + Y)
+    out.backward(ones, create_graph=True, inputs=[z])
+    assert z.grad is None
+
+
+@both()
+def test_backward_of_dependent_outputs(torch):
+    x = torch.randn(6, dtype=torch.float64, requires_grad=True)
+    y = x ** 2
+    z = y ** 3
+    gy, gz = torch.randn(6, dtype=torch.float64), torch.randn(6, dtype=torch.float64)
+    torch.autograd.backward([y, z], [gy, gz])
+    X = values(x)
+    close(x.grad, 2 * X * values(gy) + 6 * X ** 5 * values(gz))
+
+
+@both()
+def test_saved_output_keeps_its_output_nr(torch):
+    class Halves(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x[:3], x[3:]
+
+        @staticmethod
+        def backward(ctx, *gs):
+            return torch.cat(gs)
+
+    seen = []
+
+    class Save(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, b):
+            ctx.save_for_backward(b)
+            return b * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (b,) = ctx.saved_tensors
+            seen.append(b.output_nr)
+            return g * 2
+
+    a, b = Halves.apply(torch.randn(6, requires_grad=True))
+    assert a.output_nr == 0 and b.output_nr == 1
+    Save.apply(b).sum().backward()
+    assert seen == [1]
+
+
+@both()
+def test_deep_graph_freed_without_recursion(torch):
+    def build():
+        x = torch.randn(1, requires_grad=True)
+        y = x.clone()
+        for _ in range(20000):
+            y = y + y * 0.000001
+
+    build()
+
+
+@both()
+def test_deep_custom_function_graph_freed_without_recursion(torch):
+    class Add(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a + b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+    def build():
+        y = torch.randn(1, requires_grad=True).clone()
+        for _ in range(20000):
+            y = Add.apply(y, y)
+
+    build()
+
+
+@both()
+def test_no_save_where_the_rule_does_not_need_it(torch):
+    mu = torch.ones(1, requires_grad=True)
+    x = torch.empty(1)
+    loss = 0
+    for i in range(3):
+        x.detach_()
+        x.copy_(mu + i)
+        loss += (x * torch.tensor([float(i)])).sum()
+    loss.backward()
+    assert mu.grad.tolist() == [3.0]

@@ -333,3 +333,323 @@ def test_leaf_hook_not_run_by_grad_of_its_chunks(torch):
     close(ga, go)
     close(gb, 2 * values(go))
     assert not called and x.grad is None
+
+
+def doubler(torch, custom):
+    if not custom:
+        return lambda x: x * 2
+
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    return Double.apply
+
+
+@both()
+@pytest.mark.parametrize("custom", [True, False])
+def test_node_prehooks_and_posthooks(torch, custom):
+    mul2 = doubler(torch, custom)
+    a = torch.tensor([1.0], requires_grad=True)
+    b = mul2(a)
+    pre, post = [0], [0]
+
+    def posthook(grad_inputs, grad_outputs):
+        assert pre[0] == 3
+        assert grad_outputs[0].tolist() == [8.0] and grad_inputs[0].tolist() == [16.0]
+        post[0] += 1
+        return grad_inputs
+
+    def prehook(grad_outputs):
+        pre[0] += 1
+        return (grad_outputs[0] * 2,)
+
+    b.grad_fn.register_hook(posthook)
+    b.grad_fn.register_hook(posthook)
+    b.grad_fn.register_prehook(prehook)
+    b.grad_fn.register_prehook(lambda gs: None)
+    b.grad_fn.register_prehook(prehook)
+    b.grad_fn.register_prehook(prehook)
+    b.grad_fn.register_prehook(lambda gs: gs)
+    b.sum().backward()
+    assert post[0] == 2 and pre[0] == 3
+    assert a.grad.tolist() == [16.0]
+    a = torch.rand(3, 3, requires_grad=True)
+    b = mul2(a)
+    b.grad_fn.register_prehook(lambda gs: None)
+    b.sum().backward()
+    assert a.grad.tolist() == [[2.0] * 3] * 3
+
+
+@both(xfail="var_mean makes two nodes where torch makes one two-output VarMeanBackward0 (torchtests)")
+def test_prehook_on_a_two_output_node(torch):
+    b = torch.rand(3, 3, dtype=torch.float64, requires_grad=True)
+    var, mean = torch.var_mean(b, dim=0)
+    (var + mean).sum().backward()
+    a = b.detach().requires_grad_()
+    calls = [0]
+
+    def prehook(gs):
+        calls[0] += 1
+        return gs[0] * 2, gs[1] * 2
+
+    var, mean = torch.var_mean(a, dim=0)
+    mean.grad_fn.register_prehook(prehook)
+    (var + mean).sum().backward()
+    assert calls[0] == 1
+    close(a.grad, 2 * values(b.grad))
+
+
+@both()
+def test_prehook_on_a_custom_function_with_a_number_output(torch):
+    class TwoOut(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k, y):
+            ctx.k = k
+            return k * x * 2, k, k * y * 2
+
+        @staticmethod
+        def backward(ctx, g1, gk, g2):
+            return ctx.k * g1 * 2, None, ctx.k * g2 * 2
+
+    calls = [0]
+
+    def prehook(gs):
+        g1, gk, g2 = gs
+        assert gk is None
+        calls[0] += 1
+        return g1 * 2, None, g2 * 2
+
+    a = torch.randn(2, 2, requires_grad=True)
+    b = torch.randn(2, 2, requires_grad=True)
+    c, _, d = TwoOut.apply(a, 3, b)
+    c.grad_fn.register_prehook(prehook)
+    (c + d).sum().backward()
+    assert calls[0] == 1
+    assert a.grad.tolist() == [[12.0] * 2] * 2 and b.grad.tolist() == [[12.0] * 2] * 2
+
+
+@both()
+@pytest.mark.parametrize("custom", [True, False])
+def test_removing_node_prehooks_even_during_backward(torch, custom):
+    mul2 = doubler(torch, custom)
+    a = torch.rand(2, 2, requires_grad=True)
+    b = mul2(a)
+    calls = [0]
+
+    def count(gs):
+        calls[0] += 1
+
+    handle = b.grad_fn.register_prehook(count)
+    b.grad_fn.register_prehook(count)
+    handle.remove()
+    b.sum().backward()
+    assert calls[0] == 1 and a.grad.tolist() == [[2.0] * 2] * 2
+    a = torch.rand(2, 2, requires_grad=True)
+    b = mul2(a)
+    calls[0] = 0
+
+    def remover(gs):
+        h2.remove()
+        h3.remove()  # removing twice is fine
+
+    b.grad_fn.register_prehook(remover)
+    h2 = b.grad_fn.register_prehook(count)
+    h3 = b.grad_fn.register_prehook(count)
+    h3.remove()
+    b.sum().backward()
+    assert calls[0] == 1 and a.grad.tolist() == [[2.0] * 2] * 2
+
+
+@both()
+def test_hook_on_the_gradless_output_of_a_function(torch):
+    class PassBoth(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            assert ctx.needs_input_grad[0] and not ctx.needs_input_grad[1]
+            return x, y
+
+        @staticmethod
+        def backward(ctx, gx, gy):
+            return gx, None
+
+    called = []
+
+    def hook(g):
+        assert g is not None
+        called.append(1)
+
+    x = torch.randn(3, 3, requires_grad=True)
+    rx, ry = PassBoth.apply(x, torch.randn(3, 3))
+    rx.register_hook(hook)
+    ry.register_hook(hook)
+    sum(rx, ry).sum().backward()
+    assert called
+
+
+@both()
+def test_retain_grad_accumulates_and_is_a_no_op_on_leaves(torch):
+    inp = torch.tensor([[0.5, 1.0, -2.0]], requires_grad=True)
+    h1 = inp * 3
+    out = (h1 * h1).sum()
+    h1.retain_grad()
+    h1.retain_grad()
+    out.backward(retain_graph=True)
+    close(h1.grad, values(h1) * 2)
+    out.backward(retain_graph=True)
+    close(h1.grad, values(h1) * 4)
+    with torch.no_grad():
+        inp.grad.zero_()
+    inp.retain_grad()
+    inp.retain_grad()
+    out.backward()
+    close(inp.grad, values(inp) * 18)
+
+
+@both(xfail="retain_grad on a base not moved to CopySlices after an in-place op on its view (mutable-core findings)")
+def test_retain_grad_follows_in_place_updates(torch):
+    for times in (1, 2):
+        a = torch.tensor([1.0], requires_grad=True).clone()
+        a.retain_grad()
+        for _ in range(times):
+            a.mul_(2)
+        a.sum().backward()
+        assert a.grad.tolist() == [1.0]
+    x = torch.tensor([1.0], requires_grad=True).clone()
+    x.retain_grad()
+    x_view = x[:]
+    x_view *= 2
+    x *= 2
+    x.sum().backward()
+    assert x.grad.tolist() == [1.0]
+    base = torch.zeros(4)
+    base.view(2, 2).add_(torch.randn(2, 2, requires_grad=True))
+    assert base.requires_grad
+
+
+@both()
+@pytest.mark.parametrize("which", ["function", "var_mean"])
+def test_retain_grad_on_a_two_output_node_after_in_place(torch, which):
+    class TwoMul(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+
+    fn = TwoMul.apply if which == "function" else (lambda t: torch.var_mean(t, dim=0))
+    b = torch.rand(3, 3, requires_grad=True)
+    var, mean = fn(b)
+    var.retain_grad()
+    mean.retain_grad()
+    var.mul_(2)
+    (var + mean).sum().backward()
+    a = b.detach().requires_grad_(True)
+    var2, mean2 = fn(a)
+    var2.mul_(2)
+    want_var, want_mean = torch.autograd.grad((var2 + mean2).sum(), inputs=(var2, mean2))
+    close(var.grad, want_var)
+    close(mean.grad, want_mean)
+
+
+@both(xfail="retain_grad on a view lost after an in-place op on another view (mutable-core findings)")
+def test_retain_grad_on_views_after_in_place_on_one(torch):
+    base = torch.tensor([1.0], requires_grad=True).clone()
+    view = base[:]
+    view2 = base[:]
+    view.retain_grad()
+    view2.retain_grad()
+    view.mul_(2)
+    (view + view2).sum().backward()
+    assert view.grad.tolist() == view2.grad.tolist() == [1.0]
+
+
+@both()
+def test_hooks_registered_before_and_after_in_place(torch):
+    counts = [0, 0]
+
+    def before(g):
+        counts[0] += 1
+        assert g.tolist() == [4.0]
+        return g * 2
+
+    def after(g):
+        counts[1] += 1
+        assert g.tolist() == [1.0]
+        return g * 2
+
+    a = torch.tensor([1.0], requires_grad=True)
+    b = a.clone()
+    b.register_hook(before)
+    b.mul_(2)
+    b.register_hook(after)
+    b.sum().backward()
+    assert counts == [1, 1] and a.grad.tolist() == [8.0]
+    a = torch.tensor([1.0], requires_grad=True)
+    b = a.clone()
+    b.register_hook(before)
+    b.mul_(2)
+    b.mul_(2)
+    b.sum().backward()
+    assert counts == [2, 1] and a.grad.tolist() == [8.0]
+
+
+@both()
+@pytest.mark.parametrize("which", ["function", "var_mean"])
+def test_hooks_on_a_two_output_node_after_in_place(torch, which):
+    class TwoMul(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+
+    fn = TwoMul.apply if which == "function" else (lambda t: torch.var_mean(t, dim=0))
+    counts = [0, 0, 0]
+    b = torch.rand(3, 3, requires_grad=True)
+    out1, out2 = fn(b)
+
+    def expect(i, value):
+        def hook(g):
+            counts[i] += 1
+            assert values(g).tolist() == (np.ones(tuple(out1.shape)) * value).tolist()
+        return hook
+
+    out1.register_hook(expect(0, 2))
+    out2.register_hook(expect(1, 3))
+    out1.mul_(2)
+    out1.register_hook(expect(2, 1))
+    (out1 + out2 * 3).sum().backward()
+    assert counts == [1, 1, 1]
+
+
+@both()
+def test_hooks_on_views_after_in_place_on_one(torch):
+    count = [0]
+
+    def never(g):
+        raise AssertionError("stale hook ran")
+
+    def fresh(g):
+        count[0] += 1
+        assert g.tolist() == [1.0]
+
+    base = torch.tensor([1.0], requires_grad=True).clone()
+    view = base[:]
+    view2 = base[:]
+    view.register_hook(never)
+    view2.register_hook(never)
+    view.mul_(2)
+    view2.grad_fn  # refreshes view2's node
+    view2.register_hook(fresh)
+    (view + view2).sum().backward()
+    assert count[0] == 1
