@@ -10,12 +10,15 @@ Design.
   remembers the chain of view ops that made it, so an in-place write into a view can
   rewrite the base's history (``CopySlices``) and the view's grad_fn can be regenerated
   (``AsStridedBackward0``), as PyTorch does.
+* Layers, imported one way: graph nodes and versions (`_graph`), the `Tensor`
+  (`_tensor`), the op table and views (`_ops`), the backward engine (`_autograd`); the
+  torch functions and methods build on them (tests/mutable/test_layering.py holds it).
 * Every differentiable op is one declaration in `_ops` (torch name, primitive from
-  funcgrad/numpy/_primitives.py, grad_fn class name, which values the rules read). Forward is
-  the primitive's ``impl``, backward its ``vjps``: nothing is derived twice. What a rule
-  reads is what gets saved (and version-checked); arguments read only for their shape are
-  kept as shape/dtype stand-ins, so a node that saved nothing can run again after its
-  graph was freed, exactly as in PyTorch.
+  funcgrad/numpy/_primitives.py, grad_fn class name). Forward is the primitive's ``impl``,
+  backward its ``vjps``: nothing is derived twice. What a node saves (and version-checks)
+  is what the rules read, from the primitive's one record ``Primitive.reads`` (`_saves`);
+  values read only for their shape are kept as shape/dtype stand-ins, so a node that saved
+  nothing can run again after its graph was freed, exactly as in PyTorch.
 * Higher order (``create_graph=True``): the backward engine evaluates the same rules on
   `GraphTracer` values of a `GraphTrace` (a `funcgrad._src.core.Trace` subclass); each
   primitive a rule applies is recorded as a grad_fn node of the mutable graph.
@@ -45,7 +48,7 @@ from typing import Any, Callable
 
 import math as _math
 
-from . import _device, _dtypes
+from . import _device, _dtypes, _format
 from . import _methods  # noqa: F401  (attaches Tensor's methods)
 from . import autograd, backends, cuda, nn, optim, utils
 from ._device import device
@@ -113,7 +116,6 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     tensor([1.23])
     >>> torch.set_printoptions(precision=4)
     """
-    from . import _format
     for name, value in (("PRECISION", precision), ("THRESHOLD", threshold),
                         ("EDGEITEMS", edgeitems), ("LINEWIDTH", linewidth)):
         if value is not None:

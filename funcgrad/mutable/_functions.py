@@ -4,6 +4,7 @@ from __future__ import annotations
 import builtins
 import math
 import numbers
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -14,10 +15,10 @@ from ..numpy import _primitives as NP
 from . import _dtypes as D
 from . import _ops as O
 from . import _random
-from ._autograd import STATE, Node, node_class
+from ._graph import STATE, Node, node_class
 from ._device import check_device, device
 from ._ops import apply, apply1, apply2, view_op
-from ._tensor import Size, Tensor
+from ._tensor import _C_NAMES, Size, Tensor
 
 __all__ = ["tensor"]
 
@@ -122,7 +123,6 @@ def tensor(data: Any, dtype=None, device=None, requires_grad: bool = False,
     """
     check_device(device)
     if isinstance(data, Tensor):
-        import warnings
         warnings.warn("To copy construct from a tensor, it is recommended to use "
                       "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
                       "requires_grad_(True), rather than torch.tensor(sourceTensor).",
@@ -662,7 +662,6 @@ def matmul(input, other) -> Tensor:
                            f"{a}D and {b}D")
     da, db = input._dtype, other._dtype
     if da is not db:
-        from ._tensor import _C_NAMES
         if a == 1 and b == 1:
             raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                                f"{O._scalar_name(da)} and {O._scalar_name(db)}")

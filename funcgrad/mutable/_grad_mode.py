@@ -8,7 +8,7 @@ import sys
 import warnings
 from typing import Callable
 
-from ._autograd import STATE
+from ._graph import STATE
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled"]

@@ -1,10 +1,13 @@
 """The op table: one declaration per torch function, mapped onto funcgrad's primitives.
 
 A declaration names the torch function, the primitive from funcgrad/numpy/_primitives.py that
-computes it (forward *and* derivative rules come from there: nothing is derived twice), the
-grad_fn class PyTorch shows, and which values the rules read -- those are what PyTorch
-saves, so they are what the version check guards. Everything PyTorch-specific (views,
-in-place writes, CopySlices, type promotion) is here too.
+computes it (forward *and* derivative rules come from there: nothing is derived twice) and
+the grad_fn class PyTorch shows. What a node saves (and so what the version check guards)
+is derived from the primitive's one record, ``Primitive.reads`` (see `_saves`). Everything
+PyTorch-specific (views, in-place writes, CopySlices, type promotion) is here too.
+
+Layer 3 of the mutable layer: it imports the graph (`_graph`) and the Tensor (`_tensor`);
+the backward engine (`_autograd`) imports it.
 """
 from __future__ import annotations
 
@@ -16,30 +19,42 @@ import numpy as np
 from ..numpy import _primitives as NP
 from . import _dtypes as D
 from . import _prims as P
-from ._autograd import (_STAND_IN, INFERENCE_INPLACE, STATE, Node, OpNode, Saved, Version, _seq, _Spec, _fix,
-                        node_class, user_frame)
-from ._tensor import CUSTOM_VIEW_DETAIL, NO_GRAD_VIEW_REBASED, Tensor, _ViewInfo
+from ._graph import (INFERENCE_INPLACE, RECOMPUTE, STAND_IN, STATE, AsStridedBackward0, Node,
+                     Saved, Spec, Version, _seq, _short_name, conj, fix_array, freed_error,
+                     node_class, replay, stand_in, user_frame, version_error)
+from ._policy import on_write
+from ._saves import OUT, value_reads
+from ._tensor import (CUSTOM_VIEW_DETAIL, NO_GRAD_VIEW_REBASED, Tensor, _scalar_name, _ViewInfo,
+                      edge_of)
 
-__all__ = ["Op", "OPS", "apply_primitive", "edge_of"]
+__all__ = ["Op", "OPS", "OpNode", "apply_primitive", "edge_of"]
+
+# what a node keeps of its output (besides a `Saved` tensor or nothing): its shape and dtype
+_OUT_SPEC = object()
 
 
 class Op:
-    """One torch function: primitive, grad_fn class name, what its rules read.
+    """One torch function: primitive, grad_fn class name, what its node saves.
 
-    ``reads[i]``: the argument positions (ints) and ``"out"`` that the rule for array
-    argument ``i`` reads. Union over the arguments that require grad = what is saved.
-    ``saves_out``: PyTorch saves the result (else a rule needing it recomputes it from the
-    saved inputs). ``result``: how the dtype is found: "promote", "float" (true division),
-    "same" (first argument), "bool".
+    What the node saves is derived from ``prim.reads`` (`_saves.value_reads`): for the
+    arguments that require grad, the values their rules read; values read only for their
+    shape and dtype are kept as stand-ins. ``reads`` is given only for a primitive whose
+    rules cannot be read (``prim.reads is None``: variadic primitives such as getitem and
+    concatenate): per array argument, the positions (ints) and ``"out"`` (or
+    ``"out_shape"``, the output's shape only) its rule reads; a shorter list repeats its
+    last entry. ``saves_out``: PyTorch saves the result (else a rule needing it recomputes
+    it from the saved inputs). ``result``: how the dtype is found: "promote", "float" (true
+    division), "same" (first argument), "bool", "keep".
     """
 
-    __slots__ = ("name", "prim", "node_cls", "reads", "saves_out", "result", "_plans",
-                 "is_view", "inplace_name", "records", "impl", "float_fast", "unary_plan",
-                 "binary_plans", "scalar_edge")
+    __slots__ = ("name", "prim", "node_cls", "values", "shapes", "saves_out", "result",
+                 "_plans", "is_view", "inplace_name", "records", "impl", "float_fast",
+                 "unary_plan", "binary_plans", "scalar_edge")
 
-    def __init__(self, name: str, prim, grad_fn: str, reads: Sequence = (), *,
+    def __init__(self, name: str, prim, grad_fn: str, reads: Sequence | None = None, *,
                  saves_out: bool = False, result: str = "promote", is_view: bool = False,
-                 node_base: type = OpNode, scalar_edge: bool = False):
+                 node_base: type | None = None, scalar_edge: bool = False):
+        node_base = OpNode if node_base is None else node_base
         self.name = name
         # PyTorch wraps a Python number operand in a tensor: the node keeps a (None, 0) edge
         self.scalar_edge = scalar_edge
@@ -48,58 +63,208 @@ class Op:
         # recorded when an input requires grad: differentiable, or failing only at backward
         self.records = prim is not None and (prim.differentiable
                                              or issubclass(node_base, NotImplementedNode))
-        self.reads = tuple(tuple(r) for r in reads)
+        self.values, self.shapes = _what_rules_read(prim, reads, node_base)
         self.saves_out = saves_out
         self.result = result
         self.is_view = is_view
         self._plans: dict = {}
         self.inplace_name = name if name.endswith("_") else name + "_"
         # for `apply1`: a float tensor in, the same float dtype out, and what one input
-        # requiring grad makes the node keep (the input?, the output: True / "spec" / False)
+        # requiring grad makes the node keep (the input?, the output: True / _OUT_SPEC /
+        # RECOMPUTE / False)
         self.impl = prim.impl if prim is not None else None
         self.float_fast = (prim is not None and prim.differentiable
                            and result in ("promote", "float"))
-        saved, needs_out = self.plan((True,))
-        keeps_out = needs_out if (needs_out != True or saves_out) else False  # noqa: E712
+        saved, keeps_out = self.plan((True,))
         # a node that saved only a Python number is freed after backward too (as PyTorch)
         self.unary_plan = (0 in saved, keeps_out, bool(saved) or keeps_out is True)
         self.binary_plans: dict = {}
 
     def plan2(self, mask: tuple) -> tuple:
         """For `apply2`: (saves x, saves y, keeps the output, frees anything at backward)."""
-        saved, needs_out = self.plan(mask)
-        keeps_out = needs_out if (needs_out != True or self.saves_out) else False  # noqa: E712
+        saved, keeps_out = self.plan(mask)
         return (0 in saved, 1 in saved, keeps_out, bool(saved) or keeps_out is True)
 
     def plan(self, mask: tuple):
-        """For which arguments require grad: (saved argument positions, needs out)."""
+        """For which arguments require grad: (saved argument positions, what is kept of the
+        output: True (saved), `_OUT_SPEC`, `RECOMPUTE` or False)."""
         found = self._plans.get(mask)
         if found is None:
-            saved = set()
+            saved: set = set()
+            shapes: set = set()
+            values, spec = self.values, self.shapes
             for i, rg in enumerate(mask):
-                if rg and i < len(self.reads):
-                    saved.update(self.reads[i])
-            needs_out = "out" in saved
-            needs_out_spec = "out_shape" in saved
-            saved.discard("out")
-            saved.discard("out_shape")
-            if needs_out and not self.saves_out:
-                saved.update(i for i in range(len(mask)))
-            found = self._plans[mask] = (frozenset(saved), needs_out or
-                                         ("spec" if needs_out_spec else False))
+                if rg and values:
+                    k = min(i, len(values) - 1)
+                    saved.update(values[k])
+                    shapes.update(spec[k])
+            keeps_out: Any = False
+            if OUT in saved:
+                saved.discard(OUT)
+                if self.saves_out:
+                    keeps_out = True
+                else:  # recomputed at backward from all the inputs, which are saved
+                    keeps_out = RECOMPUTE
+                    saved.update(range(len(mask)))
+            elif OUT in shapes:
+                keeps_out = _OUT_SPEC
+            found = self._plans[mask] = (frozenset(saved), keeps_out)
         return found
 
 
-def edge_of(t: Tensor):
-    if t._base is not None and t._view.no_grad and t._view.version != t._vc.value \
-            and STATE.grad_enabled and t._base.requires_grad:
-        raise RuntimeError(NO_GRAD_VIEW_REBASED)
-    fn = t._grad_fn if t._base is None else t.grad_fn
-    if fn is not None:
-        return (fn, t._nr)
-    if t._rg:
-        return (t._accumulator(), 0)
-    return None
+def _what_rules_read(prim, reads, node_base) -> tuple:
+    """(values, shapes): per array argument, what its rule reads as values and what only
+    for the shape and dtype; () for an op whose node never runs a rule."""
+    if prim is None or issubclass(node_base, NotImplementedNode):
+        return (), ()
+    derived = value_reads(prim)
+    if derived is not None:
+        values = tuple(frozenset() if v is None else v for v in derived)
+        shapes = tuple(frozenset() if r is None else r - v
+                       for r, v in zip(prim.reads, values))
+        return values, shapes
+    if reads is None:  # nothing known: the rule may read anything
+        n = prim.nargs if prim.nargs > 0 else 1
+        everything = frozenset(range(n)) | {OUT}
+        return (everything,) * n, (frozenset(),) * n
+    values = tuple(frozenset(r for r in entry if r != "out_shape") for entry in reads)
+    shapes = tuple(frozenset({OUT} if "out_shape" in entry else ()) for entry in reads)
+    return values, shapes
+
+
+class OpNode(Node):
+    """A primitive from funcgrad's tables applied to tensors; its rules run at backward.
+
+    ``_vals`` holds, per array argument, a `Saved` tensor (checked against its version), a
+    `Spec` or `STAND_IN` (shape and dtype only: the rule does not read its values, PyTorch
+    does not save it) or a constant; ``_out`` the saved output, a `Spec`, `RECOMPUTE` (made
+    again from the saved inputs when a rule needs it) or None. ``_meta`` lists (argnum or
+    None, shape, dtype) of each argument with an edge.
+    """
+
+    __slots__ = ("_prim", "_params", "_vals", "_out", "_meta", "_has_saved", "_freed")
+
+    def _release(self) -> None:
+        if self._has_saved:
+            self._freed = True
+            self._vals = None
+            self._out = None
+
+    def _check_alive(self) -> None:
+        if self._freed:
+            raise freed_error()
+
+    def _args(self, graph):
+        """The rule's arguments and output: arrays, or traced tensors under create_graph."""
+        args = []
+        create_graph = graph.create_graph
+        for v in self._vals:
+            t = type(v)
+            if t is Saved:
+                if v.counter.value != v.version:
+                    raise version_error(v, self)
+                args.append(graph.lift(saved_tensor(v, self)) if create_graph else v.data)
+            elif v is STAND_IN:
+                _, shape, dtype = self._meta[len(args)]
+                args.append(stand_in(shape, dtype))
+            elif t is Spec:
+                args.append(v.make())
+            else:
+                args.append(v)
+        out = self._out
+        if out is RECOMPUTE:
+            out = self._prim(*args, **self._params) if self._params else self._prim(*args)
+        elif type(out) is Saved:
+            if out.counter.value != out.version:
+                raise version_error(out, self)
+            out = graph.lift(saved_tensor(out, self)) if create_graph else out.data
+        elif type(out) is Spec:
+            out = out.make()
+        return args, out
+
+    def _apply(self, cts, graph):
+        if self._freed:
+            raise freed_error()
+        args, out = self._args(graph)
+        prim = self._prim
+        params = self._params
+        ct = cts[0] if self._nout == 1 else tuple(cts)
+        rules = prim.vjps
+        grads = []
+        if graph.create_graph:
+            ct = conj(graph.lift(ct))
+            for argnum, shape, dtype in self._meta:
+                if argnum is None:
+                    grads.append(None)
+                    continue
+                rule = rules[argnum]
+                g = conj(rule(ct, out, *args, **params) if params else rule(ct, out, *args))
+                grads.append(None if g is None else graph.fix(graph.lower(g), shape, dtype))
+            return grads
+        ct = conj(ct)
+        for argnum, shape, dtype in self._meta:
+            if argnum is None:
+                grads.append(None)
+                continue
+            rule = rules[argnum]
+            g = conj(rule(ct, out, *args, **params) if params else rule(ct, out, *args))
+            if g is not None and (type(g) is not np.ndarray or g.shape != shape
+                                  or g.dtype != dtype):
+                g = fix_array(g, shape, dtype)
+            grads.append(g)
+        return grads
+
+    def _saved_values(self) -> list:
+        """(name, argument position or None, `Saved`) for each tensor this node saved."""
+        if self._freed or self._vals is None:
+            return []
+        names = _ROLE_NAMES.get(len(self._vals)) or [f"arg{i}" for i in range(len(self._vals))]
+        found = [(names[i], i, v) for i, v in enumerate(self._vals) if type(v) is Saved]
+        if type(self._out) is Saved:
+            found.append(("result", None, self._out))
+        return found
+
+    def __getattr__(self, name: str):
+        """PyTorch's names for what a node saved: ``_saved_self``, ``_saved_other``,
+        ``_saved_exponent`` (arguments 0, 1, 1) and ``_saved_result`` (the output)."""
+        where = _SAVED_NAMES.get(name)
+        if where is None:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        if self._freed:
+            raise freed_error()
+        if where == "out":
+            saved = self._out
+        else:
+            saved = self._vals[where] if where < len(self._vals) else None
+        if type(saved) is Saved:
+            return saved_tensor(saved, self)
+        if saved is not None and saved is not STAND_IN and type(saved) is not Spec \
+                and saved is not RECOMPUTE:
+            return Tensor._wrap(np.asarray(saved))  # a Python number operand, wrapped
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+
+_SAVED_NAMES = {"_saved_self": 0, "_saved_other": 1, "_saved_exponent": 1, "_saved_result": "out"}
+_ROLE_NAMES = {1: ["self"], 2: ["self", "other"]}
+
+
+def saved_tensor(saved: Saved, node: Node) -> Tensor:
+    """A saved value as PyTorch unpacks it: the input tensor itself, or for a saved output a
+    tensor sharing its version counter whose grad_fn is the node that saved it."""
+    if saved.tensor is not None:
+        return saved.tensor
+    out = Tensor._wrap(saved.data)
+    out._vc = saved.counter
+    out._grad_fn = node
+    out._rg = True
+    return out
+
+
+def _kept_out(keeps_out, out: np.ndarray):
+    """What a node keeps of its output when it does not save it (see `Op.plan`)."""
+    if keeps_out is _OUT_SPEC:
+        return Spec(out.shape, out.dtype)
+    return RECOMPUTE if keeps_out is RECOMPUTE else None
 
 
 def _requires_grad(t) -> bool:
@@ -118,7 +283,7 @@ def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | 
             mask.append(False)
     mask = tuple(mask)
     plan = op._plans.get(mask)
-    saved_idx, needs_out = plan if plan is not None else op.plan(mask)
+    saved_idx, keeps_out = plan if plan is not None else op.plan(mask)
     cls = op.node_cls
     node = cls.__new__(cls)
     edges = []
@@ -156,7 +321,7 @@ def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | 
                     saved.version -= 1  # saved as it was before this in-place write
                 vals.append(saved)
         else:
-            vals.append(_Spec(raw.shape, raw.dtype))
+            vals.append(Spec(raw.shape, raw.dtype))
         i += 1
     if cls._no_formula:
         edges = [e for e in edges if e is not None]  # as PyTorch: edges to grad inputs only
@@ -166,14 +331,11 @@ def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | 
     node._vals = vals
     node._meta = meta
     node._freed = False
-    if needs_out == "spec":
-        node._out = _Spec(out._data.shape, out._data.dtype)
-        node._has_saved = bool(saved_idx)
-    elif needs_out and op.saves_out:
+    if keeps_out is True:
         node._out = Saved(out._data, out._vc, None, weakref.ref(node))
         node._has_saved = True
     else:
-        node._out = None
+        node._out = _kept_out(keeps_out, out._data)
         node._has_saved = bool(saved_idx)
     if node._has_saved:
         node._where = where or user_frame(3)
@@ -275,13 +437,11 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
     if saves_x:
         node._vals = [Saved(data, x._vc, x)] if const is _NO_CONST else [Saved(data, x._vc, x), const]
     else:
-        node._vals = [_STAND_IN] if const is _NO_CONST else [_STAND_IN, const]
+        node._vals = [STAND_IN] if const is _NO_CONST else [STAND_IN, const]
     if keeps_out is True:
         node._out = Saved(out, res._vc, None, weakref.ref(node))
-    elif keeps_out:
-        node._out = _Spec(out.shape, out.dtype)
     else:
-        node._out = None
+        node._out = _kept_out(keeps_out, out)
     node._has_saved = frees
     if saves_x or keeps_out is True:
         node._where = user_frame(2)  # named in version errors (Saved tensors only)
@@ -358,14 +518,12 @@ def apply2(op: Op, x, y) -> Tensor:
     node._params = None
     node._meta = ((0 if rx else None, a.shape, a.dtype), (1 if ry else None, b.shape, b.dtype))
     node._freed = False
-    node._vals = [Saved(a, x._vc, x) if saves_x else _STAND_IN,
-                  Saved(b, y._vc, y) if saves_y else _STAND_IN]
+    node._vals = [Saved(a, x._vc, x) if saves_x else STAND_IN,
+                  Saved(b, y._vc, y) if saves_y else STAND_IN]
     if keeps_out is True:
         node._out = Saved(out, res._vc, None, weakref.ref(node))
-    elif keeps_out:
-        node._out = _Spec(out.shape, out.dtype)
     else:
-        node._out = None
+        node._out = _kept_out(keeps_out, out)
     node._has_saved = frees
     if frees:
         node._where = user_frame(2)  # named in version errors
@@ -401,7 +559,7 @@ def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
         return inplace(op, x, () if const is _NO_CONST else (const,))
     where = user_frame(2)
     vc = x._vc
-    vc.modified_by = (op.inplace_name,) + where
+    vc.written(op.inplace_name, where)
     if const is _NO_CONST:
         new = op.impl(data)
     else:
@@ -421,7 +579,7 @@ def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
             node._x = None
         node._prim = op.prim
         node._params = None
-        node._vals = [_STAND_IN] if const is _NO_CONST else [_STAND_IN, const]
+        node._vals = [STAND_IN] if const is _NO_CONST else [STAND_IN, const]
         node._meta = ((0, data.shape, data.dtype),)
         node._freed = False
         if keeps_out is True:
@@ -431,7 +589,7 @@ def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
             if STATE.policy != "torch":
                 node._out.owner = node._out.output_node
         else:
-            node._out = _Spec(data.shape, data.dtype) if keeps_out else None
+            node._out = _kept_out(keeps_out, data)
             node._has_saved = False
             node._where = None
         if x._retains and old is not None and old._retain:
@@ -510,7 +668,6 @@ def apply_primitive(prim, args: Sequence, params: dict) -> Tensor:
             name = "".join(p.capitalize() for p in prim.name.split("_")) + "Backward0"
             op = _GENERIC[prim] = Op(prim.name, prim, name, [everything] * max(n, len(args)),
                                      saves_out=True, result="keep")
-            _READS_OUT.add(prim)
     raws = [a._data if isinstance(a, Tensor) else a for a in args]
     out = prim.impl(*raws, **params) if params else prim.impl(*raws)
     if prim.multiple_results:
@@ -535,86 +692,81 @@ class NotImplementedNode(OpNode):
 
 
 # --- the table ------------------------------------------------------------------------------
-def _decl(name, prim, grad_fn, reads=(), **kw) -> Op:
+def _decl(name, prim, grad_fn, reads=None, **kw) -> Op:
     op = Op(name, prim, grad_fn, reads, **kw)
     OPS[name] = op
     return op
 
 
 OPS: dict = {}
-_NOTHING = ((), ())
-ADD = _decl("add", NP.add, "AddBackward0", _NOTHING, scalar_edge=True)
-SUB = _decl("sub", NP.subtract, "SubBackward0", _NOTHING, scalar_edge=True)
-RSUB = _decl("rsub", NP.subtract, "RsubBackward1", _NOTHING)
-MUL = _decl("mul", NP.multiply, "MulBackward0", ((1,), (0,)), scalar_edge=True)
-DIV = _decl("div", NP.divide, "DivBackward0", ((1,), (0, 1, "out")), result="float", scalar_edge=True)
-RDIV = _decl("rdiv", NP.divide, "DivBackward0", ((1,), (0, 1, "out")), result="float")
-POW = _decl("pow", NP.power, "PowBackward0", ((0, 1), (0, 1, "out")), saves_out=False)
+ADD = _decl("add", NP.add, "AddBackward0", scalar_edge=True)
+SUB = _decl("sub", NP.subtract, "SubBackward0", scalar_edge=True)
+RSUB = _decl("rsub", NP.subtract, "RsubBackward1")
+MUL = _decl("mul", NP.multiply, "MulBackward0", scalar_edge=True)
+DIV = _decl("div", NP.divide, "DivBackward0", result="float", scalar_edge=True)
+RDIV = _decl("rdiv", NP.divide, "DivBackward0", result="float")
+POW = _decl("pow", NP.power, "PowBackward0", saves_out=False)
 # tensor exponents take PyTorch's rule (its slope at a zero base differs from JAX's)
-POW_T = _decl("pow_tensor", P.torch_power_p, "PowBackward1", ((0, 1), (0, 1, "out")),
-              saves_out=True)
-RPOW = _decl("rpow", P.torch_power_p, "PowBackward2", ((0, 1), (0, 1, "out")), saves_out=True)
-NEG = _decl("neg", NP.negative, "NegBackward0", ((),))
-EXP = _decl("exp", NP.exp, "ExpBackward0", (("out",),), saves_out=True, result="float")
-LOG = _decl("log", NP.log, "LogBackward0", ((0,),), result="float")
-SQRT = _decl("sqrt", NP.sqrt, "SqrtBackward0", (("out",),), saves_out=True, result="float")
-SIN = _decl("sin", NP.sin, "SinBackward0", ((0,),), result="float")
-COS = _decl("cos", NP.cos, "CosBackward0", ((0,),), result="float")
-TAN = _decl("tan", NP.tan, "TanBackward0", (("out",),), saves_out=True, result="float")
-TANH = _decl("tanh", NP.tanh, "TanhBackward0", (("out",),), saves_out=True, result="float")
-SIGMOID = _decl("sigmoid", NP.sigmoid, "SigmoidBackward0", (("out",),), saves_out=True,
-                result="float")
-RELU = _decl("relu", NP.relu, "ReluBackward0", (("out",),), saves_out=True)
-ABS = _decl("abs", NP.absolute, "AbsBackward0", ((0,),))
-# |z| of a complex z is real; its rule reads the output (z / |z|)
-ABS_COMPLEX = _decl("abs_complex", NP.absolute, "AbsBackward0", ((0, "out"),), result="keep")
-LOG1P = _decl("log1p", NP.log1p, "Log1PBackward0", ((0,),), result="float")
-EXPM1 = _decl("expm1", NP.expm1, "Expm1Backward0", (("out",),), saves_out=True, result="float")
-RECIPROCAL = _decl("reciprocal", NP.reciprocal, "ReciprocalBackward0", (("out",),),
-                   saves_out=True, result="float")
-REMAINDER = _decl("remainder", NP.remainder, "RemainderBackward0", (("out_shape",), (0, 1)))
-REMAINDER_T = _decl("remainder_tensor", NP.remainder, "RemainderBackward1",
-                    (("out_shape",), (0, 1)))
+POW_T = _decl("pow_tensor", P.torch_power_p, "PowBackward1", saves_out=True)
+RPOW = _decl("rpow", P.torch_power_p, "PowBackward2", saves_out=True)
+NEG = _decl("neg", NP.negative, "NegBackward0")
+EXP = _decl("exp", NP.exp, "ExpBackward0", saves_out=True, result="float")
+LOG = _decl("log", NP.log, "LogBackward0", result="float")
+SQRT = _decl("sqrt", NP.sqrt, "SqrtBackward0", saves_out=True, result="float")
+SIN = _decl("sin", NP.sin, "SinBackward0", result="float")
+COS = _decl("cos", NP.cos, "CosBackward0", result="float")
+TAN = _decl("tan", NP.tan, "TanBackward0", saves_out=True, result="float")
+TANH = _decl("tanh", NP.tanh, "TanhBackward0", saves_out=True, result="float")
+SIGMOID = _decl("sigmoid", NP.sigmoid, "SigmoidBackward0", saves_out=True, result="float")
+RELU = _decl("relu", NP.relu, "ReluBackward0", saves_out=True)
+ABS = _decl("abs", NP.absolute, "AbsBackward0")
+# |z| of a complex z is real
+ABS_COMPLEX = _decl("abs_complex", NP.absolute, "AbsBackward0", result="keep")
+LOG1P = _decl("log1p", NP.log1p, "Log1PBackward0", result="float")
+EXPM1 = _decl("expm1", NP.expm1, "Expm1Backward0", saves_out=True, result="float")
+RECIPROCAL = _decl("reciprocal", NP.reciprocal, "ReciprocalBackward0", saves_out=True,
+                   result="float")
+REMAINDER = _decl("remainder", NP.remainder, "RemainderBackward0")
+REMAINDER_T = _decl("remainder_tensor", NP.remainder, "RemainderBackward1")
 # no derivative in PyTorch: a Python number % tensor, and floor division
-RREMAINDER = _decl("rremainder", NP.remainder, "NotImplemented", ((), ()),
+RREMAINDER = _decl("rremainder", NP.remainder, "NotImplemented",
                    node_base=NotImplementedNode)
-FLOOR_DIVIDE = _decl("floor_divide", NP.floor_divide, "NotImplemented", ((), ()),
+FLOOR_DIVIDE = _decl("floor_divide", NP.floor_divide, "NotImplemented",
                      node_base=NotImplementedNode)
-SQUARE = _decl("square", NP.square, "PowBackward0", ((0,),))
-# "out_shape": the rule reads only the output's shape and dtype (kept as a stand-in)
-CLAMP = _decl("clamp", NP.clip, "ClampBackward1", ((0, "out_shape"),) * 3)
-MAXIMUM = _decl("maximum", NP.maximum, "MaximumBackward0", ((0, 1, "out_shape"),) * 2)
-MINIMUM = _decl("minimum", NP.minimum, "MinimumBackward0", ((0, 1, "out_shape"),) * 2)
-MATMUL = _decl("matmul", NP.matmul, "MmBackward0", ((1,), (0,)))
-SUM = _decl("sum", NP.sum, "SumBackward0", ((),))
-SUM_DIM = _decl("sum_dim", NP.sum, "SumBackward1", ((),))
-MEAN = _decl("mean", NP.mean, "MeanBackward0", ((),), result="float")
-MEAN_DIM = _decl("mean_dim", NP.mean, "MeanBackward1", ((),), result="float")
-PROD = _decl("prod", NP.prod, "ProdBackward0", ((0, "out"),), saves_out=True)
-MAX = _decl("max", NP.max, "MaxBackward1", ((0, "out"),), saves_out=True)
-MIN = _decl("min", NP.min, "MinBackward1", ((0, "out"),), saves_out=True)
-CLONE = _decl("clone", NP.positive, "CloneBackward0", ((),), result="same")
-TO_COPY = _decl("to", NP.astype, "ToCopyBackward0", ((),), result="keep")
+SQUARE = _decl("square", NP.square, "PowBackward0")
+CLAMP = _decl("clamp", NP.clip, "ClampBackward1")
+MAXIMUM = _decl("maximum", NP.maximum, "MaximumBackward0")
+MINIMUM = _decl("minimum", NP.minimum, "MinimumBackward0")
+MATMUL = _decl("matmul", NP.matmul, "MmBackward0")
+SUM = _decl("sum", NP.sum, "SumBackward0")
+SUM_DIM = _decl("sum_dim", NP.sum, "SumBackward1")
+MEAN = _decl("mean", NP.mean, "MeanBackward0", result="float")
+MEAN_DIM = _decl("mean_dim", NP.mean, "MeanBackward1", result="float")
+PROD = _decl("prod", NP.prod, "ProdBackward0", saves_out=True)
+MAX = _decl("max", NP.max, "MaxBackward1", saves_out=True)
+MIN = _decl("min", NP.min, "MinBackward1", saves_out=True)
+CLONE = _decl("clone", NP.positive, "CloneBackward0", result="same")
+TO_COPY = _decl("to", NP.astype, "ToCopyBackward0", result="keep")
 INDEX = _decl("index", NP.getitem, "IndexBackward0", ((),), result="same")
-WHERE = _decl("where", NP.where, "WhereBackward0", ((), (0,), (0,)), scalar_edge=True)
-CAT = _decl("cat", NP.concatenate, "CatBackward0", [("out_shape",)] * 64)
+WHERE = _decl("where", NP.where, "WhereBackward0", scalar_edge=True)
+CAT = _decl("cat", NP.concatenate, "CatBackward0", [("out_shape",)])
 # views: their forward returns NumPy views of the input's storage
 SELECT = _decl("select", NP.getitem, "SelectBackward0", ((),), result="same", is_view=True)
 SLICE = _decl("slice", NP.getitem, "SliceBackward0", ((),), result="same", is_view=True)
 ALIAS = _decl("alias", NP.getitem, "AliasBackward0", ((),), result="same", is_view=True)
 UNSQUEEZE_IDX = _decl("unsqueeze_index", NP.getitem, "UnsqueezeBackward0", ((),),
                       result="same", is_view=True)
-VIEW = _decl("view", NP.reshape, "ViewBackward0", ((),), result="same", is_view=True)
-UNSAFE_VIEW = _decl("unsafe_view", NP.reshape, "UnsafeViewBackward0", ((),), result="same")
-UNSQUEEZE = _decl("unsqueeze", NP.reshape, "UnsqueezeBackward0", ((),), result="same", is_view=True)
-SQUEEZE = _decl("squeeze", NP.reshape, "SqueezeBackward0", ((),), result="same", is_view=True)
-SQUEEZE_DIM = _decl("squeeze_dim", NP.reshape, "SqueezeBackward1", ((),), result="same",
+VIEW = _decl("view", NP.reshape, "ViewBackward0", result="same", is_view=True)
+UNSAFE_VIEW = _decl("unsafe_view", NP.reshape, "UnsafeViewBackward0", result="same")
+UNSQUEEZE = _decl("unsqueeze", NP.reshape, "UnsqueezeBackward0", result="same", is_view=True)
+SQUEEZE = _decl("squeeze", NP.reshape, "SqueezeBackward0", result="same", is_view=True)
+SQUEEZE_DIM = _decl("squeeze_dim", NP.reshape, "SqueezeBackward1", result="same",
                     is_view=True)
-T_OP = _decl("t", NP.transpose, "TBackward0", ((),), result="same", is_view=True)
-TRANSPOSE = _decl("transpose", NP.swapaxes, "TransposeBackward0", ((),), result="same",
+T_OP = _decl("t", NP.transpose, "TBackward0", result="same", is_view=True)
+TRANSPOSE = _decl("transpose", NP.swapaxes, "TransposeBackward0", result="same",
                   is_view=True)
-PERMUTE = _decl("permute", NP.transpose, "PermuteBackward0", ((),), result="same", is_view=True)
-EXPAND = _decl("expand", NP.broadcast_to, "ExpandBackward0", ((),), result="same", is_view=True)
+PERMUTE = _decl("permute", NP.transpose, "PermuteBackward0", result="same", is_view=True)
+EXPAND = _decl("expand", NP.broadcast_to, "ExpandBackward0", result="same", is_view=True)
 NARROW = _decl("narrow", NP.getitem, "SliceBackward0", ((),), result="same", is_view=True)
 DETACH_OP = None
 # in-place only
@@ -623,17 +775,13 @@ ZERO = _decl("zero_", None, "ZeroBackward0")
 COPY = _decl("copy_", None, "CopyBackwards")
 INDEX_PUT = _decl("index_put_", NP.index_set, "IndexPutBackward0", ((), ()), result="same")
 
-from ._autograd import _READS_OUT  # noqa: E402
-for _op in OPS.values():
-    if _op.prim is not None and any("out" in r for r in _op.reads):
-        _READS_OUT.add(_op.prim)
-
 _BY_PRIM = {}
 for _op in (ADD, SUB, MUL, DIV, NEG, EXP, LOG, SQRT, SIN, COS, TAN, TANH, SIGMOID, RELU, ABS,
             LOG1P, EXPM1, RECIPROCAL, CLAMP, MAXIMUM, MINIMUM, MATMUL, PROD, MAX, MIN, WHERE):
     _BY_PRIM[_op.prim] = _op
 _BY_PRIM[NP.power] = POW_T
 _BY_PRIM[P.torch_power_p] = POW_T
+_BY_PRIM[NP.astype] = TO_COPY
 
 
 # --- views ----------------------------------------------------------------------------------
@@ -681,31 +829,6 @@ def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None,
     if STATE.grad_enabled and _requires_grad(x):
         _record1(op, x, out, params)
     return out
-
-
-def replay(array: np.ndarray, chain) -> np.ndarray:
-    for fn, params in chain:
-        array = fn(array, **params)
-    return array
-
-
-class AsStridedBackward0(Node):
-    """A view's grad_fn after its storage was written: reads its slice of the base's gradient."""
-
-    __slots__ = ("_chain", "_base_shape", "_base_dtype")
-
-    def _apply(self, cts, graph):
-        ct = cts[0]
-        if isinstance(ct, Tensor):
-            g = _zeros_tensor(self._base_shape, self._base_dtype)
-            _replay_tensor(g, self._chain).add_(ct)
-            return [g]
-        # Replay the view on element numbers, then scatter-add: right for overlapping
-        # (expanded) views too, where several view elements share one base element.
-        g = np.zeros(self._base_shape, self._base_dtype)
-        where = replay(np.arange(g.size).reshape(g.shape), self._chain)
-        np.add.at(g.reshape(-1), np.ravel(where), np.ravel(np.broadcast_to(ct, where.shape)))
-        return [g]
 
 
 class CopySlices(Node):
@@ -780,7 +903,6 @@ def check_inplace(self: Tensor) -> None:
                                f"with grad mode enabled. {CUSTOM_VIEW_DETAIL}")
         raise RuntimeError(NO_GRAD_VIEW_INPLACE)
     if self._view.from_no_grad and base.requires_grad:
-        from ._autograd import _short_name
         raise RuntimeError(
             f"Output {self._nr} of {_short_name(self.grad_fn)} is a view of a view which was "
             "created in no_grad mode and is being modified inplace with grad mode enabled. Given "
@@ -789,14 +911,12 @@ def check_inplace(self: Tensor) -> None:
             "block (if you don't want the inplace to be tracked) or both outside (if you want "
             "the inplace to be tracked).")
     if self._view.multi and base.requires_grad:
-        from ._autograd import _short_name
         raise RuntimeError(
             f"Output {self._nr} of {_short_name(self.grad_fn)} is a view and is being modified "
             "inplace. This view is the output of a function that returns multiple views. Such "
             "functions do not allow the output views to be modified inplace. You should replace "
             "the inplace operation by an out-of-place one.")
     if self._view.custom and base.requires_grad:
-        from ._autograd import _short_name
         raise RuntimeError(f"Output {self._nr} of {_short_name(self.grad_fn)} is a view and is "
                            f"being modified inplace. {CUSTOM_VIEW_DETAIL}")
     if base.grad_fn is None and base._rg:
@@ -808,10 +928,9 @@ def _before_write(self: Tensor, op_name: str, where: tuple) -> None:
     vc = self._vc
     if vc.inference and not STATE.inference:
         raise RuntimeError(INFERENCE_INPLACE)
-    vc.modified_by = (op_name,) + where
+    vc.written(op_name, where)
     watchers = vc.watchers
     if watchers:
-        from ._policy import on_write
         on_write(vc, self, op_name)
 
 
@@ -893,12 +1012,6 @@ def _overlaps(a: np.ndarray, b: np.ndarray) -> bool:
     return not same and bool(np.shares_memory(a, b))
 
 
-def _scalar_name(dt: D.dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[dt.name]
-
-
 class _Plain(Node):
     """A node whose rule is written here (fill_, zero_, copy_): no primitive involved."""
 
@@ -913,7 +1026,8 @@ class _Plain(Node):
             elif i == 0:  # the overwritten value gets no gradient
                 grads.append(ct * 0 if isinstance(ct, Tensor) else np.zeros(shape, dtype))
             else:          # copy_/fill_ from a tensor: the source gets the gradient
-                grads.append(_fix(ct, shape, dtype, graph))
+                grads.append(graph.fix(ct, shape, dtype) if graph.create_graph
+                             else fix_array(ct, shape, dtype))
         return grads
 
 

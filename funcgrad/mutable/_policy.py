@@ -8,7 +8,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ._autograd import STATE, Saved, Version, version_error
+from ._graph import STATE, Saved, Version, version_error
 
 __all__ = ["mutation_policy", "on_write", "MutationPolicyWarning"]
 

@@ -1,4 +1,8 @@
-"""The mutable `Tensor`: a NumPy array (a view of its base's storage) with autograd state."""
+"""The mutable `Tensor`: a NumPy array (a view of its base's storage) with autograd state.
+
+Layer 2 of the mutable layer: it imports the graph's nodes and versions (`_graph`); the op
+table (`_ops`) and the engine (`_autograd`) build on it. Methods that need those layers are
+attached by them (``backward`` by ``autograd/_grad.py``, the ops by ``_methods.py``)."""
 from __future__ import annotations
 
 import warnings
@@ -8,11 +12,12 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _dtypes as D
-from ._autograd import STATE, AccumulateGrad, RemovableHandle, Version, run_backward
+from ._graph import (STATE, AccumulateGrad, AsStridedBackward0, RemovableHandle, Version,
+                     _short_name)
 from ._device import check_device, device
 from ._format import tensor_repr
 
-__all__ = ["Tensor", "Size"]
+__all__ = ["Tensor", "Size", "edge_of"]
 _CPU = device("cpu")
 _INVALID = object()
 
@@ -188,7 +193,7 @@ class Tensor:
             if value._dtype is not self._dtype:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{_C_NAMES[value._dtype.name]}' "
-                    f"to a tensor with grad_dtype '{_scalar(self._dtype)}'. The gradient must "
+                    f"to a tensor with grad_dtype '{_scalar_name(self._dtype)}'. The gradient must "
                     "match the tensor's grad_dtype (defaults to the tensor's dtype). You can set "
                     "the tensor's grad_dtype attribute with a specific dtype, or None to allow "
                     "any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and "
@@ -276,13 +281,6 @@ class Tensor:
             acc = AccumulateGrad(self)
             self._acc = weakref.ref(acc)
         return acc
-
-    def backward(self, gradient: "Tensor | None" = None, retain_graph: bool | None = None,
-                 create_graph: bool = False, inputs=None) -> None:
-        """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (see ``torch.autograd.backward``)."""
-        from .autograd import backward
-        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph,
-                 inputs=inputs)
 
     # --- data ---------------------------------------------------------------------------
     @property
@@ -472,9 +470,14 @@ _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "in
             "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
-def _scalar(dt) -> str:
-    from ._ops import _scalar_name
-    return _scalar_name(dt)
+def _scalar_name(dt: D.dtype) -> str:
+    """PyTorch's scalar type name in messages: Float, Double, Long..."""
+    return _SCALAR_NAMES[dt.name]
+
+
+_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+                 "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+                 "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 def _rebuild(data, rg):
@@ -494,13 +497,23 @@ class _Storage:
         return self.array.nbytes
 
 
-from . import _autograd as _A  # noqa: E402
-_A._Tensor = Tensor
+def edge_of(t: Tensor):
+    """Where `t`'s gradient goes: (its grad_fn, output number), (its accumulator, 0) for a
+    leaf that requires grad, or None; a no_grad view whose base was since written with
+    grad mode on has no edge (PyTorch's error)."""
+    if t._base is not None and t._view.no_grad and t._view.version != t._vc.value \
+            and STATE.grad_enabled and t._base.requires_grad:
+        raise RuntimeError(NO_GRAD_VIEW_REBASED)
+    fn = t._grad_fn if t._base is None else t.grad_fn
+    if fn is not None:
+        return (fn, t._nr)
+    if t._rg:
+        return (t._accumulator(), 0)
+    return None
 
 
 def _regenerate_view_grad_fn(view: Tensor) -> None:
     """After a write into a view's storage, its grad_fn reads through the (rebased) base."""
-    from ._ops import AsStridedBackward0, edge_of
     info = view._view
     if info.no_grad:
         base = view._base
@@ -511,7 +524,6 @@ def _regenerate_view_grad_fn(view: Tensor) -> None:
     base = view._base
     if info.custom and base.requires_grad:
         # regenerating would replace the custom backward by the view's own: PyTorch forbids it
-        from ._autograd import _short_name
         raise RuntimeError(
             f"Output {view._nr} of {_short_name(view._grad_fn)} is a view and its base or another "
             f"view of its base has been modified inplace. {CUSTOM_VIEW_DETAIL}")

@@ -89,6 +89,26 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
             t._grad = t._grad + g if create_graph else _accumulate(t._grad, g)
 
 
+def _tensor_backward(self: Tensor, gradient: Tensor | None = None,
+                     retain_graph: bool | None = None, create_graph: bool = False,
+                     inputs=None) -> None:
+    """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (see ``torch.autograd.backward``).
+
+    >>> import funcgrad.mutable as torch
+    >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> x.grad
+    tensor([2., 4.])
+    """
+    backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+
+
+_tensor_backward.__name__ = "backward"
+_tensor_backward.__qualname__ = "Tensor.backward"
+# Tensor sits below the engine: the entry point into it gives Tensor its backward method.
+Tensor.backward = _tensor_backward
+
+
 def _edge_of(t):
     """A tensor's edge, or a GradientEdge given as is."""
     if isinstance(t, GradientEdge):

@@ -9,7 +9,7 @@ import weakref
 import numpy as np
 
 from ...numpy import _primitives as NP
-from .._autograd import STATE, Node, Saved, freed_error, node_class, version_error
+from .._graph import STATE, Node, Saved, freed_error, node_class, version_error
 from .._ops import _attach_inplace, edge_of
 from .._tensor import Tensor, _ViewInfo
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .._autograd import Node
+from .._graph import Node
 from .._tensor import Tensor
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge"]

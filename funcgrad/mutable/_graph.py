@@ -1,0 +1,440 @@
+"""The mutable layer's bottom floor: grad mode and the other switches, version counters,
+saved tensors with their version checks, and the graph's nodes (named like PyTorch's).
+
+Nothing here knows the Tensor: a node reaches tensors only through the `graph` object the
+backward engine (``_autograd.py``) hands to ``Node._apply``, so imports go one way:
+nodes and versions, then the Tensor (``_tensor.py``), then the op table and views
+(``_ops.py``), then the engine (``_autograd.py``).
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import sys
+import threading
+import traceback
+import weakref
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from .._src.core import Array, engine
+from ..numpy import _primitives as NP
+from ..numpy._helpers import SLOT
+from . import _dtypes as D
+
+__all__ = ["STATE", "Version", "Saved", "Node", "AccumulateGrad", "RemovableHandle",
+           "Spec", "STAND_IN", "RECOMPUTE", "node_class", "version_error", "freed_error",
+           "user_frame", "stand_in", "replay", "AsStridedBackward0", "conj", "fix_array"]
+
+
+class _Global:
+    """Process-wide switches (as in PyTorch): anomaly mode and its NaN check."""
+
+    __slots__ = ("anomaly", "check_nan")
+
+    def __init__(self) -> None:
+        self.anomaly = False
+        self.check_nan = True
+
+
+_GLOBAL = _Global()
+
+
+class _State(threading.local):
+    """The switches: grad mode, inference mode and the mutation policy are per thread (a
+    ``no_grad`` block in one thread leaves the others recording, as in PyTorch); anomaly mode
+    is process-wide."""
+
+    def __init__(self) -> None:
+        self.grad_enabled = True
+        self.inference = False
+        self.policy = "torch"
+
+    anomaly = property(lambda self: _GLOBAL.anomaly,
+                       lambda self, value: setattr(_GLOBAL, "anomaly", value))
+    check_nan = property(lambda self: _GLOBAL.check_nan,
+                         lambda self, value: setattr(_GLOBAL, "check_nan", value))
+
+
+STATE = _State()
+_seq = itertools.count()
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_frame(depth: int = 2):
+    """(file, line) of the nearest caller outside funcgrad's own files."""
+    f = sys._getframe(depth)
+    while f is not None and f.f_code.co_filename.startswith(_HERE):
+        f = f.f_back
+    if f is None:
+        return ("<unknown>", 0)
+    return (f.f_code.co_filename, f.f_lineno)
+
+
+
+# --- versions ------------------------------------------------------------------------------
+WRITES_KEPT = 8  # in-place writes a counter remembers (oldest dropped): what errors explain
+
+
+class Version:
+    """One version counter, shared by a tensor and all its views (and detach()).
+
+    ``writes`` remembers the last in-place writes as ``(op, file, line, version after)``,
+    oldest first, so an error can name every write since a tensor was saved."""
+
+    __slots__ = ("value", "writes", "watchers", "inference")
+
+    def __init__(self) -> None:
+        self.value = 0
+        self.inference = STATE.inference  # made in inference mode: no version tracking
+        self.writes = None       # list of (op, file, line, version after), or None
+        self.watchers = None     # saved tensors to protect under "strict"/"copy-on-write"
+
+    @property
+    def modified_by(self) -> tuple | None:
+        """(op, file, line) of the last in-place write, or None."""
+        return self.writes[-1][:3] if self.writes else None
+
+    def written(self, op_name: str, where: tuple) -> None:
+        """Record an in-place write by `op_name` at `where` (call it before ``value += 1``)."""
+        entry = (op_name, where[0], where[1], self.value + 1)
+        writes = self.writes
+        if writes is None:
+            self.writes = [entry]
+        else:
+            writes.append(entry)
+            if len(writes) > WRITES_KEPT:
+                del writes[0]
+
+    def writes_since(self, version: int) -> tuple:
+        """The remembered writes that took the counter past `version`, oldest first."""
+        return tuple(w for w in self.writes or () if w[3] > version)
+
+
+INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`.")
+INFERENCE_INPLACE = ("Inplace update to inference tensor outside InferenceMode is not allowed.You "
+                     "can make a clone to get a normal tensor before doing inplace update.See "
+                     "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+# --- saved tensors ---------------------------------------------------------------------
+class Saved:
+    """A tensor a node needs at backward, with the version it had when saved."""
+
+    __slots__ = ("data", "version", "counter", "tensor", "output_node", "owner", "fallback",
+                 "__weakref__")
+
+    def __init__(self, data, counter: Version, tensor=None, output_node=None) -> None:
+        if counter.inference and not STATE.inference:
+            raise RuntimeError(INFERENCE_SAVED)
+        self.data = data
+        self.counter = counter
+        self.version = counter.value
+        self.tensor = tensor            # the input tensor itself (None for an output)
+        self.output_node = output_node  # weakref to the node this is output 0 of
+        self.owner = output_node        # weakref to the node that saved it (policies only)
+        self.fallback = None            # node named when output_node has died
+        if STATE.policy != "torch":
+            watchers = counter.watchers
+            if watchers is None:
+                watchers = counter.watchers = []
+            watchers.append(weakref.ref(self))
+
+    def current_grad_fn(self):
+        if self.output_node is not None:
+            node = self.output_node()
+            if node is None and self.fallback is not None:
+                node = self.fallback()
+            return node
+        return self.tensor.grad_fn if self.tensor is not None else None
+
+
+def _short_name(node) -> str:
+    """PyTorch's name in version errors: MulBackward0 -> Mul, ClampBackward1 -> Clamp1."""
+    m = re.match(r"^(.*)Backward(\d*)$", node.name())
+    if m is None:
+        return node.name()
+    return m.group(1) + ("" if m.group(2) == "0" else m.group(2))
+
+
+def version_error(saved: Saved, node: "Node", now: int | None = None) -> RuntimeError:
+    """PyTorch's error for a saved tensor whose storage was written since (at version `now`,
+    by default the counter's value), with notes naming who saved it and who wrote it."""
+    data = saved.data
+    now = saved.counter.value if now is None else now
+    kind = D.from_numpy_dtype(data.dtype).tensor_type
+    shape = ", ".join(str(s) for s in data.shape)
+    grad_fn = saved.current_grad_fn()
+    which = f", which is output 0 of {_short_name(grad_fn)}," if grad_fn is not None else ""
+    hint = ("Hint: the backtrace further above shows the operation that failed to compute its "
+            "gradient. The variable in question was changed in there or anywhere later. Good luck!"
+            if STATE.anomaly else
+            "Hint: enable anomaly detection to find the operation that failed to compute its "
+            "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+    first = (f"one of the variables needed for gradient computation has been modified by an "
+             f"inplace operation: [torch.{kind} [{shape}]]{which} is at version "
+             f"{now}; expected version {saved.version} instead. {hint}")
+    saver = f"{node.name()}"
+    where = node._where
+    if where:
+        saver += f" at {where[0]}:{where[1]}"
+    # str(error) stays PyTorch's exact message; the details show in the traceback as notes
+    err = RuntimeError(first)
+    err.add_note(f"  saved by: {saver} (as version {saved.version})")
+    for op, path, line, version in saved.counter.writes_since(saved.version):
+        err.add_note(f"  modified by: {op} at {path}:{line} (now version {version})")
+    err.add_note("  fix: clone() the tensor before modifying it, use the out-of-place op, "
+                 "or run under torch.mutation_policy('copy-on-write')")
+    return err
+
+
+def freed_error() -> RuntimeError:
+    return RuntimeError(
+        "Trying to backward through the graph a second time (or directly access saved tensors "
+        "after they have already been freed). Saved intermediate values of the graph are freed "
+        "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+        "backward through the graph a second time or if you need to access saved tensors after "
+        "calling backward.")
+
+
+# --- nodes -------------------------------------------------------------------------------
+class Node:
+    """A backward function in the graph (``y.grad_fn``); named like PyTorch's classes."""
+
+    __slots__ = ("_next", "_seq", "_x", "_where", "__weakref__")
+    _nout = 1
+    _display = None
+    _no_formula = False  # PyTorch's NotImplemented node (see _ops.NotImplementedNode)
+
+    def _init(self, next_edges) -> None:
+        self._next = next_edges
+        self._seq = next(_seq)
+        self._where = None
+        if STATE.anomaly:
+            self._x = _Extra()
+            self._x.stack = traceback.format_stack()[:-3]
+        else:
+            self._x = None
+
+    # hooks, retain_grad and anomaly traces live in one rarely-present `_Extra`
+    def _extra(self) -> "_Extra":
+        if self._x is None:
+            self._x = _Extra()
+        return self._x
+
+    _pre_hooks = property(lambda self: self._x.pre_hooks if self._x else None,
+                          lambda self, v: setattr(self._extra(), "pre_hooks", v))
+    _retain = property(lambda self: self._x.retain if self._x else None,
+                       lambda self, v: setattr(self._extra(), "retain", v))
+    _hooks = property(lambda self: self._x.hooks if self._x else None,
+                      lambda self, v: setattr(self._extra(), "hooks", v))
+    _prehooks_fn = property(lambda self: self._x.prehooks_fn if self._x else None,
+                            lambda self, v: setattr(self._extra(), "prehooks_fn", v))
+    _stack = property(lambda self: self._x.stack if self._x else None)
+
+    def name(self) -> str:
+        return self._display or type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {id(self):#x}>"
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple(e if e is not None else (None, 0) for e in self._next)
+
+    @property
+    def metadata(self) -> dict:
+        return {}
+
+    def register_hook(self, fn: Callable):
+        """``fn(grad_inputs, grad_outputs)`` after this node runs; may return new grad_inputs."""
+        if self._hooks is None:
+            self._hooks = {}
+        return RemovableHandle(self._hooks, fn)
+
+    def register_prehook(self, fn: Callable):
+        """``fn(grad_outputs)`` before this node runs; may return new grad_outputs."""
+        if self._prehooks_fn is None:
+            self._prehooks_fn = {}
+        return RemovableHandle(self._prehooks_fn, fn)
+
+    def _apply(self, cts: list, graph) -> list:
+        """The gradients for the next functions, from the gradients of the outputs `cts`
+        (arrays, or tensors with ``graph.create_graph``). `graph` is the backward call's
+        `_autograd.Graph`: what a node needs of tensors it asks of it. ``grad_fn(g)`` calls
+        this through the engine (``_autograd.call_node``)."""
+        raise NotImplementedError
+
+    def _release(self) -> None:
+        pass
+
+    def _check_alive(self) -> None:
+        pass
+
+
+class _Extra:
+    __slots__ = ("pre_hooks", "retain", "hooks", "prehooks_fn", "stack")
+
+    def __init__(self) -> None:
+        self.pre_hooks = self.retain = self.hooks = self.prehooks_fn = self.stack = None
+
+
+class RemovableHandle:
+    """What register_hook returns: ``handle.remove()`` unregisters the hook."""
+
+    __slots__ = ("table", "key")
+    _ids = itertools.count()
+
+    def __init__(self, table: dict, fn: Callable) -> None:
+        self.table = table
+        self.key = next(self._ids)
+        table[self.key] = fn
+
+    def remove(self) -> None:
+        self.table.pop(self.key, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf tensor: accumulates into ``leaf.grad`` (the engine's
+    ``Graph.accumulate`` does the sum), then runs the leaf's post-accumulate hooks."""
+
+    __slots__ = ("variable",)
+    _display = "torch::autograd::AccumulateGrad"
+
+    def __init__(self, variable) -> None:
+        self._init(())
+        self.variable = variable
+
+    def _apply(self, cts, graph):
+        if graph.accumulate:
+            graph.accumulate_into(self, cts)  # takes cts[0]: the engine may keep it as .grad
+            t = self.variable
+            if t._post_hooks:
+                for hook in list(t._post_hooks.values()):
+                    if hook(t) is not None:
+                        raise RuntimeError("post accumulate grad hooks should return None.")
+        return []
+
+
+# --- what a node keeps of a value it reads only for its shape and dtype ---------------------
+class Spec:
+    """A stand-in for a value a rule reads only for its shape and dtype."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype) -> None:
+        self.shape = shape
+        self.dtype = dtype
+
+    def make(self):
+        return stand_in(self.shape, self.dtype)
+
+
+def stand_in(shape, dtype) -> np.ndarray:
+    """A read-only array of `shape` and `dtype` (zeros, no memory): what a rule that reads
+    only an argument's shape and dtype gets."""
+    key = (shape, dtype)
+    found = _STAND_INS.get(key)
+    if found is None:
+        if len(_STAND_INS) > 4096:
+            _STAND_INS.clear()
+        found = _STAND_INS[key] = np.broadcast_to(np.zeros((), dtype), shape)
+    return found
+
+
+_STAND_INS: dict = {}
+# in `_vals` of `apply1`/`apply2` nodes, a tensor argument the rules do not read: the
+# stand-in is made at backward from `_meta` (same position: those nodes put their tensor
+# arguments first), so no per-op Spec object is made
+STAND_IN = object()
+# in `_out`: the rules read the output but PyTorch does not save it; it is recomputed from
+# the saved inputs at backward
+RECOMPUTE = object()
+
+
+_CLASSES: dict = {}
+
+
+def node_class(name: str, base: type, nout: int | None = None) -> type:
+    """The node class named `name` (``MulBackward0``...) deriving from `base`, made once."""
+    key = (name, base, nout)
+    cls = _CLASSES.get(key)
+    if cls is None:
+        ns: dict = {"__slots__": ()}
+        if nout is not None:
+            ns["__slots__"] = ("_nout",)
+        cls = type(name, (base,), ns)
+        cls.__module__ = "torch.autograd.graph"
+        _CLASSES[key] = cls
+    return cls
+
+
+# --- gradients as rules give them ----------------------------------------------------------
+def conj(x):
+    """The shared rules follow JAX's complex convention (a VJP is the plain transpose);
+    PyTorch's gradients are their conjugates, so a node applies conj(rule(conj(ct)))
+    (docs/complex.md). Real values, the common case, pass through untouched."""
+    if type(x) is tuple:
+        return tuple(conj(v) for v in x)
+    dtype = getattr(x, "dtype", _FLOAT)
+    kind = getattr(dtype, "kind", None)  # None: a Tensor's torch-like dtype
+    if kind == "c" or type(x) is complex or (kind is None and dtype.is_complex):
+        return engine.conj(x)
+    return x
+
+
+_FLOAT = np.dtype(np.float64)
+
+
+def fix_array(g, shape, np_dtype):
+    """A rule's array result summed over broadcast dimensions and cast to the input's dtype
+    (done once, here; ``Graph.fix`` does the same for tensors under create_graph)."""
+    if type(g) is Array:
+        g = g._value
+    if type(g) is not np.ndarray:
+        g = np.asarray(g)
+    if g.shape != shape:
+        g = NP._sum_to_shape_impl(g, shape) if g.ndim >= len(shape) else np.broadcast_to(g, shape)
+    if g.dtype != np_dtype:
+        g = g.astype(np_dtype)
+    return g
+
+
+# --- a view's grad_fn after its storage was written ----------------------------------------
+def replay(array: np.ndarray, chain) -> np.ndarray:
+    """Apply a view's chain of view functions (``(impl, params)`` pairs) to `array`."""
+    for fn, params in chain:
+        array = fn(array, **params)
+    return array
+
+
+class AsStridedBackward0(Node):
+    """A view's grad_fn after its storage was written: its slice of the base's gradient.
+
+    One rule for arrays and for create_graph: the element numbers of the base that the view
+    shows are found by replaying the view on ``arange``, then the cotangent is scatter-added
+    there with the table's ``index_add`` (right for overlapping, expanded views too)."""
+
+    __slots__ = ("_chain", "_base_shape", "_base_dtype")
+
+    def _apply(self, cts, graph):
+        ct = graph.lift(cts[0]) if graph.create_graph else cts[0]
+        size = int(np.prod(self._base_shape, dtype=np.int64))
+        where = replay(np.arange(size).reshape(self._base_shape), self._chain)
+        if tuple(np.shape(ct)) != where.shape:
+            ct = NP.broadcast_to(ct, where.shape)
+        flat = NP.index_add(np.zeros(size, self._base_dtype), ct, where, template=(SLOT,))
+        g = NP.reshape(flat, self._base_shape)
+        return [graph.lower(g) if graph.create_graph else g]
