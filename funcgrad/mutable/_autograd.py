@@ -73,7 +73,8 @@ class Graph:
     def accumulate_into(self, node: AccumulateGrad, cts: list) -> None:
         """Add the gradient ``cts[0]`` into the leaf's ``.grad`` as PyTorch's AccumulateGrad
         does: the first gradient is taken as it is when nothing else holds it (else copied),
-        later ones are added in place (out of place under create_graph)."""
+        later ones are added in place (out of place under create_graph). Afterwards
+        ``cts[0]`` is what the node's post hooks see: ``.grad`` itself when it was taken."""
         g = cts[0]
         cts[0] = None  # from here this frame may hold the gradient's last reference
         t = node.variable
@@ -85,19 +86,25 @@ class Graph:
                 t._grad = _copy_into(copy, new)
             else:
                 t._grad = old + new
+            cts[0] = g
             return
         new = g._data if isinstance(g, Tensor) else g
         del g
         if old is None:
-            if not _stealable(new, t._data):
+            if _stealable(new, t._data):
+                t._grad = Tensor._wrap(new)
+                cts[0] = t._grad
+            else:
+                cts[0] = new
                 new = np.array(new, dtype=t._data.dtype, copy=True)
                 if new.shape != t._data.shape:
                     new = np.broadcast_to(new, t._data.shape).copy()
-            t._grad = Tensor._wrap(new)
+                t._grad = Tensor._wrap(new)
             t._grad._vc.value = self.summed.get(node, 0)
         else:
             np.add(old._data, new, out=old._data, casting="unsafe")
             old._vc.value += 1
+            cts[0] = new
 
 
 def _stealable(new, like: np.ndarray) -> bool:

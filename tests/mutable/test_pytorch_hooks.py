@@ -117,8 +117,7 @@ def test_post_accumulate_hook_steps_an_optimizer(torch):
         assert p.tolist() == f.tolist()
 
 
-@both(xfail="AccumulateGrad post-hook gets a copy, not the buffer stored as .grad "
-            "(mutable-core findings)")
+@both()
 def test_hook_and_node_hook_order_around_accumulation(torch):
     t = torch.tensor([1.0, 1.0, 1.0], requires_grad=True)
     acc = t.view_as(t).grad_fn.next_functions[0][0]
