@@ -116,21 +116,105 @@ def test_erf_of_complex_numbers_follows_jaxs_convention():
     np.testing.assert_allclose(np.asarray(fg.vjp(fsp.erfc, z)[1](ct)[0]), -ct * slope, rtol=1e-13)
 
 
-def test_gammainc_is_differentiable_in_a_to_first_order():
+# (a, x) across the three ways the derivatives in a are computed: the series, the
+# Gauss-Laguerre quadrature of the upper tail, the asymptotic series (x >= 30, a near x)
+GAMMA_POINTS = [(0.1, 0.001), (0.5, 0.3), (2.0, 3.0), (10.0, 2.0), (50.0, 45.0), (1.0, 9.0),
+                (0.5, 20.0), (2.5, 60.0), (40.0, 43.0), (300.0, 330.0)]
+
+
+def _gammainc_in_a(a, x, order, h=1e-4):
+    """d^k/da^k P(a, x) by central differences of SciPy, on Q where Q is the small one."""
+    upper = sc.gammaincc(a, x) < 0.5
+    f = (lambda a: -sc.gammaincc(a, x)) if upper else (lambda a: sc.gammainc(a, x))
+    if order == 1:
+        return (f(a + h) - f(a - h)) / (2 * h)
+    return (f(a + h) - 2 * f(a) + f(a - h)) / (h * h)
+
+
+@pytest.mark.parametrize("a, x", GAMMA_POINTS)
+def test_gammainc_is_differentiable_in_a_to_second_order(a, x):
+    first = fg.grad(fsp.gammainc)
+    second = fg.grad(first)
+    np.testing.assert_allclose(first(a, x), _gammainc_in_a(a, x, 1, h=1e-6 * max(a, 1)), rtol=1e-6)
+    np.testing.assert_allclose(second(a, x), _gammainc_in_a(a, x, 2, h=1e-4 * max(a, 1)), rtol=2e-4)
+    np.testing.assert_allclose(fg.grad(fg.grad(fsp.gammaincc))(a, x), -second(a, x), rtol=1e-14)
+    # forward mode gives the same numbers
+    np.testing.assert_allclose(fg.jacfwd(fg.jacfwd(fsp.gammainc))(a, x), second(a, x), rtol=1e-12)
+
+
+def test_gammainc_derivatives_in_a_match_mpmath_to_many_digits():
+    mp = pytest.importorskip("mpmath", reason="mpmath is an optional high-precision oracle")
+    mp.mp.dps = 40
+    for a, x in GAMMA_POINTS:
+        upper = sc.gammaincc(a, x) < 0.5
+        f = ((lambda t: -mp.gammainc(t, x, mp.inf, regularized=True)) if upper
+             else (lambda t: mp.gammainc(t, 0, x, regularized=True)))
+        np.testing.assert_allclose(fg.grad(fsp.gammainc)(a, x), float(mp.diff(f, a, 1)), rtol=1e-11)
+        np.testing.assert_allclose(fg.grad(fg.grad(fsp.gammainc))(a, x), float(mp.diff(f, a, 2)),
+                                   rtol=1e-9)
+
+
+def test_gammainc_mixed_derivatives_and_vmap():
     a, x = P[0], X[0]
-    h = 1e-6
-    numeric = (sc.gammainc(a + h, x) - sc.gammainc(a - h, x)) / (2 * h)
-    np.testing.assert_allclose(fg.grad(lambda a: fnp.sum(fsp.gammainc(a, x)))(a), numeric,
-                               rtol=1e-6, atol=1e-9)
-    np.testing.assert_allclose(fg.grad(lambda a: fnp.sum(fsp.gammaincc(a, x)))(a), -numeric,
-                               rtol=1e-6, atol=1e-9)
-    # the mixed derivative d/dx d/da, against finite differences in x
+    # d/dx of d/da and of d2/da2, against finite differences in x, both modes
     check_grads(lambda x: fg.grad(lambda a: fnp.sum(fsp.gammainc(a, x)))(a), (x,), order=1,
+                modes=("rev", "fwd"))
+    check_grads(lambda x: fg.grad(fg.grad(fsp.gammainc))(1.7, x), (2.5,), order=1,
+                modes=("rev", "fwd"))
+    batched = fg.vmap(fg.grad(fg.grad(fsp.gammainc)))(a, x)
+    np.testing.assert_allclose(batched, [fg.grad(fg.grad(fsp.gammainc))(u, v) for u, v in zip(a, x)],
+                               rtol=1e-13)
+
+
+# (a, b, x) on both sides of x = (a + 1) / (a + b + 2), where I_x(a, b) = 1 - I_(1-x)(b, a)
+BETA_POINTS = [(0.5, 0.5, 0.3), (2.0, 3.0, 0.5), (2.0, 3.0, 0.9), (0.1, 5.0, 0.01),
+               (30.0, 40.0, 0.45), (5.0, 0.3, 0.99), (0.01, 0.02, 0.5), (1.5, 2.5, 0.2)]
+
+
+@pytest.mark.parametrize("a, b, x", BETA_POINTS)
+def test_betainc_is_differentiable_in_a_and_b(a, b, x):
+    ga, gb, gx = fg.grad(fsp.betainc, argnums=(0, 1, 2))(a, b, x)
+    h = 1e-6
+    np.testing.assert_allclose(ga, (sc.betainc(a + h, b, x) - sc.betainc(a - h, b, x)) / (2 * h),
+                               rtol=1e-6, atol=1e-10)
+    np.testing.assert_allclose(gb, (sc.betainc(a, b + h, x) - sc.betainc(a, b - h, x)) / (2 * h),
+                               rtol=1e-6, atol=1e-10)
+    # forward mode, and the mixed derivatives with x (d/dx d/da), against finite differences
+    tangents = fg.jvp(lambda a, b: fsp.betainc(a, b, x), (a, b), (1.0, 0.0))[1]
+    np.testing.assert_allclose(tangents, ga, rtol=1e-13)
+    check_grads(lambda x: fg.grad(fsp.betainc, argnums=(0, 1))(a, b, x), (x,), order=1,
                 modes=("rev", "fwd"))
 
 
-@pytest.mark.parametrize("f, arg", [(lambda a: fg.grad(lambda a: fsp.gammainc(a, 2.0))(a), 0),
-                                    (lambda a: fsp.betainc(a, 2.0, 0.5), 0),
+def test_betainc_closed_forms_in_a_and_b():
+    x = U
+    # I_x(a, 1) = x^a: d/da = x^a log x; I_x(1, b) = 1 - (1 - x)^b: d/db = -(1 - x)^b log(1 - x)
+    np.testing.assert_allclose(fg.grad(lambda a: fnp.sum(fsp.betainc(a, 1.0, x)))(P),
+                               x ** P * np.log(x), rtol=1e-13)
+    np.testing.assert_allclose(fg.grad(lambda b: fnp.sum(fsp.betainc(1.0, b, x)))(P),
+                               -(1 - x) ** P * np.log1p(-x), rtol=1e-13)
+    # constant in a and b at the ends of [0, 1]; NaN outside the domain, never a number
+    assert fg.grad(fsp.betainc)(2.0, 3.0, 0.0) == 0.0 and fg.grad(fsp.betainc)(2.0, 3.0, 1.0) == 0.0
+    assert np.isnan(fg.grad(fsp.betainc)(-1.0, 3.0, 0.5))
+    batched = fg.vmap(fg.grad(fsp.betainc, argnums=(0, 1)))(P[0], P[1], U[0])
+    looped = [fg.grad(fsp.betainc, argnums=(0, 1))(a, b, u) for a, b, u in zip(P[0], P[1], U[0])]
+    np.testing.assert_allclose(np.asarray(batched).T, np.asarray(looped), rtol=1e-13)
+
+
+def test_betainc_derivatives_match_mpmath_to_many_digits():
+    mp = pytest.importorskip("mpmath", reason="mpmath is an optional high-precision oracle")
+    mp.mp.dps = 30
+    for a, b, x in BETA_POINTS + [(200.0, 300.0, 0.4), (1000.0, 0.5, 0.9995)]:
+        ga, gb = fg.grad(fsp.betainc, argnums=(0, 1))(a, b, x)
+        np.testing.assert_allclose(ga, float(mp.diff(lambda t: mp.betainc(t, b, 0, x, regularized=True), a)),
+                                   rtol=1e-11)
+        np.testing.assert_allclose(gb, float(mp.diff(lambda t: mp.betainc(a, t, 0, x, regularized=True), b)),
+                                   rtol=1e-11)
+
+
+@pytest.mark.parametrize("f, arg", [(lambda a: fg.grad(fg.grad(fsp.gammainc))(a, 2.0), 0),
+                                    (lambda a: fg.grad(fsp.betainc)(a, 2.0, 0.5), 0),
+                                    (lambda b: fg.grad(fsp.betainc, argnums=1)(2.0, b, 0.5), 1),
                                     (lambda v: fsp.jv(v, 2.0), 0)])
 def test_derivatives_not_available_raise_and_name_the_argument(f, arg):
     with pytest.raises((fg.FuncgradError, TypeError), match=f"argument {arg}|order"):

@@ -115,12 +115,31 @@ def test_vmap_over_x_equals_a_loop(dist, method):
 
 @pytest.mark.parametrize("dist", ["gamma", "chi2"])
 @pytest.mark.parametrize("method", ["cdf", "logcdf", "sf", "logsf"])
-def test_distribution_functions_are_differentiable_in_the_shape_to_first_order(dist, method):
+def test_gamma_distribution_functions_are_differentiable_in_the_shape_to_second_order(dist, method):
     x, shape = pos(4, 3, lo=0.3, hi=6.0), pos(1, 3, lo=0.5, hi=4.0)
     f = getattr(getattr(fst, dist), method)
-    check_grads(lambda s: f(x, s), (shape,), order=1, modes=("rev", "fwd"))
-    with pytest.raises(fg.FuncgradError, match="argument 0"):  # the second order is not there
-        fg.grad(lambda s: fnp.sum(fg.grad(lambda s: fnp.sum(f(x, s)))(s)))(shape)
+    check_grads(lambda s: f(x, s), (shape,), order=2, modes=("rev", "fwd"))
+    third = lambda s: fnp.sum(fg.grad(lambda s: fnp.sum(fg.grad(lambda s: fnp.sum(f(x, s)))(s)))(s))
+    with pytest.raises(fg.FuncgradError, match="argument 0"):  # the third order is not there
+        fg.grad(third)(shape)
+
+
+@pytest.mark.parametrize("dist, args, shape_at", [("beta", (pos(4, 3, lo=0.05, hi=0.95), pos(3), pos(3)), (1, 2)),
+                                                   ("t", (np.array([-2.0, -0.3, 0.4, 3.0]), pos(4, lo=0.8)), (1,))])
+@pytest.mark.parametrize("method", ["cdf", "logcdf", "sf", "logsf"])
+def test_beta_and_t_distribution_functions_are_differentiable_in_the_shapes_to_first_order(
+        dist, args, shape_at, method):
+    f = _call(dist, method, args, shape_at, fst)
+    check_grads(f, tuple(np.asarray(args[i]) for i in shape_at), order=1, modes=("rev", "fwd"))
+    h = 1e-6  # and against SciPy's own values
+    for i in shape_at:
+        up, down = list(args), list(args)
+        up[i], down[i] = args[i] + h, args[i] - h
+        numeric = (getattr(getattr(st, dist), method)(*up) - getattr(getattr(st, dist), method)(*down)) / (2 * h)
+        ours = fg.vjp(lambda s: getattr(getattr(fst, dist), method)(*args[:i], s, *args[i + 1:]), args[i])[1](
+            np.ones(np.broadcast(*args).shape))[0]
+        np.testing.assert_allclose(np.asarray(ours), np.sum(numeric, axis=tuple(range(np.ndim(numeric) - np.ndim(args[i])))),
+                                   rtol=1e-6, atol=1e-9)
 
 
 def test_singular_covariance_uses_the_pseudo_inverse():
@@ -157,7 +176,7 @@ def test_bad_inputs_name_the_fix():
     with pytest.raises(ValueError, match=r"must be \(3, 3\)"):
         fst.multivariate_normal.logpdf(np.zeros(3), np.zeros(3), np.eye(2))
     with pytest.raises(fg.FuncgradError, match="argument 0"):
-        fg.grad(lambda a: fst.beta.cdf(0.5, a, 2.0))(2.0)  # not yet differentiable in a
+        fg.grad(fg.grad(lambda a: fst.beta.cdf(0.5, a, 2.0)))(2.0)  # in a: first order only
 
 
 def test_samples_come_from_scipy():

@@ -1,6 +1,6 @@
 """funcgrad.scipy.stats.beta: the beta distribution on [loc, loc + scale], differentiable in
-`x`, `a`, `b` (densities and entropy), `loc` and `scale`; the distribution functions are not
-yet differentiable in `a` and `b` (see special.betainc).
+`x`, `a`, `b`, `loc` and `scale` (the distribution functions to first order only in `a` and
+`b`, as special.betainc).
 
 >>> import funcgrad as fg
 >>> from funcgrad.scipy.stats import beta

@@ -1,5 +1,5 @@
 """funcgrad.scipy.stats.gamma: the gamma distribution (shape `a`, SciPy's location-scale
-form), differentiable in `x`, `a`, `loc` and `scale` (the distribution functions to first
+form), differentiable in `x`, `a`, `loc` and `scale` (the distribution functions to second
 order only in `a`, as special.gammainc).
 
 >>> import funcgrad as fg

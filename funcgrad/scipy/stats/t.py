@@ -1,7 +1,6 @@
 """funcgrad.scipy.stats.t: Student's t distribution with `df` degrees of freedom (SciPy's
-location-scale form), differentiable in `x`, `df` (densities and entropy), `loc` and
-`scale`; the distribution functions are not yet differentiable in `df` (see
-special.betainc).
+location-scale form), differentiable in `x`, `df`, `loc` and `scale` (the
+distribution functions to first order only in `df`, as special.betainc).
 
 >>> import funcgrad as fg
 >>> from funcgrad.scipy.stats import t
