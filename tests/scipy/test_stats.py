@@ -183,3 +183,72 @@ def test_samples_come_from_scipy():
     alpha = np.array([1.0, 2.0, 3.0])
     np.testing.assert_array_equal(fst.dirichlet.rvs(alpha, size=2, random_state=3),
                                   st.dirichlet.rvs(alpha, size=2, random_state=3))
+
+
+# --- multivariate_normal.cdf ----------------------------------------------------------------
+COV2 = np.array([[2.0, 0.6], [0.6, 1.5]])
+MEAN2 = np.array([0.1, -0.3])
+X2 = np.array([[0.5, 0.2], [-1.0, 1.0], [3.0, -2.0]])
+
+
+@pytest.mark.parametrize("method", ["cdf", "logcdf"])
+@pytest.mark.parametrize("kwargs", [{}, {"lower_limit": np.array([-1.5, -2.5])}])
+def test_mvn_cdf_values_match_scipy(method, kwargs):
+    for x, mean, cov in [(X2, MEAN2, COV2), (X2[0], MEAN2, np.array([[1.0, -0.95], [-0.95, 1.0]])),
+                         (np.array([0.3, -0.1]), 0.2, 2.0), (X2, np.zeros(2), np.array([0.5, 2.0]))]:
+        kw = kwargs if np.size(mean) != 1 else {}
+        ours = getattr(fst.multivariate_normal, method)(x, mean, cov, **kw)
+        theirs = getattr(st.multivariate_normal, method)(x, mean, cov, **kw)
+        assert np.shape(ours) == np.shape(theirs)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-13, atol=1e-15)
+
+
+def test_mvn_cdf_is_differentiable_in_every_argument_in_one_and_two_dimensions():
+    sym = lambda c: 0.5 * (c + fnp.transpose(c))
+    check_grads(lambda x, m, c: fst.multivariate_normal.cdf(x, m, sym(c)), (X2, MEAN2, COV2),
+                order=2, modes=("rev", "fwd"))
+    check_grads(lambda x, m, c, lo: fst.multivariate_normal.logcdf(x, m, sym(c), lower_limit=lo),
+                (X2[:2], MEAN2, COV2, np.array([-1.5, -2.0])), order=2, modes=("rev", "fwd"))
+    check_grads(lambda x, m, v: fst.multivariate_normal.cdf(x, m, v), (np.array([[0.3], [1.2]]),
+                np.array([0.2]), np.array([[2.0]])), order=2, modes=("rev", "fwd"))
+
+
+def test_mvn_cdf_closed_forms():
+    x = np.array([0.4, -0.7])
+    phi = lambda z: np.exp(-0.5 * z * z) / np.sqrt(2 * np.pi)
+    # independent components: Phi(x0) Phi(x1), so d/dx0 = phi(x0) Phi(x1), d/dcov01 = phi(x0) phi(x1)
+    g = fg.grad(fst.multivariate_normal.cdf)(x, np.zeros(2), np.eye(2))
+    np.testing.assert_allclose(g, [phi(x[0]) * st.norm.cdf(x[1]), phi(x[1]) * st.norm.cdf(x[0])],
+                               rtol=1e-14)
+    g_cov = fg.grad(fst.multivariate_normal.cdf, argnums=2)(x, np.zeros(2), np.eye(2))
+    np.testing.assert_allclose(g_cov[0, 1] + g_cov[1, 0], phi(x[0]) * phi(x[1]), rtol=1e-14)
+    np.testing.assert_allclose(g_cov[0, 1], g_cov[1, 0])  # the symmetric part of cov is read
+    # at the origin with correlation r: 1/4 + asin(r) / (2 pi)
+    r = 0.3
+    np.testing.assert_allclose(fst.multivariate_normal.cdf(np.zeros(2), cov=[[1.0, r], [r, 1.0]]),
+                               0.25 + np.arcsin(r) / (2 * np.pi), rtol=1e-14)
+
+
+def test_mvn_cdf_under_vmap_equals_a_loop():
+    g = fg.grad(lambda x, c: fst.multivariate_normal.cdf(x, MEAN2, c))
+    covs = np.stack([COV2, np.array([[1.0, -0.2], [-0.2, 0.7]]), np.eye(2)])
+    batched = fg.vmap(g)(X2, covs)
+    np.testing.assert_allclose(batched, [g(x, c) for x, c in zip(X2, covs)], rtol=1e-13)
+
+
+def test_mvn_cdf_above_two_dimensions_is_scipys_estimate_and_refuses_derivatives():
+    cov = np.array([[1.0, 0.5, 0.2], [0.5, 1.0, 0.3], [0.2, 0.3, 1.0]])
+    x = np.array([0.1, 0.2, 0.3])
+    ours = fst.multivariate_normal.cdf(x, np.zeros(3), cov, rng=np.random.default_rng(5))
+    theirs = st.multivariate_normal.cdf(x, np.zeros(3), cov, rng=np.random.default_rng(5))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-15)
+    for argnums, name in [(0, "in x"), (1, "in mean"), (2, "in cov")]:
+        with pytest.raises(fg.FuncgradError, match=f"not differentiable {name} above two dimensions"):
+            fg.grad(fst.multivariate_normal.cdf, argnums=argnums)(x, np.zeros(3), cov)
+    with pytest.raises(fg.FuncgradError, match="not differentiable in x"):
+        fg.jvp(lambda x: fst.multivariate_normal.cdf(x, np.zeros(3), cov), (x,), (x,))
+
+
+def test_mvn_cdf_refuses_a_covariance_scipy_refuses():
+    with pytest.raises(ValueError):
+        fst.multivariate_normal.cdf(np.zeros(2), cov=np.array([[1.0, 2.0], [2.0, 1.0]]))

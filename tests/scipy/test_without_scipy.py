@@ -29,6 +29,7 @@ def test_scipy_backed_functions_name_the_extra(no_scipy, name):
                                   lambda: special.betainc(1.0, 2.0, 0.5),
                                   lambda: special.erf(0.5 + 1j),
                                   lambda: stats.gamma.cdf(0.5, 2.0),
+                                  lambda: stats.multivariate_normal.cdf([0.5, 0.1], cov=np.eye(2)),
                                   lambda: stats.dirichlet.rvs([1.0, 2.0])])
 def test_scipy_backed_calls_name_the_extra(no_scipy, call):
     with pytest.raises(ImportError, match=r"pip install 'funcgrad\[scipy\]'"):

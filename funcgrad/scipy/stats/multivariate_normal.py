@@ -1,5 +1,7 @@
 """funcgrad.scipy.stats.multivariate_normal: the multivariate normal distribution,
-differentiable in `x`, `mean` and `cov`. As in SciPy, the components of `x` run along its
+differentiable in `x`, `mean` and `cov` (the distribution functions `cdf` and `logcdf` in
+dimensions 1 and 2, where their values are exact; above, SciPy's randomized estimate is not
+differentiable and asking for a derivative raises). As in SciPy, the components of `x` run along its
 last axis, `cov` may be a scalar (times the identity), a vector (a diagonal) or a matrix,
 and ``allow_singular=True`` uses the pseudo-inverse and pseudo-determinant of `cov`.
 
@@ -17,9 +19,10 @@ import numpy as np
 
 from ... import numpy as fnp
 from ... import stop_gradient
-from ..._src.core import Array, wrap
-from ..._src.declare import Namespace
-from .._util import ArrayLike
+from ..._src.core import Array, FuncgradError, Tracer, wrap
+from ..._src.declare import Namespace, batch_elementwise, elementwise, primitive
+from .._util import ArrayLike, require_scipy
+from ..special import ndtr
 from ._common import constant, scipy_stats
 
 ns = Namespace("funcgrad.scipy.stats.multivariate_normal")
@@ -128,6 +131,150 @@ def entropy(mean: ArrayLike | None = None, cov: ArrayLike = 1) -> Array:
     dim, mean, cov = _parameters(mean, cov)
     _, log_det = fnp.linalg.slogdet(cov)
     return wrap(0.5 * (dim * (_LOG_TWO_PI + 1.0) + log_det))
+
+
+# --- distribution functions ----------------------------------------------------------------
+def _bvn_impl(h, k, rho):
+    """P(X <= h, Y <= k) for standard normals of correlation rho: SciPy's value, which in
+    two dimensions is Genz's exact algorithm (about 1e-16), one call per distinct rho."""
+    st = require_scipy("stats", "funcgrad.scipy.stats.multivariate_normal.cdf")
+    h, k, rho = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (h, k, rho)))
+    out = np.empty(h.shape)
+    for r in np.unique(rho):
+        at = rho == r
+        points = np.stack([np.clip(h[at], -40, 40), np.clip(k[at], -40, 40)], axis=-1)
+        if abs(r) >= 1:  # perfectly (anti-)correlated: SciPy would call cov singular
+            low = np.minimum(points[:, 0], points[:, 1]) if r > 0 else None
+            out[at] = (_ndtr_np(low) if r > 0 else
+                       np.maximum(_ndtr_np(points[:, 0]) + _ndtr_np(points[:, 1]) - 1, 0.0))
+        else:
+            out[at] = st.multivariate_normal.cdf(points, cov=[[1.0, r], [r, 1.0]])
+    return out.astype(np.result_type(h.dtype, np.float64))
+
+
+def _ndtr_np(z):
+    return np.asarray(ndtr(z))
+
+
+_bvn_impl.needs_scipy = True
+
+
+def _bvn_dh(out, h, k, rho):
+    """d/dh P(X <= h, Y <= k) = phi(h) Phi((k - rho h) / sqrt(1 - rho^2))."""
+    h, k = fnp.clip(h, -40.0, 40.0), fnp.clip(k, -40.0, 40.0)
+    return fnp.exp(-0.5 * h * h) / math.sqrt(2 * math.pi) * ndtr((k - rho * h) / fnp.sqrt(1 - rho * rho))
+
+
+def _bvn_drho(out, h, k, rho):
+    """d/drho P(X <= h, Y <= k) = the density at (h, k) (Plackett's identity)."""
+    h, k = fnp.clip(h, -40.0, 40.0), fnp.clip(k, -40.0, 40.0)
+    one_minus = 1 - rho * rho
+    return (fnp.exp(-(h * h - 2 * rho * h * k + k * k) / (2 * one_minus))
+            / (2 * math.pi * fnp.sqrt(one_minus)))
+
+
+bvn_p = elementwise("bivariate_normal_cdf", _bvn_impl, _bvn_dh,
+                    lambda out, h, k, rho: _bvn_dh(out, k, h, rho), _bvn_drho)
+
+
+def _no_derivative(argument: str):
+    def rule(*args, **params):
+        raise FuncgradError(
+            f"multivariate_normal.cdf is not differentiable in {argument} above two dimensions: "
+            "SciPy estimates it there by randomized quasi-Monte Carlo (error about abseps), "
+            "and no exact derivative exists for such an estimate. Hold it constant with "
+            "funcgrad.stop_gradient, or differentiate a one- or two-dimensional marginal")
+    return rule
+
+
+def _mvn_cdf_impl(x, mean, cov, lower, maxpts=None, abseps=1e-5, releps=1e-5, rng=None):
+    st = require_scipy("stats", "funcgrad.scipy.stats.multivariate_normal.cdf")
+    lower = None if np.all(np.isneginf(lower)) else np.asarray(lower)
+    extra = {} if rng is None else {"rng": rng}
+    return np.asarray(st.multivariate_normal.cdf(
+        np.asarray(x), np.asarray(mean), np.asarray(cov), maxpts=maxpts, abseps=abseps,
+        releps=releps, lower_limit=lower, **extra), dtype=np.float64)
+
+
+_mvn_cdf_impl.needs_scipy = True
+_NAMES = ("x", "mean", "cov", "lower_limit")
+mvn_cdf_p = primitive("multivariate_normal_cdf", _mvn_cdf_impl, nargs=4,
+                      params=("maxpts", "abseps", "releps", "rng"),
+                      vjps=tuple(_no_derivative(n) for n in _NAMES),
+                      jvps=tuple(_no_derivative(n) for n in _NAMES))
+
+
+def _box(F, x, lower):
+    """P(lower < X <= x) from the orthant function F by inclusion-exclusion (two dimensions)."""
+    if lower is None:
+        return F(x[..., 0], x[..., 1])
+    return (F(x[..., 0], x[..., 1]) - F(lower[..., 0], x[..., 1]) - F(x[..., 0], lower[..., 1])
+            + F(lower[..., 0], lower[..., 1]))
+
+
+def _check_covariance(cov, allow_singular):
+    """SciPy's refusal of a covariance that is not positive definite (or semi-definite with
+    ``allow_singular=True``), on concrete values."""
+    if not isinstance(cov, Tracer):
+        st = require_scipy("stats", "funcgrad.scipy.stats.multivariate_normal.cdf")
+        st.multivariate_normal(cov=np.asarray(cov), allow_singular=allow_singular)
+
+
+@export
+def cdf(x: ArrayLike, mean: ArrayLike | None = None, cov: ArrayLike = 1,
+        allow_singular: bool = False, maxpts: int | None = None, abseps: float = 1e-5,
+        releps: float = 1e-5, *, lower_limit: ArrayLike | None = None, rng: Any = None) -> Array:
+    """``scipy.stats.multivariate_normal.cdf``: P(lower_limit < X <= x), differentiable in
+    `x`, `mean`, `cov` and `lower_limit` to any order in one and two dimensions (exact values
+    there; `maxpts`, `abseps`, `releps`, `rng` are unused). Above two dimensions the value is
+    SciPy's randomized quasi-Monte Carlo estimate and a derivative raises (needs SciPy).
+
+    >>> import pytest; _ = pytest.importorskip('scipy', reason='SciPy is not installed (optional)')
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> from funcgrad.scipy.stats import multivariate_normal as mvn
+    >>> round(mvn.cdf(fnp.zeros(2), cov=fnp.array([[1.0, 0.5], [0.5, 1.0]])).item(), 12)  # 1/3
+    0.333333333333
+    >>> fg.grad(mvn.cdf)(fnp.zeros(2), fnp.zeros(2), fnp.eye(2)).tolist()  # phi(0) / 2 each
+    [0.19947114020071635, 0.19947114020071635]
+    """
+    dim, mean, cov = _parameters(mean, cov)
+    x, shape = _points(x, dim)
+    if dim > 1:
+        _check_covariance(cov, allow_singular)
+    if lower_limit is not None:
+        lower_limit, _ = _points(lower_limit, dim)
+    if dim == 1:
+        scale = fnp.sqrt(cov[0, 0])
+        out = ndtr((x[..., 0] - mean[0]) / scale)
+        if lower_limit is not None:
+            out = out - ndtr((lower_limit[..., 0] - mean[0]) / scale)
+    elif dim == 2:
+        s0, s1 = fnp.sqrt(cov[0, 0]), fnp.sqrt(cov[1, 1])
+        rho = 0.5 * (cov[0, 1] + cov[1, 0]) / (s0 * s1)
+        out = _box(lambda u, v: bvn_p((u - mean[0]) / s0, (v - mean[1]) / s1, rho), x,
+                   lower_limit)
+    else:
+        lower = fnp.full(dim, -np.inf) if lower_limit is None else lower_limit
+        out = mvn_cdf_p(x, mean, cov, lower, maxpts=maxpts, abseps=abseps, releps=releps,
+                        rng=rng)
+    return wrap(fnp.reshape(out, shape))
+
+
+@export
+def logcdf(x: ArrayLike, mean: ArrayLike | None = None, cov: ArrayLike = 1,
+           allow_singular: bool = False, maxpts: int | None = None, abseps: float = 1e-5,
+           releps: float = 1e-5, *, lower_limit: ArrayLike | None = None, rng: Any = None) -> Array:
+    """``scipy.stats.multivariate_normal.logcdf``: the log of `cdf`, differentiable where
+    `cdf` is (needs SciPy).
+
+    >>> import pytest; _ = pytest.importorskip('scipy', reason='SciPy is not installed (optional)')
+    >>> import funcgrad.numpy as fnp
+    >>> from funcgrad.scipy.stats import multivariate_normal as mvn
+    >>> round(mvn.logcdf(fnp.zeros(2), cov=fnp.eye(2)).item(), 12)  # log(1/4)
+    -1.38629436112
+    """
+    return wrap(fnp.log(cdf(x, mean, cov, allow_singular, maxpts, abseps, releps,
+                            lower_limit=lower_limit, rng=rng)))
 
 
 @export(kind="non-differentiable")
