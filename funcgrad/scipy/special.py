@@ -568,28 +568,29 @@ def _betainc_dab_impl(a, b, x, wrt):
     return out.astype(dtype)
 
 
-def _betainc_dab_dx(out, a, b, x, wrt):
+def _betainc_dab_dx(a, b, x, wrt):
     """d/dx dI/da = dI/dx (log x - digamma(a) + digamma(a+b)); in b, log(1-x) - digamma(b)."""
     own = fnp.log(x) - polygamma_p(a, n=0) if wrt == 0 else fnp.log1p(-x) - polygamma_p(b, n=0)
     return _betainc_dx(None, a, b, x) * (own + polygamma_p(fnp.add(a, b), n=0))
 
 
-def _betainc_dab_jvp(t, out, a, b, x, wrt):
-    return t * _betainc_dab_dx(out, a, b, x, wrt)
+def _betainc_da_impl(a, b, x):
+    return _betainc_dab_impl(a, b, x, 0)
 
 
-def _betainc_dab_vjp(ct, out, a, b, x, wrt):
-    return ct * _betainc_dab_dx(out, a, b, x, wrt)
+def _betainc_db_impl(a, b, x):
+    return _betainc_dab_impl(a, b, x, 1)
 
 
-_betainc_dab_impl.needs_scipy = True
+_betainc_da_impl.needs_scipy = _betainc_db_impl.needs_scipy = True
 # dI/da and dI/db are differentiable in x, not in a and b (a second derivative there raises)
-betainc_dab_p = primitive("betainc_dab", _betainc_dab_impl, nargs=3, params=("wrt",),
-                          batch=batch_elementwise, vjps=(None, None, _betainc_dab_vjp),
-                          jvps=(None, None, _betainc_dab_jvp))
+betainc_da_p = elementwise("betainc_da", _betainc_da_impl, None, None,
+                           lambda out, a, b, x: _betainc_dab_dx(a, b, x, 0))
+betainc_db_p = elementwise("betainc_db", _betainc_db_impl, None, None,
+                           lambda out, a, b, x: _betainc_dab_dx(a, b, x, 1))
 betainc_p = elementwise("betainc", scipy_function("betainc", unary=False),
-                        lambda out, a, b, x: betainc_dab_p(a, b, x, wrt=0),
-                        lambda out, a, b, x: betainc_dab_p(a, b, x, wrt=1), _betainc_dx)
+                        lambda out, a, b, x: betainc_da_p(a, b, x),
+                        lambda out, a, b, x: betainc_db_p(a, b, x), _betainc_dx)
 # order v is not differentiable (SciPy's neither): its slot holds None
 jv_p = elementwise("jv", scipy_function("jv", unary=False), None,
                    lambda out, v, x: 0.5 * (jv_p(v - 1, x) - jv_p(v + 1, x)))
