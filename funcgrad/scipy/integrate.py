@@ -27,24 +27,27 @@ from .. import numpy as fnp
 from .. import vjp
 from .._src.core import Array, wrap
 from .._src.declare import Namespace, primitive
+from .._src.tree_util import tree_flatten, tree_unflatten
 from ._util import ArrayLike, require_scipy
 
 ns = Namespace("funcgrad.scipy.integrate")
 export = ns.export
 
 
-def _unflatten(flat, shapes):
-    """The arguments packed in the vector `flat`, one per shape."""
+def _unflatten(flat, layout, to_array=fnp.reshape):
+    """The arguments packed in the vector `flat`: `layout` is (their tree structure, the
+    shape of each leaf), so `args` may hold nested containers, as autograd's odeint allows."""
+    treedef, shapes = layout
     out, start = [], 0
     for shape in shapes:
         size = math.prod(shape)
-        out.append(fnp.reshape(flat[start:start + size], shape))
+        out.append(to_array(flat[start:start + size], shape))
         start += size
-    return out
+    return tuple(tree_unflatten(treedef, out))
 
 
-def _odeint_impl(y0, t, flat, func=None, shapes=(), options=()):
-    args = [np.asarray(a) for a in _unflatten(np.asarray(flat), shapes)]
+def _odeint_impl(y0, t, flat, func=None, layout=(), options=()):
+    args = _unflatten(np.asarray(flat), layout, np.reshape)
 
     def rhs(y, s):
         return np.asarray(func(y, s, *args), dtype=np.result_type(y, float))
@@ -52,23 +55,23 @@ def _odeint_impl(y0, t, flat, func=None, shapes=(), options=()):
     return solve(rhs, np.asarray(y0), np.asarray(t), **dict(options))
 
 
-def _augmented(func, shapes, size):
+def _augmented(func, layout, size):
     """The backward dynamics of (y, a, a_t, a_args) with a = dL/dy: y' = f, and the
     cotangents move by -a^T df/d(y, t, args)."""
     def dynamics(state, s, flat):
         y, a = state[:size], state[size:2 * size]
-        dy, f_vjp = vjp(lambda y, s, flat: func(y, s, *_unflatten(flat, shapes)), y, s, flat)
+        dy, f_vjp = vjp(lambda y, s, flat: func(y, s, *_unflatten(flat, layout)), y, s, flat)
         a_y, a_t, a_args = f_vjp(-a)
         return fnp.concatenate([dy, a_y, fnp.reshape(a_t, (1,)), fnp.ravel(a_args)])
     return dynamics
 
 
-def _odeint_vjp_parts(ct, out, y0, t, flat, func, shapes, options):
+def _odeint_vjp_parts(ct, out, y0, t, flat, func, layout, options):
     """Cotangents of (y0, t, flat) by one backward sweep over the requested times."""
     size = fnp.shape(out)[1]
-    dynamics = _augmented(func, shapes, size)
-    aug_shapes = (tuple(fnp.shape(flat)),)
-    args = _unflatten(flat, shapes)
+    dynamics = _augmented(func, layout, size)
+    aug_layout = (tree_flatten((0,))[1], (tuple(fnp.shape(flat)),))
+    args = _unflatten(flat, layout)
     a_y = ct[-1]
     a_t0 = fnp.zeros(())
     a_args = fnp.zeros_like(flat)
@@ -79,7 +82,7 @@ def _odeint_vjp_parts(ct, out, y0, t, flat, func, shapes, options):
         a_t0 = a_t0 - moved
         state = fnp.concatenate([out[i], a_y, fnp.reshape(a_t0, (1,)), a_args])
         back = odeint_p(state, fnp.stack([t[i], t[i - 1]]), flat, func=dynamics,
-                        shapes=aug_shapes, options=options)[1]
+                        layout=aug_layout, options=options)[1]
         a_y = back[size:2 * size] + ct[i - 1]
         a_t0 = back[2 * size]
         a_args = back[2 * size + 1:]
@@ -88,7 +91,7 @@ def _odeint_vjp_parts(ct, out, y0, t, flat, func, shapes, options):
 
 
 odeint_p = primitive(
-    "odeint", _odeint_impl, nargs=3, params=("func", "shapes", "options"),
+    "odeint", _odeint_impl, nargs=3, params=("func", "layout", "options"),
     vjps=(lambda ct, out, y0, t, flat, **p: _odeint_vjp_parts(ct, out, y0, t, flat, **p)[0],
           lambda ct, out, y0, t, flat, **p: _odeint_vjp_parts(ct, out, y0, t, flat, **p)[1],
           lambda ct, out, y0, t, flat, **p: _odeint_vjp_parts(ct, out, y0, t, flat, **p)[2]))
@@ -101,7 +104,8 @@ def odeint(func: Callable, y0: ArrayLike, t: ArrayLike, args: tuple = (), **opti
     """Differentiable ``scipy.integrate.odeint``: y at the times `t` of ``dy/dt = func(y, t,
     *args)`` with ``y(t[0]) = y0``, differentiable (reverse mode) in `y0`, `t` and `args`.
 
-    `func` is written with funcgrad.numpy; `args` is a tuple of arrays or numbers. SciPy's
+    `func` is written with funcgrad.numpy; `args` is a tuple of arrays, numbers or nested
+    lists, tuples and dicts of them (a network's parameters, say). SciPy's
     tolerance and step options (``rtol``, ``atol``, ``mxstep``, ``hmax``...) and ``tfirst``
     are passed on; ``Dfun`` and ``full_output`` are not supported.
 
@@ -127,12 +131,13 @@ def odeint(func: Callable, y0: ArrayLike, t: ArrayLike, args: tuple = (), **opti
     if y0.ndim != 1 or t.ndim != 1:
         raise ValueError(f"odeint: y0 and t must be one-dimensional, got shapes {y0.shape} "
                          f"and {t.shape}")
-    arrays = [fnp.asarray(a) for a in args]
-    shapes = tuple(tuple(a.shape) for a in arrays)
+    leaves, treedef = tree_flatten(args)
+    arrays = [fnp.asarray(a) for a in leaves]
+    layout = (treedef, tuple(tuple(a.shape) for a in arrays))
     dtype = np.result_type(float, *[a.dtype for a in arrays]) if arrays else np.dtype(float)
     flat = (fnp.concatenate([fnp.ravel(fnp.astype(a, dtype)) for a in arrays]) if arrays
             else fnp.zeros(0))
-    return wrap(odeint_p(y0, t, flat, func=func, shapes=shapes,
+    return wrap(odeint_p(y0, t, flat, func=func, layout=layout,
                          options=tuple(sorted(options.items()))))
 
 

@@ -75,3 +75,20 @@ def test_vmap_of_the_gradient_equals_a_loop():
     g = fg.grad(final)
     np.testing.assert_allclose(np.asarray(fg.vmap(g)(ks)), [np.asarray(g(k)) for k in ks],
                                rtol=1e-10)
+
+
+def test_args_may_be_nested_containers_as_in_autograds_ode_net():
+    """autograd's odeint takes a network's parameters as one argument: a list of (W, b)
+    tuples (its ode_net example); dicts nest too."""
+    def net(y, t, params):
+        (w, b), scale = params["layers"][0], params["scale"]
+        return fnp.tanh(w @ y + b) * scale
+
+    w, b, scale = rng.normal(size=(3, 3)) * 0.5, rng.normal(size=3), 1.3
+
+    def solve(w, b, scale):
+        return odeint(net, Y0, T, ({"layers": [(w, b)], "scale": scale},), **TOL)
+    plain = lambda y, t: np.tanh(w @ y + b) * scale
+    np.testing.assert_allclose(solve(w, b, scale), si.odeint(plain, Y0, T, **TOL), rtol=1e-9)
+    check_grads(lambda w, b, s: fnp.sum(solve(w, b, s) ** 2), (w, b, scale), order=1,
+                modes=("rev",), rtol=1e-5)
