@@ -161,6 +161,8 @@ class GraphTrace(Trace):
 def call_node(self: Node, *grad_outputs):
     """Run a node's backward on `grad_outputs` (as ``grad_fn(g)`` does in PyTorch): one
     gradient per next function, differentiable when grad mode is on."""
+    if len(grad_outputs) != self._nout:
+        raise TypeError(f"expected {self._nout} arguments, got {len(grad_outputs)} instead")
     graph = Graph(STATE.grad_enabled, False)
     if graph.create_graph:
         cts = list(grad_outputs)
@@ -207,18 +209,19 @@ def _add(a, b):
 
 def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: bool,
                  inputs: list | None = None, accumulate: bool = True,
-                 allow_unused: bool = False) -> list | None:
+                 allow_unused: bool = False, run_inputs: bool = False) -> list | None:
     """Run the graph backward from `roots` (edges) seeded with `grads`.
 
     Iterative: a priority queue of ready nodes, latest-created first (PyTorch's order).
     With `inputs` (edges), returns the gradient reaching each of them instead of (or, for
-    ``backward(inputs=...)``, besides) accumulating into leaves.
+    ``backward(inputs=...)``, besides) accumulating into leaves; `run_inputs` (backward's
+    way) runs the inputs' own nodes too, hooks included, where ``grad`` stops before them.
     """
     # backward runs with grad mode equal to create_graph, as in PyTorch
     prev_mode = STATE.grad_enabled
     STATE.grad_enabled = create_graph
     try:
-        return _run(roots, grads, retain_graph, create_graph, inputs, accumulate)
+        return _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_inputs)
     finally:
         STATE.grad_enabled = prev_mode
 
@@ -232,7 +235,7 @@ def _priority(node, pushes) -> int:
 _FIRST = 1 << 62
 
 
-def _run(roots, grads, retain_graph, create_graph, inputs, accumulate):
+def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_inputs):
     graph = Graph(create_graph, accumulate)
     pushes = itertools.count()
     # 1. discover the reachable graph, counting how many edges enter each node
@@ -270,7 +273,8 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate):
                 needed.add(node)
         # a node runs only if some input lies beyond it; an input's own node is reached (its
         # tensor hooks run, its gradient is captured) but not run, as in PyTorch
-        needed = {node: any(e is not None and e[0] in needed for e in node._next)
+        needed = {node: (run_inputs and node in targets)
+                  or any(e is not None and e[0] in needed for e in node._next)
                   for node in needed}
     results = [None] * (len(inputs) if inputs is not None else 0)
     # 2. seed the buffers
@@ -373,12 +377,7 @@ def _before_node(node, buf, graph, captures, results, needed, accumulate):
         for nr, hooks in node._pre_hooks.items():
             if hooks:
                 buf[nr] = _run_tensor_hooks(hooks, buf[nr], graph)
-    runs = needed is None or needed[node]
-    if node._prehooks_fn and runs:
-        for fn in list(node._prehooks_fn.values()):
-            out = fn(tuple(_as_tensor(b) for b in buf))
-            if out is not None:
-                buf = [None if o is None else (o if create_graph else o._data) for o in out]
+    # as PyTorch: tensor hooks, then retain_grad, then what grad() captures, then node pre-hooks
     if node._retain:
         for nr, ref in node._retain.items():
             t = ref()
@@ -390,6 +389,12 @@ def _before_node(node, buf, graph, captures, results, needed, accumulate):
             if ks:
                 for k in ks:
                     results[k] = _add(results[k], buf[nr])
+    runs = needed is None or needed[node]
+    if node._prehooks_fn and runs:
+        for fn in list(node._prehooks_fn.values()):
+            out = fn(tuple(_as_tensor(b) for b in buf))
+            if out is not None:
+                buf = [None if o is None else (o if create_graph else o._data) for o in out]
     if type(node) is AccumulateGrad and not accumulate:
         return buf, False
     return buf, runs

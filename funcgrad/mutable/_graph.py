@@ -274,6 +274,11 @@ class Node:
     def _release(self) -> None:
         pass
 
+    def _saved_values(self) -> list:
+        """(name, argument position or None, `Saved`) for each tensor this node saved
+        (read by ``autograd.graph.saved_tensors``)."""
+        return []
+
     def _check_alive(self) -> None:
         pass
 

@@ -840,6 +840,9 @@ class CopySlices(Node):
     def _release(self) -> None:
         self._fn._release()
 
+    def _saved_values(self) -> list:
+        return self._fn._saved_values()
+
     def _apply(self, cts, graph):
         ct = cts[0]
         if isinstance(ct, Tensor):
@@ -928,10 +931,9 @@ def _before_write(self: Tensor, op_name: str, where: tuple) -> None:
     vc = self._vc
     if vc.inference and not STATE.inference:
         raise RuntimeError(INFERENCE_INPLACE)
+    if vc.watchers:
+        on_write(vc, self, op_name, where)  # may refuse the write: then it is not recorded
     vc.written(op_name, where)
-    watchers = vc.watchers
-    if watchers:
-        on_write(vc, self, op_name)
 
 
 def inplace(op: Op, self: Tensor, others: Sequence, params: dict | None = None,
@@ -1061,7 +1063,8 @@ def _attach_inplace(self: Tensor, node: Node) -> None:
         return
     base = self._base
     cs = CopySlices.__new__(CopySlices)
-    cs._init((edge_of(base),) + tuple(node._next[1:]))
+    edge_of_base = edge_of(base)
+    cs._init((edge_of_base,) + tuple(node._next[1:]))
     cs._chain = self._view.chain
     cs._base_shape = base._data.shape
     cs._base_dtype = base._data.dtype
@@ -1072,11 +1075,16 @@ def _attach_inplace(self: Tensor, node: Node) -> None:
     base._grad_fn = cs
     base._nr = 0
     base._rg = True
-    if base._retains:
+    if base._retains:  # retain_grad follows the base's newest version too
+        old_base_fn = edge_of_base[0] if edge_of_base is not None else None
+        if old_base_fn is not None and old_base_fn._retain:
+            old_base_fn._retain.pop(edge_of_base[1], None)
         cs._retain = {0: weakref.ref(base)}
     # the view's own grad_fn is regenerated now (AsStridedBackward0 over the new history)
     self._view.version = -1
     view_fn = self.grad_fn
+    if retained and view_fn is not None:
+        view_fn._retain = {0: weakref.ref(self)}
     out = getattr(node, "_out", None)
     if type(out) is Saved:
         # As PyTorch: errors name the view's grad_fn of that moment while it lives, else

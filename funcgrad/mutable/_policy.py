@@ -56,8 +56,9 @@ def mutation_policy(policy: str) -> Iterator[None]:
         STATE.policy = previous
 
 
-def on_write(vc: Version, tensor, op_name: str) -> None:
-    """Called just before an in-place write into storage whose counter is watched."""
+def on_write(vc: Version, tensor, op_name: str, where: tuple) -> None:
+    """Called just before an in-place write by `op_name` at `where` (file, line) into
+    storage whose counter is watched: "strict" refuses it, "copy-on-write" copies first."""
     live = []
     for ref in vc.watchers:
         saved = ref()
@@ -72,19 +73,17 @@ def on_write(vc: Version, tensor, op_name: str) -> None:
         return
     policy = STATE.policy
     saved, node = live[0]
-    where = node._where or ("<unknown>", 0)
+    saved_at = node._where or ("<unknown>", 0)
     if policy == "strict":
-        mod = vc.modified_by
-        vc.value += 1  # describe the conflict as backward would see it, then undo
-        try:
-            err = version_error(saved, node)
-        finally:
-            vc.value -= 1
-        first = str(err)
-        raise RuntimeError(
-            f"{first}\n  strict mutation policy: {op_name} at {mod[1]}:{mod[2]} would overwrite "
-            f"a tensor saved by {node.name()} at {where[0]}:{where[1]} (version {saved.version}) "
-            "for backward. Clone it before writing, or write before it is used.")
+        # the write does not happen: say so, and what backward would have said had it happened
+        err = RuntimeError(
+            f"strict mutation policy: {op_name} at {where[0]}:{where[1]} would overwrite a "
+            f"tensor saved by {node.name()} at {saved_at[0]}:{saved_at[1]} (version "
+            f"{saved.version}) for backward. The write was refused: the tensor is unchanged, "
+            f"still at version {vc.value}. Clone it before writing, or write before it is used.")
+        would_be = version_error(saved, node, now=vc.value + 1)
+        err.add_note(f"  had it been written, backward would fail with: {would_be}")
+        raise err
     for saved, node in live:
         saved.data = np.array(saved.data, copy=True)
         saved.counter = Version()

@@ -88,6 +88,9 @@ class Tensor:
     __slots__ = ("_data", "_dtype", "_vc", "_grad_fn", "_nr", "_rg", "_grad", "_base",
                  "__weakref__", "__dict__")
     __array_priority__ = 1000
+    # Marks a funcgrad.mutable tensor for funcgrad.numpy, which must not take one as an
+    # operand (an Array wrapping a Tensor is neither model): see MIXED_MODELS
+    __funcgrad_mutable__ = True
     _view = None      # _ViewInfo of a view
     _hooks = None     # leaf tensor hooks
     _acc = None       # weakref to the leaf's AccumulateGrad
@@ -173,6 +176,19 @@ class Tensor:
                                "InferenceMode is not allowed.")
         self._rg = bool(requires_grad)
         return self
+
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise RuntimeError("requires_grad must be a bool")
+
+    @property
+    def _backward_hooks(self):
+        """The leaf's tensor hooks (PyTorch's attribute), or None."""
+        return self._hooks
+
+    @_backward_hooks.deleter
+    def _backward_hooks(self) -> None:
+        raise RuntimeError("Deletion of _backwards_hooks not allowed!")
 
     @property
     def grad(self):
@@ -297,6 +313,10 @@ class Tensor:
                                "point or complex dtype")
         self._data = value._data
         self._dtype = value._dtype
+
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
 
     @property
     def dtype(self) -> D.dtype:
@@ -458,6 +478,11 @@ DEEPCOPY_NON_LEAF = (
     "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at "
     "the moment.  If you were attempting to deepcopy a module, this may be because of a "
     "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")
+
+MIXED_MODELS = (
+    "a funcgrad.mutable Tensor and a funcgrad.numpy Array do not mix in one operation: convert "
+    "one of them explicitly, torch.from_numpy(numpy.asarray(array)) for a Tensor, or "
+    "funcgrad.numpy.asarray(tensor.detach().numpy()) for an Array")
 
 CUSTOM_VIEW_DETAIL = (
     "This view was created inside a custom Function (or because an input was returned as-is) "

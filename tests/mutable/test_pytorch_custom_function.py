@@ -232,7 +232,7 @@ def test_backward_returning_a_wrong_shape(torch):
         WrongShape.apply(x).sum().backward()
 
 
-@both(xfail="Function.generate_vmap_rule and Function.vmap missing (mutable-core findings)")
+@both()
 def test_setup_context_defaults(torch):
     class Square(torch.autograd.Function):
         @staticmethod

@@ -184,7 +184,7 @@ def test_backward_to_edges(torch):
         torch.autograd.backward(out.sum(), inputs=inputs)
 
 
-@both(xfail="a GradientEdge as an output of grad/backward (mutable-core findings)")
+@both()
 def test_grad_from_an_edge_as_output(torch):
     x = torch.tensor([1.0, 2.0], requires_grad=True)
 
@@ -219,7 +219,7 @@ def test_grad_from_an_edge_as_output(torch):
     close(x.grad, ref)
 
 
-@both(xfail="a GradientEdge as an output of backward (mutable-core findings)")
+@both()
 def test_backward_from_an_edge_twice_after_output_dies(torch):
     class Copy(torch.autograd.Function):
         @staticmethod
@@ -304,14 +304,14 @@ def test_backward_and_grad_without_requires_grad(torch):
     assert torch.autograd.grad(x ** 2, x)[0].tolist() == [2.0]
 
 
-@both(xfail="grad(out, []) returns () where torch raises (mutable-core findings)")
+@both()
 def test_grad_with_no_inputs(torch):
     x = torch.tensor([1.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="`inputs` argument to `grad\\(\\)` cannot be empty."):
         torch.autograd.grad(2 * x, [], grad_outputs=torch.tensor([1.0]))
 
 
-@both(xfail="calling a grad_fn with the wrong number of gradients is not a TypeError (mutable-core findings)")
+@both()
 def test_calling_grad_fn_with_wrong_arity(torch):
     x = torch.ones(1, requires_grad=True)
     y = x ** 2
@@ -336,7 +336,7 @@ def test_grad_of_unused_inputs(torch):
         torch.autograd.grad(x * 2, [x, y], allow_unused=False)
 
 
-@both(xfail="grad(is_grads_batched=True) missing (mutable-core findings)")
+@both()
 def test_batched_grad_outputs(torch):
     x = torch.randn(2, 2, requires_grad=True)
     out = x.clone()

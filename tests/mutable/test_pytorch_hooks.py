@@ -151,8 +151,7 @@ def test_hook_object_without_a_name(torch):
     assert x.grad.tolist() == [2.0, 2.0, 2.0]
 
 
-@both(xfail="backward(inputs=(nonleaf,)) skips the input's grad_fn pre-hooks "
-            "(mutable-core findings)")
+@both()
 def test_tensor_hooks_run_before_node_prehooks(torch):
     log = []
 
@@ -229,8 +228,7 @@ def test_accumulate_node_hooks_skipped_outside_inputs(torch):
     assert b.grad.item() == 1.0 and a.grad is None
 
 
-@both(xfail="backward(inputs=(leaf, ...)) skips the AccumulateGrad node's hooks "
-            "(mutable-core findings)")
+@both()
 def test_which_hooks_grad_and_backward_run(torch):
     a = torch.tensor(1.0, requires_grad=True)
     b = a * 2
@@ -510,7 +508,7 @@ def test_retain_grad_accumulates_and_is_a_no_op_on_leaves(torch):
     close(inp.grad, values(inp) * 18)
 
 
-@both(xfail="retain_grad on a base not moved to CopySlices after an in-place op on its view (mutable-core findings)")
+@both()
 def test_retain_grad_follows_in_place_updates(torch):
     for times in (1, 2):
         a = torch.tensor([1.0], requires_grad=True).clone()
@@ -558,7 +556,7 @@ def test_retain_grad_on_a_two_output_node_after_in_place(torch, which):
     close(mean.grad, want_mean)
 
 
-@both(xfail="retain_grad on a view lost after an in-place op on another view (mutable-core findings)")
+@both()
 def test_retain_grad_on_views_after_in_place_on_one(torch):
     base = torch.tensor([1.0], requires_grad=True).clone()
     view = base[:]

@@ -463,3 +463,36 @@ def test_copy_on_write_protects_saved_outputs_of_inplace_ops():
         y.mul_(0)              # would invalidate it under the "torch" policy
         s.backward()
     np.testing.assert_allclose(x.grad.numpy(), np.exp([0.5, 1.0]))
+
+
+def test_strict_policy_says_the_refused_write_did_not_happen():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with torch.mutation_policy("strict"):
+        y = x.exp()
+        with pytest.raises(RuntimeError) as info:
+            y.add_(1)
+    message = str(info.value)
+    assert "The write was refused: the tensor is unchanged, still at version 0" in message
+    assert "is at version 1" not in message  # no write happened: the counter never moved
+    assert y._version == 0 and torch.autograd.graph.writes(y) == ()
+    assert y.tolist() == pytest.approx(np.exp([1.0, 2.0]).tolist())
+    y.sum().backward()
+    assert x.grad.tolist() == pytest.approx(np.exp([1.0, 2.0]).tolist())
+
+
+def test_version_error_notes_every_write_since_the_save():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    z = y * y
+    line = sys._getframe().f_lineno
+    y.add_(1)
+    y.mul_(2)
+    with pytest.raises(RuntimeError) as info:
+        z.sum().backward()
+    notes = "\n".join(info.value.__notes__)
+    assert f"modified by: add_ at {__file__}:{line + 1} (now version 1)" in notes
+    assert f"modified by: mul_ at {__file__}:{line + 2} (now version 2)" in notes
+    (s, o) = torch.autograd.graph.saved_tensors(z.grad_fn)
+    assert (s.name, s.saved_version, s.version, s.stale) == ("self", 0, 2, True)
+    assert [w[0] for w in s.writes] == ["add_", "mul_"] and s.tensor is y
+    assert s.saved_by == "MulBackward0" and s.saved_at == (__file__, line - 1)

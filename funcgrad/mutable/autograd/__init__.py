@@ -2,11 +2,11 @@
 Functions (`function`), Jacobians and Hessians (`functional`), Variable, the graph's Node."""
 from __future__ import annotations
 
-from . import function, functional, graph
+from . import function, functional, grad_mode, graph
 from ._grad import backward, detect_anomaly, grad, is_anomaly_enabled, set_detect_anomaly
 from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
 from .variable import Variable
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "InplaceFunction", "once_differentiable",
            "Variable", "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "function",
-           "functional", "graph"]
+           "functional", "grad_mode", "graph"]

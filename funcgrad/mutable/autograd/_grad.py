@@ -6,8 +6,11 @@ import warnings
 import numpy as np
 
 from .._autograd import STATE, run_backward
-from .._tensor import Tensor
-from .graph import GradientEdge
+from .._graph import AccumulateGrad
+from .._dtypes import from_numpy_dtype
+from .._functions import stack
+from .._tensor import Size, Tensor
+from .graph import GradientEdge, edge_output_meta
 
 __all__ = ["backward", "grad", "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled"]
 
@@ -21,28 +24,41 @@ def _as_list(x) -> list:
 
 
 def _root_edges(outputs: list, grad_tensors: list, create_graph: bool):
+    """The graph edges of `outputs` (tensors or GradientEdges) and their seed gradients."""
     edges, grads = [], []
     for k, (out, g) in enumerate(zip(outputs, grad_tensors)):
-        if not out.requires_grad:
-            raise RuntimeError(f"element {k} of tensors does not require grad and does not have "
-                               "a grad_fn")
+        if isinstance(out, GradientEdge):
+            edge = (out.node, out.output_nr)
+            meta = edge_output_meta(out)
+        else:
+            if not out.requires_grad:
+                raise RuntimeError(f"element {k} of tensors does not require grad and does not "
+                                   "have a grad_fn")
+            edge = out._edge()
+            meta = (out._data.shape, out._data.dtype)
         if g is None:
-            if out._data.size != 1:
+            if meta is None:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if out._dtype.is_complex:
+            shape, dtype = meta
+            if int(np.prod(shape, dtype=np.int64)) != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if dtype.kind == "c":
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
-                                   f"but got {out._dtype!r}")
-            g = np.ones(out._data.shape, out._data.dtype)
+                                   f"but got {from_numpy_dtype(dtype)!r}")
+            g = np.ones(shape, dtype)
             if create_graph:
                 g = Tensor._wrap(g)
         else:
             if not isinstance(g, Tensor):
-                g = Tensor._wrap(np.asarray(g, out._data.dtype))
-            if tuple(g.shape) != tuple(out.shape):
+                g = Tensor._wrap(np.asarray(g, meta[1] if meta else None))
+            if meta is not None and tuple(g.shape) != tuple(meta[0]):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{k}] has a shape of "
-                                   f"{g.shape} and output[{k}] has a shape of {out.shape}.")
+                                   f"{g.shape} and output[{k}] has a shape of "
+                                   f"{Size(meta[0])}.")
+            if meta is not None and g._data.dtype != meta[1] and not create_graph:
+                g = Tensor._wrap(g._data.astype(meta[1]))
             g = g if create_graph else g._data
-        edges.append(out._edge())
+        edges.append(edge)
         grads.append(g)
     return edges, grads
 
@@ -76,10 +92,12 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     if not inputs:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     in_edges = [_edge_of(t) for t in inputs]
+    # as PyTorch: a leaf input's accumulator runs (with its hooks), so does a non-leaf input's
+    # grad_fn; the gradient reaching a non-leaf input is accumulated into its .grad here
     found = run_backward(edges, seeds, retain_graph=retain_graph, create_graph=create_graph,
-                         inputs=in_edges, accumulate=False)
-    for t, g in zip(inputs, found):
-        if g is None or isinstance(t, GradientEdge):
+                         inputs=in_edges, accumulate=True, run_inputs=True)
+    for t, edge, g in zip(inputs, in_edges, found):
+        if g is None or isinstance(t, GradientEdge) or type(edge[0]) is AccumulateGrad:
             continue
         if not isinstance(g, Tensor):
             g = Tensor._wrap(np.array(g, copy=True))
@@ -134,6 +152,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     """
     outs = _as_list(outputs)
     ins = _as_list(inputs)
+    if not ins:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
                          "but got: allow_unused=False.")
@@ -145,6 +165,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     for t in ins:
         if not isinstance(t, GradientEdge) and not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if is_grads_batched:
+        return _batched_grad(outs, ins, grads, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
+    return _grad(outs, ins, grads, retain_graph, create_graph, allow_unused, materialize_grads)
+
+
+def _grad(outs, ins, grads, retain_graph, create_graph, allow_unused, materialize_grads):
     edges, seeds = _root_edges(outs, grads, create_graph)
     in_edges = [_edge_of(t) for t in ins]
     found = run_backward(edges, seeds, retain_graph=retain_graph, create_graph=create_graph,
@@ -169,6 +196,34 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
             g = Tensor._wrap(np.array(g, copy=True))
         result.append(g)
     return tuple(result)
+
+
+def _batched_grad(outs, ins, grads, retain_graph, create_graph, allow_unused, materialize_grads):
+    """``is_grads_batched=True``: the first dimension of each grad_output is a batch; one
+    backward pass per batch element, results stacked along a new first dimension."""
+    size = None
+    for k, (out, g) in enumerate(zip(outs, grads)):
+        out_shape = tuple(out.shape) if isinstance(out, Tensor) else tuple(
+            (edge_output_meta(out) or ((),))[0])
+        g_shape = tuple(g.shape) if g is not None else ()
+        if g is None or g_shape[1:] != out_shape:
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions are "
+                "expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{k}] has a shape of {Size(g_shape[2:])} and "
+                f"output[{k}] has a shape of {Size(out_shape)}. If you only want some tensors "
+                "in `grad_output` to be considered batched, consider using vmap.")
+        size = g_shape[0] if size is None else size
+    per_element = []
+    for b in range(size):
+        last = b == size - 1
+        per_element.append(_grad(outs, ins, [g[b] for g in grads], retain_graph or not last,
+                                 create_graph, allow_unused, materialize_grads))
+    return tuple(None if all(p[i] is None for p in per_element) else
+                 stack([p[i] if p[i] is not None else Tensor._wrap(np.zeros_like(t._data))
+                        for p in per_element])
+                 for i, t in enumerate(ins))
 
 
 # --- anomaly mode ---------------------------------------------------------------------------------

@@ -83,6 +83,20 @@ class _FunctionNode(Node):
         if self.ctx._saved:
             self.ctx._freed = True
 
+    def _saved_values(self) -> list:
+        ctx = self.ctx
+        if ctx._freed or not ctx._saved:
+            return []
+        found = []
+        for k, item in enumerate(ctx._saved):
+            if item is not None:
+                t, version, is_output = item
+                saved = object.__new__(Saved)  # a record of the save, watched by no policy
+                saved.data, saved.counter, saved.version = t._data, t._vc, version
+                saved.tensor, saved.output_node, saved.fallback = t, None, None
+                found.append((f"saved{k}", None, saved))
+        return found
+
     def _apply(self, cts, graph):
         ctx = self.ctx
         if ctx.materialize_grads:
@@ -142,6 +156,15 @@ class Function(metaclass=_FunctionMeta):
     >>> y.backward(); y.grad_fn.name(), x.grad
     ('SquareBackward', tensor(6.))
     """
+
+    # torch.func: no automatic vmap rule; a Function may define its own `vmap`
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """A custom batching rule; PyTorch's default refuses."""
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override "
+                                  "the vmap staticmethod or set generate_vmap_rule=True.")
 
     @staticmethod
     def forward(ctx, *args, **kwargs):

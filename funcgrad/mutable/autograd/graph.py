@@ -1,13 +1,21 @@
-"""torch.autograd.graph: the node type of the mutable graph (``y.grad_fn``) and gradient
-edges (a node and one of its outputs), usable as inputs of grad and backward."""
+"""torch.autograd.graph: the node type of the mutable graph (``y.grad_fn``), gradient edges
+(a node and one of its outputs, usable as inputs and outputs of grad and backward),
+``increment_version``, and a read-only view of what a node saved (`saved_tensors`, beyond
+PyTorch: what tools that explain version errors read)."""
 from __future__ import annotations
 
-from typing import NamedTuple
+import weakref
+from typing import Any, Iterable, NamedTuple
 
+import numpy as np
+
+from .. import _dtypes as D
 from .._graph import Node
+from .._ops import saved_tensor
 from .._tensor import Tensor
 
-__all__ = ["Node", "GradientEdge", "get_gradient_edge"]
+__all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version", "SavedTensorInfo",
+           "saved_tensors", "writes"]
 
 
 class GradientEdge(NamedTuple):
@@ -15,6 +23,12 @@ class GradientEdge(NamedTuple):
 
     node: Node
     output_nr: int
+    ownership_token: Any = None
+
+
+# (shape, dtype) of the outputs that get_gradient_edge has seen, per node: what an edge given
+# as an output of grad/backward needs to check or make its gradient
+_OUTPUT_META: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def get_gradient_edge(tensor: Tensor) -> GradientEdge:
@@ -29,5 +43,97 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
     if not tensor.requires_grad:
         raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
                            "not require gradients")
-    edge = tensor._edge()
-    return GradientEdge(edge[0], edge[1])
+    node, nr = tensor._edge()
+    _OUTPUT_META.setdefault(node, {})[nr] = (tensor._data.shape, tensor._data.dtype)
+    return GradientEdge(node, nr)
+
+
+def edge_output_meta(edge: GradientEdge) -> tuple | None:
+    """(shape, numpy dtype) of the output an edge stands for, when known."""
+    found = _OUTPUT_META.get(edge.node)
+    if found is not None and edge.output_nr in found:
+        return found[edge.output_nr]
+    variable = getattr(edge.node, "variable", None)  # a leaf's accumulator
+    if variable is not None:
+        return variable._data.shape, variable._data.dtype
+    return None
+
+
+def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:
+    """Bump the version counter of `tensor` (or of each tensor of an iterable), as an
+    in-place write would: for code that writes a tensor's storage behind autograd's back.
+    Inference tensors, which keep no version, are skipped.
+
+    >>> import funcgrad.mutable as torch
+    >>> t = torch.zeros(2)
+    >>> torch.autograd.graph.increment_version(t); t._version
+    1
+    """
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        if not t._vc.inference:
+            t._vc.value += 1
+
+
+class SavedTensorInfo(NamedTuple):
+    """One tensor a node saved for backward, as it stands now (read-only).
+
+    ``name``: PyTorch's name (``grad_fn._saved_<name>``: "self", "other", "result", or
+    "arg<k>"; "saved<k>" for a custom Function's ``save_for_backward``); ``argument``: its
+    position among the op's arguments (None for the result or a Function's tensors);
+    ``tensor``: the tensor backward will read; ``saved_version`` / ``version``: its version
+    when saved and now (they differ: backward fails); ``saved_by`` / ``saved_at``: the
+    node's name and the (file, line) where the op ran; ``writes``: the in-place writes to
+    its storage since it was saved, oldest first, as (op, file, line, version after)."""
+
+    name: str
+    argument: int | None
+    tensor: Tensor
+    shape: tuple
+    dtype: D.dtype
+    saved_version: int
+    version: int
+    saved_by: str
+    saved_at: tuple | None
+    writes: tuple
+
+    @property
+    def stale(self) -> bool:
+        """Written in place since it was saved: backward through its node fails."""
+        return self.version != self.saved_version
+
+
+def saved_tensors(node: Node) -> tuple:
+    """What `node` (a ``grad_fn``) saved for backward, as `SavedTensorInfo` records; empty
+    for a node that saved no tensor or whose saved tensors were freed by a backward pass.
+
+    >>> import funcgrad.mutable as torch
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> y = x * 1
+    >>> z = y * y
+    >>> _ = y.add_(1)
+    >>> [(s.name, s.saved_version, s.version, s.writes[0][0]) for s in
+    ...  torch.autograd.graph.saved_tensors(z.grad_fn)]
+    [('self', 0, 1, 'add_'), ('other', 0, 1, 'add_')]
+    """
+    found = []
+    for name, argument, saved in node._saved_values():
+        tensor = saved_tensor(saved, node)
+        counter = saved.counter
+        found.append(SavedTensorInfo(
+            name, argument, tensor, tuple(np.shape(saved.data)),
+            D.from_numpy_dtype(np.asarray(saved.data).dtype), saved.version, counter.value,
+            node.name(), node._where, counter.writes_since(saved.version)))
+    return tuple(found)
+
+
+def writes(tensor: Tensor) -> tuple:
+    """The in-place writes remembered for `tensor`'s storage (shared with its views), oldest
+    first, as (op, file, line, version after); the last few only.
+
+    >>> import funcgrad.mutable as torch
+    >>> t = torch.zeros(2)
+    >>> _ = t.add_(1)
+    >>> [w[0] for w in torch.autograd.graph.writes(t)]
+    ['add_']
+    """
+    return tuple(tensor._vc.writes or ())
