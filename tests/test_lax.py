@@ -36,9 +36,11 @@ def test_cond_takes_one_branch_and_differentiates_it():
         pytest.approx(-np.sin(0.5), abs=1e-15)
     assert fg.jvp(lambda x: lax.cond(x > 1.0, fnp.sin, fnp.cos, x), (2.0,), (1.0,))[1].item() \
         == pytest.approx(np.cos(2.0))
+    # JAX traces both branches (true_fun first) whatever the predicate: both are called
     ran = []
-    lax.cond(True, lambda: ran.append("t") or 1.0, lambda: ran.append("f") or 2.0)
-    assert ran == ["t"]
+    assert lax.cond(False, lambda: ran.append("t") or 1.0, lambda: ran.append("f") or 2.0) \
+        .item() == 2.0
+    assert ran == ["t", "f"]
     assert lax.cond(True, lambda x: x * 2, lambda x: x, operand=3.0).item() == 6.0
 
 
@@ -69,6 +71,43 @@ def test_cond_errors_as_jax():
         fg.vmap(lambda x: lax.cond(x > 0, lambda: x, lambda: (x, x)))(fnp.ones(2))
     with pytest.raises(TypeError, match="shapes do not match"):
         fg.vmap(lambda x: lax.cond(x > 0, lambda: fnp.ones(2), lambda: fnp.ones(3)))(fnp.ones(2))
+
+
+def test_cond_checks_both_branches_under_a_concrete_predicate():
+    # JAX traces both branches whatever the predicate, so a mismatch is a TypeError naming
+    # both functions even when only one branch is taken (messages as JAX 0.10's)
+    def one(x):
+        return x
+
+    def pair(x):
+        return (x, x)
+
+    with pytest.raises(TypeError, match=r"(?s)cond branch outputs must have the same pytree "
+                       r"structure.*true_fun is one at .*false_fun is pair at .*true_fun "
+                       r"output is a pytree leaf but false_fun output is a <class 'tuple'>"):
+        lax.cond(True, one, pair, 1.0)
+    with pytest.raises(TypeError, match=r"(?s)cond branches must have equal output types.*"
+                       r"has type float64\[\] but the corresponding output of false_fun has "
+                       r"type float64\[3\], so the shapes do not match"):
+        lax.cond(True, one, lambda x: fnp.zeros(3), fnp.array(1.0))
+    with pytest.raises(TypeError, match=r"(?s)has type float32\[\] but .* has type "
+                       r"float16\[\], so the dtypes do not match"):
+        lax.cond(False, lambda: fnp.float32(1), lambda: fnp.float16(1))
+    # a Python int is weakly typed but still an integer: JAX refuses it against a float
+    with pytest.raises(TypeError, match="dtypes do not match"):
+        lax.cond(False, lambda x: x, lambda x: 1, fnp.array(1.0))
+    # a Python float against a float array of another width is accepted (weak type)
+    assert lax.cond(False, lambda: fnp.ones((), "float32"), lambda: 2.0).item() == 2.0
+    assert lax.cond(True, lambda: 2, lambda: fnp.array(1, "int32")).item() == 2
+    with pytest.raises(TypeError, match=r"(?s)switch branch outputs must have the same pytree "
+                       r"structure.*branch 0 is .*branch 2 is"):
+        lax.switch(0, [lambda x: x, lambda x: x * 2, lambda x: [x]], 1.0)
+    # a branch not taken that fails on these values (JAX would clamp the index) is not
+    # checked; the branch taken runs and is differentiated as before
+    xs = fnp.array([1.0, 2.0])
+    assert values(lax.cond(True, lambda x: x * 3, lambda x: x[5], xs)) == [3.0, 6.0]
+    assert fg.grad(lambda x: lax.cond(x > 0, lambda v: v ** 2, lambda v: -v, x))(3.0).item() \
+        == 6.0
 
 
 def test_switch():
@@ -142,6 +181,32 @@ def test_while_loop_batched_predicate_runs_until_all_done():
     # a batch of one is still batched (no silent bool() of a one-element array)
     assert values(fg.vmap(lambda x: lax.while_loop(lambda c: c < x, lambda c: c + 1.0, 0.0))(
         fnp.array([2.5]))) == [3.0]
+
+
+def test_while_loop_batched_predicate_under_jit_is_one_loop():
+    # jit(vmap(f)) with a predicate batched by vmap: JAX runs one loop over the whole batch
+    # while any example's predicate holds; jit cannot read the predicate's values, so the
+    # loop goes below the vmap and jit records it once (JAX's custom-derivatives notebook)
+    def newton_sqrt(a):
+        return lax.while_loop(lambda x: fnp.abs(x * x - a) > 1e-12,
+                              lambda x: 0.5 * (x + a / x), a)
+
+    xs = fnp.array([1.0, 2.0, 3.0, 4.0])
+    assert values(fg.jit(fg.vmap(newton_sqrt))(xs)) == pytest.approx(np.sqrt([1, 2, 3, 4]))
+    assert fg.jit(fg.vmap(newton_sqrt)).lower(xs).as_text().count("while_loop") == 1
+
+    # the carry starts unbatched (Python numbers); only the closure is batched; each
+    # example keeps its own trip count (2 ** ceil(a))
+    def doublings(a):
+        return lax.while_loop(lambda c: c[0] < a, lambda c: (c[0] + 1, c[1] * 2.0),
+                              (0.0, 1.0))
+
+    count, power = fg.jit(fg.vmap(doublings))(fnp.array([1.0, 2.5, 4.0]))
+    assert values(count) == [1.0, 3.0, 4.0] and values(power) == [2.0, 8.0, 16.0]
+    eager = fg.vmap(doublings)(fnp.array([1.0, 2.5, 4.0]))
+    assert values(eager[1]) == values(power)
+    grid = fnp.array([[1.0, 2.0], [3.0, 0.5]])
+    assert values(fg.jit(fg.vmap(fg.vmap(doublings)))(grid)[1]) == [[2.0, 4.0], [8.0, 2.0]]
 
 
 def test_while_loop_errors():

@@ -24,8 +24,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .batching import BatchTrace, batch_elementwise
-from .core import Array, FuncgradError, Primitive, Tracer, engine, wrap
+from .batching import (BatchTrace, BatchTracer, batch_elementwise, front_or_broadcast,
+                       move_to_front)
+from .core import Array, FuncgradError, Primitive, Tracer, engine, raw, wrap
 from .forward import JVPTracer
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
@@ -146,12 +147,16 @@ def _bottom(x):
     return x
 
 
-def _hook(name: str, trees: Sequence[Any], functions: Sequence[Callable] = ()):
+def _hook(name: str, trees: Sequence[Any], functions: Sequence[Callable] = (),
+          below: int | None = None):
     """The innermost trace's ``process_<name>``, or None. The trace is looked for among the
     leaves of `trees` and the values `functions` close over (a loop body often reads traced
-    values from its closure, not from its carry)."""
+    values from its closure, not from its carry); with `below`, among traces of lower levels
+    only (a loop run beneath a vmap)."""
     top = None
     for leaf in tree_flatten(list(trees))[0] + _closed_over(functions):
+        while below is not None and isinstance(leaf, Tracer) and leaf._trace.level >= below:
+            leaf = leaf._value  # the value one level down, under the vmap
         if isinstance(leaf, Tracer) and leaf._trace.alive and \
                 (top is None or leaf._trace.level > top.level):
             top = leaf._trace
@@ -195,26 +200,101 @@ def _as_arrays(tree):
                                     for leaf in leaves])
 
 
-def _check_same_types(what: str, first: str, second: str, a: Any, b: Any,
-                      strict_dtypes: bool = True) -> None:
-    """Two pytrees of arrays must agree in structure, shapes and dtypes (JAX's TypeError)."""
-    a_leaves, a_def = tree_flatten(a)
-    b_leaves, b_def = tree_flatten(b)
-    if a_def != b_def:
-        raise TypeError(f"{what} must have the same pytree structure, but they differ: {first} "
-                        f"is {a_def} and {second} is {b_def}. Revise the function so that both "
-                        "have the same pytree structure.")
-    for x, y in zip(a_leaves, b_leaves):
-        if _shape(x) != _shape(y):
-            raise TypeError(f"{what} must have equal types, but {first} has shape "
-                            f"{list(_shape(x))} where {second} has shape {list(_shape(y))}, "
-                            "so the shapes do not match. Revise the function so that all "
-                            "shapes match.")
-        weak = isinstance(x, (int, float, complex)) or isinstance(y, (int, float, complex))
-        if strict_dtypes and not weak and _dtype(x) != _dtype(y):
-            raise TypeError(f"{what} must have equal types, but {first} has dtype {_dtype(x)} "
-                            f"where {second} has dtype {_dtype(y)}, so the dtypes do not "
-                            "match. Cast one of them (x.astype(...)) so that the dtypes match.")
+def _describe_fun(fun: Callable) -> str:
+    """A function as JAX names it in its errors: ``name at file:line``."""
+    code = getattr(fun, "__code__", None)
+    name = getattr(fun, "__name__", type(fun).__name__)
+    if code is None:
+        return name
+    return f"{name} at {code.co_filename}:{code.co_firstlineno}"
+
+
+def _type_str(x) -> str:
+    return f"{_dtype(x)}{list(_shape(x))}".replace(" ", "")
+
+
+def _weak_kind(x) -> str | None:
+    """The kind of a Python number (weakly typed in JAX: its width follows the other side)."""
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, int):
+        return "i"
+    if isinstance(x, float):
+        return "f"
+    if isinstance(x, complex):
+        return "c"
+    return None
+
+
+def _dtypes_agree(x, y) -> bool:
+    kx, ky = _weak_kind(x), _weak_kind(y)
+    if kx is None and ky is None:
+        return _dtype(x) == _dtype(y)
+    dx, dy = _dtype(x), _dtype(y)
+    kind_x = kx or ("i" if dx.kind in "iu" else dx.kind)
+    kind_y = ky or ("i" if dy.kind in "iu" else dy.kind)
+    return kind_x == kind_y
+
+
+def _check_branches(what: str, names: Sequence[str], funs: Sequence[Callable],
+                    outs: Sequence[Any]) -> None:
+    """Branch outputs must agree in structure, shapes and dtypes (JAX's TypeError, naming
+    both functions). Python numbers are weakly typed: they match arrays of their kind."""
+    first_leaves, first_def = tree_flatten(outs[0])
+    for name, fun, out in zip(names[1:], funs[1:], outs[1:]):
+        leaves, treedef = tree_flatten(out)
+        which = (f"{names[0]} is {_describe_fun(funs[0])}\n"
+                 f"{name} is {_describe_fun(fun)}\n\n")
+        if treedef != first_def:
+            def kind(tree, tdef):
+                return ("a pytree leaf" if tdef.num_nodes == 1 and tdef.num_leaves == 1
+                        else f"a {type(tree)}")
+            k0, k1 = kind(outs[0], first_def), kind(out, treedef)
+            if k0 != k1:
+                detail = (f"{names[0]} output is {k0} but {name} output is {k1}, so their "
+                          "Python types differ.")
+            else:
+                detail = (f"{names[0]} output has structure {first_def} but {name} output "
+                          f"has structure {treedef}.")
+            raise TypeError(f"{what} branch outputs must have the same pytree structure, but "
+                            f"they differ:\n\n{which}{detail}\n\nRevise {names[0]} and/or "
+                            f"{name} so that they have the same pytree structure.")
+        for x, y in zip(first_leaves, leaves):
+            if _shape(x) != _shape(y):
+                problem = "shapes"
+            elif not _dtypes_agree(x, y):
+                problem = "dtypes"
+            else:
+                continue
+            raise TypeError(f"{what} branches must have equal output types but they differ."
+                            f"\n\n{which}The output of {names[0]} has type {_type_str(x)} but "
+                            f"the corresponding output of {name} has type {_type_str(y)}, so "
+                            f"the {problem} do not match.\n\nRevise {names[0]} and/or {name} "
+                            "so that all output types match.")
+
+
+def _run_chosen(what: str, names: Sequence[str], funs: Sequence[Callable], chosen: int,
+                operands: tuple) -> Any:
+    """The chosen branch's output, every branch having been called in order, as JAX traces
+    them all: their outputs must agree in types (a branch not chosen that fails on these
+    values, as an index out of range, is not checked: JAX traces it abstractly)."""
+    outs = []
+    for k, fun in enumerate(funs):
+        if k == chosen:
+            outs.append(fun(*operands))
+            continue
+        try:
+            with np.errstate(all="ignore"):
+                outs.append(fun(*operands))
+        except (IndexError, FloatingPointError, ZeroDivisionError):
+            outs.append(_UNKNOWN)
+    known = [k for k, out in enumerate(outs) if out is not _UNKNOWN]
+    _check_branches(what, [names[k] for k in known], [funs[k] for k in known],
+                    [outs[k] for k in known])
+    return _as_arrays(outs[chosen])
+
+
+_UNKNOWN = object()
 
 
 def _select_trees(pred, on_true, on_false):
@@ -253,13 +333,13 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
     hook = _hook("cond", [pred, operands], [true_fun, false_fun])
     if hook is not None:
         return hook(pred, true_fun, false_fun, operands)
+    names, funs = ("true_fun", "false_fun"), (true_fun, false_fun)
     taken = _concrete_bool(pred)
     if taken is not None:
-        return _as_arrays((true_fun if taken else false_fun)(*operands))
+        return _run_chosen("cond", names, funs, 0 if taken else 1, operands)
     on_true = true_fun(*operands)
     on_false = false_fun(*operands)
-    _check_same_types("cond branch outputs", "the output of true_fun",
-                      "the output of false_fun", on_true, on_false)
+    _check_branches("cond", names, funs, (on_true, on_false))
     if _dtype(pred) != np.bool_:
         pred = pred != 0
     return _select_trees(pred, _as_arrays(on_true), _as_arrays(on_false))
@@ -299,6 +379,7 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any,
                         "Pass an int (or x.astype(int))")
     if len(branches) == 1:
         return _as_arrays(branches[0](*operands))
+    names = [f"branch {k}" for k in range(len(branches))]
     batched = _is_batched(index)
     if not batched:
         try:
@@ -306,11 +387,9 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any,
         except FuncgradError:  # an abstract index (jit): select below
             batched = True
         else:
-            return _as_arrays(branches[k](*operands))
+            return _run_chosen("switch", names, branches, k, operands)
     outs = [b(*operands) for b in branches]
-    for k, out in enumerate(outs[1:], 1):
-        _check_same_types("switch branch outputs", "the output of branch 0",
-                          f"the output of branch {k}", outs[0], out)
+    _check_branches("switch", names, branches, outs)
     outs = [_as_arrays(out) for out in outs]
     # index >= k picks branch k over the ones before: out-of-range indices clamp
     result = outs[0]
@@ -356,7 +435,11 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     if not (callable(cond_fun) and callable(body_fun)):
         raise TypeError("while_loop: cond_fun and body_fun must be callable: "
                         "while_loop(cond_fun, body_fun, init_val)")
-    hook = _hook("while", [init_val], [cond_fun, body_fun])
+    return _while(cond_fun, body_fun, init_val)
+
+
+def _while(cond_fun: Callable, body_fun: Callable, init_val: Any, below: int | None = None):
+    hook = _hook("while", [init_val], [cond_fun, body_fun], below)
     if hook is not None:
         return hook(cond_fun, body_fun, init_val)
     given = init_val  # Python scalars in it are weakly typed: their dtype may change
@@ -369,7 +452,13 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
                             f"[{_dtype(pred)}{list(_shape(pred))}]. Reduce it (fnp.all, "
                             "fnp.any) or compare (x > 0) to get one boolean")
         if _is_batched(pred):
-            if not np.any(_bottom(pred)):
+            try:
+                going = np.any(_bottom(pred))
+            except FuncgradError:  # abstract below the batch (jit): one loop, one level down
+                if not _lowerable(pred, val):
+                    raise
+                return _while_one_level_down(pred._trace, cond_fun, body_fun, val)
+            if not going:
                 return _while_results(val)
             new = _as_arrays(body_fun(val))
             if not checked:
@@ -385,6 +474,54 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
         checked = True
 
 
+def _lowerable(pred, val) -> bool:
+    """Whether the batched loop can run as one loop under its vmap: the predicate is that
+    vmap's and no carry value belongs to a transform inside it."""
+    if type(pred) is not BatchTracer:
+        return False
+    level = pred._trace.level
+    return all(not isinstance(leaf, Tracer) or leaf._trace.level <= level
+               for leaf in tree_flatten(val)[0])
+
+
+def _while_one_level_down(trace: BatchTrace, cond_fun: Callable, body_fun: Callable, val):
+    """A while_loop whose predicate `trace` (a vmap) batches, as JAX batches it: one loop
+    over the whole batch, one level below the vmap, running while any example's predicate
+    holds; each step applies the body to every example and keeps the old value of those
+    already done. A compiling trace below (jit) then records one loop."""
+    leaves, treedef = tree_flatten(val)
+    fronts = [move_to_front(leaf._value, leaf._bdim)
+              if type(leaf) is BatchTracer and leaf._trace is trace
+              else front_or_broadcast(raw(leaf) if not isinstance(leaf, Tracer) else leaf,
+                                      None, trace.size)
+              for leaf in leaves]
+
+    def batched(us):
+        return tree_unflatten(treedef, [BatchTracer(trace, u, 0) for u in us])
+
+    def per_example(pred):
+        if type(pred) is BatchTracer and pred._trace is trace:
+            return move_to_front(pred._value, pred._bdim)
+        return pred
+
+    def any_going(us):
+        pred = per_example(cond_fun(batched(us)))
+        return engine.sum_to_shape(engine.astype(pred, np.int64), ()) > 0
+
+    def step(us):
+        v = batched(us)
+        pred = cond_fun(v)
+        new = _as_arrays(body_fun(v))
+        _check_carry(val, new, "while_loop body function")
+        chosen = tree_flatten(_select_trees(pred, new, v))[0]
+        return [per_example(leaf) if isinstance(leaf, Tracer) else
+                front_or_broadcast(raw(leaf), None, trace.size) for leaf in chosen]
+
+    outs = _while(any_going, step, [wrap(u) for u in fronts], below=trace.level)
+    return tree_unflatten(treedef, [BatchTracer(trace, raw(u) if not isinstance(u, Tracer)
+                                                else u, 0) for u in outs])
+
+
 def _while_results(val):
     leaves, treedef = tree_flatten(val)
     return tree_unflatten(treedef, [wrap(while_result_p(leaf)) if isinstance(leaf, Tracer)
@@ -392,8 +529,25 @@ def _while_results(val):
 
 
 def _check_carry(old, new, what: str) -> None:
-    _check_same_types(f"{what} carry input and carry output", "the carry input",
-                      "the carry output", old, new)
+    """A loop's carry keeps its structure, shapes and dtypes (JAX's TypeError)."""
+    old_leaves, old_def = tree_flatten(old)
+    new_leaves, new_def = tree_flatten(new)
+    if old_def != new_def:
+        raise TypeError(f"{what} carry input and carry output must have the same pytree "
+                        f"structure, but they differ: the carry input is {old_def} and the "
+                        f"carry output is {new_def}. Revise the function so that both have "
+                        "the same pytree structure.")
+    for x, y in zip(old_leaves, new_leaves):
+        if _shape(x) != _shape(y):
+            problem = "shapes"
+        elif not (_weak_kind(x) or _weak_kind(y)) and _dtype(x) != _dtype(y):
+            problem = "dtypes"
+        else:
+            continue
+        raise TypeError(f"{what} carry input and carry output must have equal types, but the "
+                        f"carry input has type {_type_str(x)} where the carry output has type "
+                        f"{_type_str(y)}, so the {problem} do not match. Revise the function "
+                        "(or cast the initial value) so that all types match.")
 
 
 def fori_loop(lower: int, upper: int, body_fun: Callable[[Any, Any], Any], init_val: Any,
