@@ -73,3 +73,163 @@ def test_strict_mode_names_the_independent_input():
         with pytest.raises(RuntimeError, match="independent of input 1"):
             lib.autograd.functional.jacobian(lambda a, b: a * 2, (lib.ones(2), lib.ones(2)),
                                              strict=True)
+
+
+# --- the whole contract, case by case, against torch ---------------------------------------
+# Each case is a program over a library (torch or funcgrad.mutable); it must return what
+# torch returns (values, tuple/list nesting, dtype, requires_grad, whether a grad_fn is
+# attached) or fail as torch fails (class and message).
+def _cases(lib):
+    F = lib.autograd.functional
+    f64 = lib.float64
+
+    def vec(*v):
+        return lib.tensor(list(v), dtype=f64)
+
+    x = lambda: vec(0.5, -1.0, 2.0)  # noqa: E731
+    w = lambda: vec(1.5, 0.25, -0.5)  # noqa: E731
+    two_in = lambda a, b: a * b + b.sin()  # noqa: E731
+    cube = lambda a: (a ** 3).sum()  # noqa: E731
+    mixed = lambda a, b: (a * b).sum() + (a ** 2).sum() * b.sum()  # noqa: E731
+    first_only = lambda a, b: a * 2  # noqa: E731
+    ones2 = lambda: lib.ones(2, dtype=f64)  # noqa: E731
+    c = {
+        "vjp": lambda: F.vjp(lambda a: a ** 2, x(), w()),
+        "vjp v=None scalar out": lambda: F.vjp(cube, x()),
+        "vjp v=None vector out": lambda: F.vjp(lambda a: a ** 2, x()),
+        "vjp tuple in": lambda: F.vjp(two_in, (x(), w()), w()),
+        "vjp tuple out": lambda: F.vjp(lambda a: (a.exp(), a.sum()), x(), (w(), vec(2.0)[0])),
+        "vjp list in": lambda: F.vjp(two_in, [x(), w()], w()),
+        "vjp v wrong size": lambda: F.vjp(lambda a: a ** 2, x(), ones2()),
+        "vjp v too many": lambda: F.vjp(lambda a: a ** 2, x(), (w(), w())),
+        "vjp v a list": lambda: F.vjp(lambda a: a ** 2, x(), [1.0, 2.0, 3.0]),
+        "vjp input a float": lambda: F.vjp(lambda a: a ** 2, 3.0, w()),
+        "vjp output a float": lambda: F.vjp(lambda a: 3.0, x(), w()),
+        "vjp strict detached": lambda: F.vjp(lambda a: a.detach() * 2, x(), w(), strict=True),
+        "vjp strict unused": lambda: F.vjp(lambda a, b: a * 2, (x(), w()), w(), strict=True),
+        "vjp linear strict": lambda: F.vjp(lambda a: a * 3.0, x(), w(), strict=True),
+        "vjp create_graph": lambda: F.vjp(lambda a: a ** 2, x(), w(), create_graph=True),
+        "jvp": lambda: F.jvp(lambda a: a ** 2, x(), w()),
+        "jvp v=None one element": lambda: F.jvp(lambda a: a * 2, vec(0.7)[0]),
+        "jvp v=None vector": lambda: F.jvp(lambda a: a ** 2, x()),
+        "jvp tuple in": lambda: F.jvp(two_in, (x(), w()), (w(), x())),
+        "jvp tuple out": lambda: F.jvp(lambda a: (a.exp(), a.sum()), x(), w()),
+        "jvp v too many": lambda: F.jvp(lambda a: a ** 2, x(), (w(), w())),
+        "jvp strict unused": lambda: F.jvp(first_only, (x(), w()), (w(), x()), strict=True),
+        "jvp strict constant": lambda: F.jvp(lambda a: lib.ones(2, dtype=f64), x(), w(),
+                                             strict=True),
+        "jvp constant": lambda: F.jvp(lambda a: lib.ones(2, dtype=f64), x(), w()),
+        "jvp create_graph": lambda: F.jvp(lambda a: a ** 2, x(), w(), create_graph=True),
+        "hvp": lambda: F.hvp(cube, x(), w()),
+        "vhp tuple": lambda: F.vhp(mixed, (x(), w()), (w(), x())),
+        "hvp tuple": lambda: F.hvp(mixed, (x(), w()), (w(), x())),
+        "hvp not scalar": lambda: F.hvp(lambda a: a ** 2, x(), w()),
+        "vhp tuple out": lambda: F.vhp(lambda a: (a.sum(),), x(), w()),
+        "hvp linear strict": lambda: F.hvp(lambda a: a.sum() * 2, x(), w(), strict=True),
+        "vhp unused strict": lambda: F.vhp(lambda a, b: (a ** 3).sum(), (x(), w()), (w(), x()),
+                                           strict=True),
+        "hvp v wrong size": lambda: F.hvp(cube, x(), ones2()),
+        "vhp create_graph": lambda: F.vhp(cube, x(), w(), create_graph=True),
+        "jacobian bad strategy": lambda: F.jacobian(cube, x(), strategy="bogus"),
+        "hessian bad strategy": lambda: F.hessian(cube, x(), outer_jacobian_strategy="bogus"),
+        "jacobian strict vectorize": lambda: F.jacobian(lambda a: a ** 2, x(), strict=True,
+                                                        vectorize=True),
+        "jacobian list in": lambda: F.jacobian(two_in, [x(), w()]),
+        "jacobian strict unused": lambda: F.jacobian(first_only, (x(), w()), strict=True),
+        "hessian strict linear": lambda: F.hessian(lambda a: a.sum(), x(), strict=True),
+        "hessian not scalar": lambda: F.hessian(lambda a: a ** 2, x()),
+        "jacobian int input": lambda: F.jacobian(lambda a: a ** 2, lib.tensor([1, 2])),
+    }
+    for vectorize in (False, True):
+        for strategy in ("reverse-mode", "forward-mode"):
+            kw = dict(vectorize=vectorize, strategy=strategy)
+            hkw = dict(vectorize=vectorize, outer_jacobian_strategy=strategy)
+            tag = f" [{strategy}{', vectorized' if vectorize else ''}]"
+            c.update({
+                "jacobian" + tag: lambda kw=kw: F.jacobian(lambda a: a ** 2, x(), **kw),
+                "jacobian tuple in" + tag: lambda kw=kw: F.jacobian(two_in, (x(), w()), **kw),
+                "jacobian tuple out" + tag: lambda kw=kw: F.jacobian(
+                    lambda a: (a.exp(), a.sum()), x(), **kw),
+                "jacobian tuples" + tag: lambda kw=kw: F.jacobian(
+                    lambda a, b: (a * b, (a + b).sum()), (x(), w()), **kw),
+                "jacobian matrix" + tag: lambda kw=kw: F.jacobian(
+                    lambda m: m @ m, lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=f64), **kw),
+                "jacobian unused" + tag: lambda kw=kw: F.jacobian(first_only, (x(), w()), **kw),
+                "jacobian create_graph" + tag: lambda kw=kw: F.jacobian(
+                    lambda a: a ** 2, x(), create_graph=True, **kw),
+                "jacobian of an input on the graph" + tag: lambda kw=kw: F.jacobian(
+                    lambda a: a ** 3, x().requires_grad_(), **kw),
+                "hessian" + tag: lambda hkw=hkw: F.hessian(cube, x(), **hkw),
+                "hessian tuple" + tag: lambda hkw=hkw: F.hessian(mixed, (x(), w()), **hkw),
+                "hessian linear" + tag: lambda hkw=hkw: F.hessian(lambda a: a.sum(), x(), **hkw),
+                "hessian create_graph" + tag: lambda hkw=hkw: F.hessian(
+                    cube, x(), create_graph=True, **hkw),
+            })
+    for name, fn in [("jacobian", F.jacobian), ("hessian", F.hessian),
+                     ("vjp", lambda f, a, **k: F.vjp(f, a, vec(1.0, 1.0, 1.0), **k)[1]),
+                     ("jvp", lambda f, a, **k: F.jvp(f, a, vec(1.0, 1.0, 1.0), **k)[1]),
+                     ("hvp", lambda f, a, **k: F.hvp(f, a, vec(1.0, 2.0, 3.0), **k)[1])]:
+        def through(fn=fn, name=name):
+            # create_graph=True keeps the result on the caller's graph: backward reaches x
+            a = x().requires_grad_()
+            f = cube if name in ("hessian", "hvp") else (lambda t: t ** 3)
+            fn(f, a, create_graph=True).sum().backward()
+            return a.grad
+        c[f"{name} create_graph then backward"] = through
+    return c
+
+
+def _describe(value):
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, [_describe(v) for v in value])
+    if hasattr(value, "grad_fn"):
+        numbers = np.asarray(value.detach().numpy(), dtype=float).round(10) + 0.0
+        return ("tensor", tuple(value.shape), str(value.dtype), value.requires_grad,
+                value.grad_fn is not None, numbers.tolist())
+    return ("python", value)
+
+
+def _outcome(case):
+    try:
+        return ("returns", _describe(case()))
+    except Exception as e:  # noqa: BLE001 - the failure is the result compared
+        return ("raises", type(e).__name__, str(e))
+
+
+_CASE_NAMES = list(_cases(fm))
+
+
+@pytest.mark.skipif(torch is None, reason=TORCH_REASON)
+@pytest.mark.parametrize("name", _CASE_NAMES)
+def test_case_as_torch(name):
+    assert _outcome(_cases(fm)[name]) == _outcome(_cases(torch)[name])
+
+
+def test_recorded_torch_contract():
+    # torch 2.13's answers, written out so the contract holds without torch installed
+    cases = _cases(fm)
+    kind, desc = _outcome(cases["jacobian tuples [forward-mode, vectorized]"])
+    assert kind == "returns" and desc[0] == "list" and desc[1][0][0] == "list"
+    kind, desc = _outcome(cases["jacobian tuple out [forward-mode, vectorized]"])
+    assert desc[0] == "tuple"  # one input: PyTorch unpacks into a tuple
+    kind, desc = _outcome(cases["hessian [forward-mode, vectorized]"])
+    assert desc[3] is True and desc[4] is True  # PyTorch leaves it on a graph
+    assert desc[5] == [[3.0, 0.0, 0.0], [0.0, -6.0, 0.0], [0.0, 0.0, 12.0]]
+    assert _outcome(cases["jacobian [forward-mode]"]) == (
+        "raises", "NotImplementedError", "Computing Jacobian using forward-AD or "
+        "forward-over-reverse Hessian isonly implemented for `vectorize=True`.")
+    assert _outcome(cases["jacobian list in"])[1:] == (
+        "TypeError", "The inputs given to jacobian must be either a Tensor or a tuple of "
+        "Tensors but the given inputs has type <class 'list'>.")
+    assert _outcome(cases["vjp v wrong size"])[1:] == (
+        "RuntimeError", "v has invalid size: should be torch.Size([3]) but got "
+        "torch.Size([2]).")
+    assert _outcome(cases["hvp linear strict"])[2].startswith(
+        "While computing the hessian, found that the jacobian of the user-provided function "
+        "with respect to input 0 is independent of the input.")
+    assert _outcome(cases["jacobian bad strategy"])[1] == "AssertionError"
+    assert _outcome(cases["vjp linear strict"])[0] == "returns"
+    # d/dx sum(d^2/dx^2 sum x^3) = 6 per element, through create_graph
+    assert _outcome(cases["hessian create_graph then backward"])[1][5] == [6.0, 6.0, 6.0]
+    # d/dx sum(3 x^2 * 1) = 6 x
+    assert _outcome(cases["jvp create_graph then backward"])[1][5] == [3.0, -6.0, 12.0]
