@@ -6,6 +6,9 @@
 >>> fg.tree.structure({"a": 1, "b": (2, 3)})
 PyTreeDef({'a': *, 'b': (*, *)})
 """
+import dataclasses as _dataclasses  # (private names: the module lists JAX's names only)
+from typing import Any as _Any
+
 from ._src.tree_util import tree_all as all
 from ._src.tree_util import tree_broadcast as broadcast
 from ._src.tree_util import tree_flatten as flatten
@@ -21,4 +24,23 @@ from ._src.tree_util import tree_transpose as transpose
 from ._src.tree_util import tree_unflatten as unflatten
 
 __all__ = ["all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
-           "map_with_path", "reduce", "reduce_associative", "structure", "transpose", "unflatten"]
+           "map_with_path", "reduce", "reduce_associative", "static", "structure", "transpose",
+           "unflatten"]
+
+
+def static(**field_options: _Any) -> _Any:
+    """A dataclass field that `register_dataclass` keeps in the tree's structure (metadata,
+    not a leaf), as ``jax.tree.static``: `field_options` are those of
+    ``dataclasses.field``.
+
+    >>> import dataclasses, funcgrad as fg
+    >>> @fg.tree_util.register_dataclass
+    ... @dataclasses.dataclass
+    ... class Op:
+    ...     x: float
+    ...     kind: str = static(default="add")
+    >>> fg.tree.leaves(Op(1.0)), fg.tree.structure(Op(1.0))
+    ([1.0], PyTreeDef(CustomNode(Op[('add',)], [*])))
+    """
+    metadata = dict(field_options.pop("metadata", None) or {}, static=True)
+    return _dataclasses.field(metadata=metadata, **field_options)

@@ -209,6 +209,30 @@ def test_while_loop_batched_predicate_under_jit_is_one_loop():
     assert values(fg.jit(fg.vmap(fg.vmap(doublings)))(grid)[1]) == [[2.0, 4.0], [8.0, 2.0]]
 
 
+def test_carry_errors_name_the_component_as_jax():
+    # JAX 0.10 names the body's carry parameter and the key path of the component
+    with pytest.raises(TypeError, match=r"(?s)must have equal types, but they differ:\n\nThe "
+                       r"input carry c has type float32\[\] but the corresponding output carry "
+                       r"component has type int32\[\], so the dtypes do not match"):
+        lax.scan(lambda c, x: (c.astype("int32"), x), fnp.float32(0.0), fnp.arange(3.0))
+    with pytest.raises(TypeError, match=r"The input carry component carry\['b'\] has type "
+                       r"float32\[\] but the corresponding output carry component has type "
+                       r"float32\[2\], so the shapes do not match"):
+        lax.scan(lambda carry, x: ({"a": carry["a"], "b": carry["b"] * fnp.ones(2, "float32")},
+                                   x),
+                 {"a": fnp.float32(0), "b": fnp.float32(1)}, fnp.arange(3.0))
+    with pytest.raises(TypeError, match=r"(?s)while_loop body function carry input and carry "
+                       r"output must have the same pytree structure.*The input carry c is an "
+                       r"array but the corresponding component of the carry output is a "
+                       r"<class 'tuple'>"):
+        lax.while_loop(lambda c: c < 3, lambda c: (c, c), 0)
+    with pytest.raises(ValueError, match=r"^scan got value with no leading axis to scan over: "
+                       r"1.0.$"):
+        lax.scan(lambda c, x: (c, x), 0.0, 1.0)
+    # a Python int carry that the body makes a float is promoted, as in JAX
+    assert lax.while_loop(lambda c: c < 3, lambda c: c + 0.5, 0).item() == 3.0
+
+
 def test_while_loop_errors():
     with pytest.raises(TypeError, match="cond_fun must return a boolean scalar"):
         lax.while_loop(lambda c: fnp.array([True]), lambda c: c, 0)

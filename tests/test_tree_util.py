@@ -254,7 +254,36 @@ def test_mismatched_structures_name_the_path_and_fix(a, b, start, path):
     message = str(info.value)
     assert message.startswith(start)
     assert path in message
-    assert "tree_structure" in message  # the fix: compare the structures
+    assert "tree_structure" in info.value.__notes__[0]  # the fix: compare the structures
+
+
+def test_mismatch_messages_are_jax_word_for_word():
+    # JAX 0.10.2's messages (programs print them); funcgrad's advice is in a note
+    def message(a, b):
+        with pytest.raises(ValueError) as info:
+            tree_map(lambda x, y: x, a, b)
+        return str(info.value)
+
+    assert message([1, {"x": (1, 2)}], [1, {"x": (1,)}]) == (
+        "pytree structure error: different lengths of tuple at key path\n    tree_map tree[1]"
+        "['x']\nAt that key path, the prefix pytree tree_map tree has a subtree of type tuple "
+        "of length 2, but the full pytree has a subtree of the same type but of length 1.")
+    assert message((1, 2), [1, 2]) == (
+        "pytree structure error: different types at key path\n    tree_map tree\nAt that key "
+        "path, the prefix pytree tree_map tree has a subtree of type\n    <class 'tuple'>\nbut "
+        "at the same key path the full pytree has a subtree of different type\n    "
+        "<class 'list'>.")
+    assert message({"a": 1, "b": 2}, {"a": 2, "c": 1}) == (
+        "pytree structure error: different pytree metadata at key path\n    tree_map tree\nAt "
+        "that key path, the prefix pytree tree_map tree has a subtree of type\n    "
+        "<class 'dict'>\nwith metadata\n    ('a', 'b')\nbut at the same key path the full "
+        "pytree has a subtree of the same type but with metadata\n    ('a', 'c')\nso the diff "
+        "in the metadata at these pytree nodes is\n    - ('a', 'b')\n    ?        ^\n\n    + "
+        "('a', 'c')\n    ?        ^\n")
+    with pytest.raises(ValueError) as info:
+        tree_unflatten(tree_structure([1, 2]), [1, 2, 3])
+    assert str(info.value) == "Too many leaves for PyTreeDef; expected 2."
+    assert info.value.__notes__ == ["The structure is PyTreeDef([*, *])"]
 
 
 def test_leaf_counts():
@@ -270,6 +299,9 @@ def test_mixed_dict_keys_refused_as_in_jax():
                                          "dictionary keys") as info:
         tree_flatten({1: 1, "a": 2})
     assert isinstance(info.value.__cause__, TypeError)
+    # the message is JAX's, word for word (the docs print it); the fix is in a note
+    assert str(info.value) == "Comparator raised exception while sorting pytree dictionary keys."
+    assert "[1, 'a'] cannot be compared" in info.value.__notes__[0]
     assert tree_leaves({2: "b", 1.5: "a"}) == ["a", "b"]  # comparable keys of two types
 
 
@@ -385,3 +417,22 @@ def test_against_live_jax():
         with pytest.raises(ValueError) as info:
             jtu.tree_map(lambda x, y: x, a, b)
         assert str(info.value).startswith(start) and path in str(info.value)
+
+
+def test_tree_static_marks_a_dataclass_field_as_metadata():
+    import dataclasses
+
+    import funcgrad as fg
+
+    @fg.tree_util.register_dataclass
+    @dataclasses.dataclass
+    class Op:
+        x: float
+        y: float
+        kind: str = fg.tree.static(default="add", metadata={"doc": "kept"})
+
+    op = Op(1.0, 2.0)
+    assert fg.tree.leaves(op) == [1.0, 2.0]
+    assert fg.tree.structure(op) != fg.tree.structure(Op(1.0, 2.0, kind="mul"))
+    assert dataclasses.fields(Op)[2].metadata == {"doc": "kept", "static": True}
+    assert fg.tree.map(lambda v: v * 2, op) == Op(2.0, 4.0)

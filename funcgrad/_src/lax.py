@@ -28,7 +28,7 @@ from .batching import (BatchTrace, BatchTracer, batch_elementwise, front_or_broa
                        move_to_front)
 from .core import Array, FuncgradError, Primitive, Tracer, engine, raw, wrap
 from .forward import JVPTracer
-from .tree_util import tree_flatten, tree_map, tree_unflatten
+from .tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
 
 __all__ = ["cond", "switch", "select", "while_loop", "fori_loop", "scan", "map",
            "associative_scan"]
@@ -462,14 +462,14 @@ def _while(cond_fun: Callable, body_fun: Callable, init_val: Any, below: int | N
                 return _while_results(val)
             new = _as_arrays(body_fun(val))
             if not checked:
-                _check_carry(given, new, "while_loop body function")
+                _check_carry(given, new, "while_loop body function", body_fun)
             val = _select_trees(pred, new, val)
         else:
             if not pred:
                 return _while_results(val)
             new = _as_arrays(body_fun(val))
             if not checked:
-                _check_carry(given, new, "while_loop body function")
+                _check_carry(given, new, "while_loop body function", body_fun)
             val = new
         checked = True
 
@@ -512,7 +512,7 @@ def _while_one_level_down(trace: BatchTrace, cond_fun: Callable, body_fun: Calla
         v = batched(us)
         pred = cond_fun(v)
         new = _as_arrays(body_fun(v))
-        _check_carry(val, new, "while_loop body function")
+        _check_carry(val, new, "while_loop body function", body_fun)
         chosen = tree_flatten(_select_trees(pred, new, v))[0]
         return [per_example(leaf) if isinstance(leaf, Tracer) else
                 front_or_broadcast(raw(leaf), None, trace.size) for leaf in chosen]
@@ -528,26 +528,47 @@ def _while_results(val):
                                     else leaf for leaf in leaves])
 
 
-def _check_carry(old, new, what: str) -> None:
-    """A loop's carry keeps its structure, shapes and dtypes (JAX's TypeError)."""
+def _check_carry(old, new, what: str, fun: Callable | None = None) -> None:
+    """A loop's carry keeps its structure, shapes and dtypes (JAX's TypeError, naming the
+    component by the body's parameter and its key path). Python numbers are weakly typed."""
+    name = _first_parameter(fun)
     old_leaves, old_def = tree_flatten(old)
     new_leaves, new_def = tree_flatten(new)
     if old_def != new_def:
         raise TypeError(f"{what} carry input and carry output must have the same pytree "
-                        f"structure, but they differ: the carry input is {old_def} and the "
-                        f"carry output is {new_def}. Revise the function so that both have "
-                        "the same pytree structure.")
-    for x, y in zip(old_leaves, new_leaves):
+                        f"structure, but they differ:\n\nThe input carry {name} is "
+                        f"{_node_kind(old, old_def)} but the corresponding component of the "
+                        f"carry output is {_node_kind(new, new_def)}, so their Python types "
+                        "differ.\n\nRevise the function so that the carry output has the same "
+                        "pytree structure as the carry input.")
+    paths = [keystr(path) for path, _ in tree_flatten_with_path(old)[0]]
+    for path, x, y in zip(paths, old_leaves, new_leaves):
         if _shape(x) != _shape(y):
             problem = "shapes"
         elif not (_weak_kind(x) or _weak_kind(y)) and _dtype(x) != _dtype(y):
             problem = "dtypes"
         else:
             continue
-        raise TypeError(f"{what} carry input and carry output must have equal types, but the "
-                        f"carry input has type {_type_str(x)} where the carry output has type "
-                        f"{_type_str(y)}, so the {problem} do not match. Revise the function "
-                        "(or cast the initial value) so that all types match.")
+        which = f"carry {name}" if not path else f"carry component {name}{path}"
+        raise TypeError(f"{what} carry input and carry output must have equal types, but they "
+                        f"differ:\n\nThe input {which} has type {_type_str(x)} but the "
+                        f"corresponding output carry component has type {_type_str(y)}, so the "
+                        f"{problem} do not match.\n\nRevise the function so that all output "
+                        "types match the corresponding input types.")
+
+
+def _first_parameter(fun: Callable | None) -> str:
+    """The name a loop body gives its carry (JAX's errors use it), else ``carry``."""
+    code = getattr(fun, "__code__", None)
+    if code is None or code.co_argcount == 0:
+        return "carry"
+    return code.co_varnames[0]
+
+
+def _node_kind(tree, treedef) -> str:
+    if treedef.num_nodes == 1 and treedef.num_leaves == 1:
+        return "an array"
+    return f"a {type(tree)}"
 
 
 def fori_loop(lower: int, upper: int, body_fun: Callable[[Any, Any], Any], init_val: Any,
@@ -611,8 +632,8 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     xs_leaves, xs_def = tree_flatten(xs)
     sizes = [(_shape(leaf) or (None,))[0] for leaf in xs_leaves]
     if any(s is None for s in sizes):
-        raise ValueError("scan got a value with no leading axis to scan over (a scalar in xs). "
-                         "Give every leaf of xs a leading axis of the scan's length")
+        scalar = next(leaf for leaf, s in zip(xs_leaves, sizes) if s is None)
+        raise ValueError(f"scan got value with no leading axis to scan over: {scalar}.")
     if length is not None:
         length = int(length)
         if any(s != length for s in sizes):
@@ -641,7 +662,7 @@ def run_scan(f: Callable, init: Any, xs: Any, length: int, reverse: bool) -> tup
         x = tree_unflatten(xs_def, [wrap(r[i]) for r in rows])
         new_carry, y = _split_step(f(carry, x))
         if not ys:  # against the given init: its Python scalars are weakly typed
-            _check_carry(init, new_carry, "scan body function")
+            _check_carry(init, new_carry, "scan body function", f)
         carry = new_carry
         ys.append(y)
     if reverse:
@@ -650,7 +671,7 @@ def run_scan(f: Callable, init: Any, xs: Any, length: int, reverse: bool) -> tup
         x = tree_unflatten(xs_def, [wrap(np.zeros(_shape(leaf)[1:], _dtype(leaf)))
                                     for leaf in xs_leaves])
         new_carry, y = _split_step(f(carry, x))
-        _check_carry(init, new_carry, "scan body function")
+        _check_carry(init, new_carry, "scan body function", f)
         return carry, tree_map(lambda leaf: wrap(np.zeros((0,) + _shape(leaf), _dtype(leaf))),
                                _as_arrays(y))
     return carry, _stack_trees(ys)

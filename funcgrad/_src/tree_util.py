@@ -321,10 +321,12 @@ def _sorted_keys(d) -> tuple:
     try:
         return tuple(sorted(d))
     except TypeError as err:
-        raise ValueError(
-            "Comparator raised exception while sorting pytree dictionary keys. Pytrees order "
-            f"a dict's children by sorted key, and keys {list(d)!r} cannot be compared with "
-            "each other; use keys of one type (e.g. all str)") from err
+        # JAX's message exactly (programs print it); the reason and the fix as a note
+        error = ValueError("Comparator raised exception while sorting pytree dictionary keys.")
+        error.add_note(f"Pytrees order a dict's children by sorted key, and keys {list(d)!r} "
+                       "cannot be compared with each other; use keys of one type (e.g. all "
+                       "str)")
+        raise error from err
 
 
 # --- the structure ----------------------------------------------------------------------
@@ -558,11 +560,12 @@ def tree_unflatten(treedef: PyTreeDef, leaves: Iterable) -> Any:
         leaves = list(leaves)
     if len(leaves) != treedef.num_leaves:
         expected = treedef.num_leaves
-        if len(leaves) < expected:
-            raise ValueError(f"Too few leaves for PyTreeDef; expected {expected}, got "
-                             f"{len(leaves)}. The structure is {treedef}")
-        raise ValueError(f"Too many leaves for PyTreeDef; expected {expected}, got "
-                         f"{len(leaves)}. The structure is {treedef}")
+        # JAX's messages exactly; the structure as a note
+        error = ValueError(f"Too few leaves for PyTreeDef; expected {expected}, got "
+                           f"{len(leaves)}" if len(leaves) < expected else
+                           f"Too many leaves for PyTreeDef; expected {expected}.")
+        error.add_note(f"The structure is {treedef}")
+        raise error
     nodes = treedef._nodes
     kind, aux, n = nodes[0]
     if kind is None:
@@ -640,24 +643,28 @@ def _flatten_up_to(treedef: PyTreeDef, tree: Any, what: str) -> list:
             out.append(x)
             continue
         problem = None
+        where = f"at key path\n    {what}{keystr(path)}\nAt that key path, the prefix pytree {what}"
         if type(x) is not kind and not (kind is _NoneType and x is None):
-            problem = (f"different types at key path\n    {what}{keystr(path)}\nThere the first "
-                       f"tree has a subtree of type\n    {kind}\nbut this one has a subtree "
-                       f"of different type\n    {type(x)}.")
+            problem = (f"different types {where} has a subtree of type\n    {kind}\nbut at the "
+                       "same key path the full pytree has a subtree of different type\n    "
+                       f"{type(x)}.")
         elif (got := _node_data(x, kind)) != aux:
-            diff = "\n".join(difflib.ndiff([repr(aux)], [repr(got)]))
-            problem = (f"different pytree metadata at key path\n    {what}{keystr(path)}\n"
-                       f"There the first tree's {kind.__name__} has metadata (keys)\n    {aux!r}\n"
-                       f"but this one has\n    {got!r}\nso the difference is\n{diff}")
+            diff = "\n".join("    " + line for line in difflib.ndiff([repr(aux)], [repr(got)]))
+            problem = (f"different pytree metadata {where} has a subtree of type\n    {kind}\n"
+                       f"with metadata\n    {aux!r}\nbut at the same key path the full pytree "
+                       f"has a subtree of the same type but with metadata\n    {got!r}\nso the "
+                       f"diff in the metadata at these pytree nodes is\n{diff}")
         elif kind is not _NoneType and len(entries := _child_entries(x, kind, aux)) != n:
-            problem = (f"different lengths of {kind.__name__} at key path\n    {what}"
-                       f"{keystr(path)}\nThere the first tree's {kind.__name__} has length "
-                       f"{n}, but this one has length {len(entries)}.")
-        if problem is not None:
-            raise ValueError(
-                f"pytree structure error: {problem}\nEvery tree passed along with the first "
-                "must have the first tree's structure (or extend it below its leaves): compare "
-                "tree_structure(a) and tree_structure(b) and make the containers match.")
+            problem = (f"different lengths of {kind.__name__} {where} has a subtree of type "
+                       f"{kind.__name__} of length {n}, but the full pytree has a subtree of the "
+                       f"same type but of length {len(entries)}.")
+        if problem is not None:  # JAX's message exactly; the fix as a note
+            error = ValueError(f"pytree structure error: {problem}")
+            error.add_note("Every tree passed along with the first must have the first tree's "
+                           "structure (or extend it below its leaves): compare "
+                           "tree_structure(a) and tree_structure(b) and make the containers "
+                           "match.")
+            raise error
         if kind is not _NoneType:
             stack.extend((c, path + (k,)) for k, c in reversed(entries))
     return out
