@@ -21,6 +21,8 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ._src.tape_print import Tape, make_tape
+from .mutable import Tensor
+from .mutable.autograd.graph import Node, SavedTensorInfo, saved_tensors, writes
 
 __all__ = ["make_tape", "graph", "to_dot", "mutable_graph", "Graph", "GraphNode", "SavedTensor",
            "draw_tape", "TapeDrawing", "side_by_side", "html_page"]
@@ -121,9 +123,9 @@ def to_dot(tensor_or_node: Any) -> str:
 
 
 # --- the mutable graph with what each node saved -------------------------------------------
-# funcgrad.mutable keeps, per node, the tensors it saved (each with the version it had when
-# saved and the counter it shares with its views) and where the node was made; a version
-# counter remembers the last in-place write. This section is the one place that reads them.
+# funcgrad.mutable tells, per node, the tensors it saved (each with the version it had when
+# saved, the version now and the in-place writes since) through its public, read-only
+# `autograd.graph.saved_tensors` and `writes`; this section is the one place that reads them.
 
 class SavedTensor:
     """A tensor a node saved for its backward: ``role`` (``self``, ``other``, ``arg2``,
@@ -222,35 +224,28 @@ def _short_where(where) -> str:
 
 
 def _saved_of(node) -> list:
-    """(role, Saved) for each tensor `node` saved; empty for nodes that keep none or were
-    freed. Reads funcgrad.mutable's node slots (``_vals``, ``_out``) duck-typed, so a real
-    torch node simply shows nothing saved."""
-    found = []
-    vals = getattr(node, "_vals", None)
-    if isinstance(vals, (list, tuple)):
-        roles = ["self"] if len(vals) == 1 else (["self", "other"] if len(vals) == 2
-                                                  else [f"arg{i}" for i in range(len(vals))])
-        for i, v in enumerate(vals):
-            if hasattr(v, "counter") and hasattr(v, "version") and hasattr(v, "data"):
-                found.append((roles[i], i, v))
-    out = getattr(node, "_out", None)
-    if hasattr(out, "counter") and hasattr(out, "version") and hasattr(out, "data"):
-        found.append(("result", None, out))
-    return found
+    """(role, argument position, SavedTensor, where the op ran) for each tensor `node`
+    saved, read through funcgrad.mutable's public `autograd.graph.saved_tensors`; empty for
+    nodes that keep none or were freed, and for a real torch node (nothing saved shows)."""
+    if not isinstance(node, Node):
+        return []
+    return [(s.name, s.argument, _saved_info(s), s.saved_at) for s in saved_tensors(node)]
 
 
-def _saved_info(role: str, saved) -> SavedTensor:
-    data = saved.data
-    type_ = f"{np.asarray(data).dtype}[{','.join(str(s) for s in np.shape(data))}]"
-    return SavedTensor(role, type_, saved.version, saved.counter.value,
-                       getattr(saved.counter, "modified_by", None))
+def _saved_info(saved: SavedTensorInfo) -> SavedTensor:
+    type_ = f"{str(saved.dtype).replace('torch.', '')}[{','.join(str(s) for s in saved.shape)}]"
+    last = saved.writes[-1][:3] if saved.writes else None
+    return SavedTensor(saved.name, type_, saved.saved_version, saved.version, last)
 
 
 def last_write(tensor) -> tuple | None:
     """(op, file, line) of the last in-place write to `tensor`'s storage (shared with its
-    views), or None when it was never written in place or the layer does not record it."""
-    counter = getattr(tensor, "_vc", None)
-    return getattr(counter, "modified_by", None)
+    views), or None when it was never written in place or it is not a funcgrad.mutable
+    tensor."""
+    if not isinstance(tensor, Tensor):
+        return None
+    history = writes(tensor)
+    return tuple(history[-1][:3]) if history else None
 
 
 class Graph:
@@ -377,26 +372,24 @@ def mutable_graph(*tensors: Any, names: dict | None = None) -> Graph:
         key = keys[id(node)]
         name = node.name() if callable(getattr(node, "name", None)) else type(node).__name__
         info = GraphNode(key, name, _kind(node))
-        info.where = getattr(node, "_where", None)
         info.freed = bool(getattr(node, "_freed", False))
         variable = getattr(node, "variable", None)
         if variable is not None:
             info.leaf_type = _tensor_type(variable)
         broken_args = set()
-        for role, index, saved in _saved_of(node):
-            s = _saved_info(role, saved)
+        for role, index, s, saved_at in _saved_of(node):
             info.saved.append(s)
+            info.where = info.where or saved_at
             if s.stale:
                 broken_args.add(index)
         nodes[key] = info
         nexts = node.next_functions
-        vals = getattr(node, "_vals", None)
-        aligned = isinstance(vals, (list, tuple)) and len(vals) == len(nexts)
         for i, (child, _) in enumerate(nexts):
             if child is None:
                 continue
-            broken = bool(broken_args) and (not aligned or i in broken_args
-                                            or None in broken_args)
+            # a saved argument breaks its own edge; a saved result (or a Function's tensors,
+            # argument None) breaks every edge of the node
+            broken = i in broken_args or None in broken_args
             edges.append((key, keys[id(child)], broken))
     by_id = {id(n): keys[id(n)] for n in order}
     tensor_names = {id(t): n for n, t in names.items()}
