@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -24,7 +25,8 @@ from ._ops import COPY, OpNode, apply_primitive, inplace
 from ._tensor import Tensor
 
 __all__ = ["STATE", "Node", "OpNode", "AccumulateGrad", "Saved", "Version", "RemovableHandle",
-           "run_backward", "node_class", "freed_error", "version_error", "Graph", "call_node"]
+           "run_backward", "node_class", "freed_error", "version_error", "Graph", "call_node",
+           "EXECUTION_ENGINE"]
 
 
 # --- one backward call -------------------------------------------------------------------------
@@ -220,10 +222,42 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
     # backward runs with grad mode equal to create_graph, as in PyTorch
     prev_mode = STATE.grad_enabled
     STATE.grad_enabled = create_graph
+    callbacks: list = []
+    _CALLBACKS.stack.append(callbacks)
     try:
-        return _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_inputs)
+        found = _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_inputs)
+        # callbacks queued during the pass run once it is done, in order (one may queue more)
+        k = 0
+        while k < len(callbacks):
+            callbacks[k]()
+            k += 1
+        return found
     finally:
+        _CALLBACKS.stack.pop()
         STATE.grad_enabled = prev_mode
+
+
+class _Callbacks(threading.local):
+    """Per thread, the callback lists of the backward passes running (innermost last)."""
+
+    def __init__(self) -> None:
+        self.stack: list = []
+
+
+_CALLBACKS = _Callbacks()
+
+
+class ExecutionEngine:
+    """``torch.autograd.Variable._execution_engine``: ``queue_callback(fn)`` runs `fn` once
+    the backward pass in progress (in this thread) has finished."""
+
+    def queue_callback(self, callback) -> None:
+        if not _CALLBACKS.stack:
+            raise RuntimeError("Final callbacks can only be installed during backward pass.")
+        _CALLBACKS.stack[-1].append(callback)
+
+
+EXECUTION_ENGINE = ExecutionEngine()
 
 
 def _priority(node, pushes) -> int:

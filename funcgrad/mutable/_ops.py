@@ -163,6 +163,8 @@ class OpNode(Node):
             if t is Saved:
                 if v.counter.value != v.version:
                     raise version_error(v, self)
+                if v.tensor is not None and not v.tensor._rg and v.tensor._grad_fn is None:
+                    self._check_not_detached(len(args))
                 args.append(graph.lift(saved_tensor(v, self)) if create_graph else v.data)
             elif v is STAND_IN:
                 _, shape, dtype = self._meta[len(args)]
@@ -181,6 +183,14 @@ class OpNode(Node):
         elif type(out) is Spec:
             out = out.make()
         return args, out
+
+    def _check_not_detached(self, k: int) -> None:
+        """Argument `k` was saved while it required grad and has lost its history since:
+        ``detach_()`` was called on it (PyTorch refuses to use it)."""
+        if any(argnum == k for argnum, _, _ in self._meta):
+            raise RuntimeError("Trying to use a saved tensor that has been detached in-place, "
+                               "i.e. with .detach_().This is not supported, please use "
+                               "out-of-place `.detach()` instead")
 
     def _apply(self, cts, graph):
         if self._freed:
@@ -914,6 +924,8 @@ def check_inplace(self: Tensor) -> None:
             "block (if you don't want the inplace to be tracked) or both outside (if you want "
             "the inplace to be tracked).")
     if self._view.multi and base.requires_grad:
+        if self.grad_fn is None:  # pieces made under no_grad: no history to name
+            raise RuntimeError(NO_GRAD_VIEW_INPLACE)
         raise RuntimeError(
             f"Output {self._nr} of {_short_name(self.grad_fn)} is a view and is being modified "
             "inplace. This view is the output of a function that returns multiple views. Such "

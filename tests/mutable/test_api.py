@@ -152,3 +152,138 @@ def test_benchmark_rows_are_measured():
     assert len(ours) == len(bench.WORKLOADS)
     for _, _, result in ours:
         assert float(result.split()[0]) > 0
+
+
+# --- engine-level API checked on funcgrad.mutable and on torch ---------------------------------
+@pytest.mark.parametrize("torch", _modules(), ids=lambda m: m.__name__)
+def test_queue_callback_runs_after_the_pass(torch):
+    log = []
+
+    class Mark(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            engine = torch.autograd.Variable._execution_engine
+            engine.queue_callback(lambda: (log.append("first"),
+                                           engine.queue_callback(lambda: log.append("second"))))
+            log.append("backward")
+            return g * 2
+
+    x = torch.ones(2, requires_grad=True)
+    Mark.apply(x).sum().backward()
+    assert log == ["backward", "first", "second"] and x.grad.tolist() == [2.0, 2.0]
+    with pytest.raises(RuntimeError, match="Final callbacks can only be installed during "
+                                           "backward pass."):
+        torch.autograd.Variable._execution_engine.queue_callback(lambda: None)
+
+
+@pytest.mark.parametrize("torch", _modules(), ids=lambda m: m.__name__)
+def test_function_node_class_saved_tensors_and_instances(torch):
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = torch.tensor([3.0], requires_grad=True)
+    y = Square.apply(x)
+    assert type(y.grad_fn) is Square._backward_cls
+    assert y.grad_fn.saved_tensors[0] is x
+    y.backward()
+    assert x.grad.tolist() == [6.0]
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        y.grad_fn.saved_tensors
+    with pytest.warns(DeprecationWarning, match="should not be instantiated"):
+        f = Square()
+    with pytest.raises(RuntimeError, match="Legacy autograd function with non-static forward"):
+        f(x)
+
+
+@pytest.mark.parametrize("torch", _modules(), ids=lambda m: m.__name__)
+def test_function_vjp_alone_or_both(torch):
+    class ByVjp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 3
+
+        @staticmethod
+        def vjp(ctx, g):
+            return g * 3
+
+    class Both(ByVjp):
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = torch.ones(1, requires_grad=True)
+    ByVjp.apply(x).sum().backward()
+    assert x.grad.tolist() == [3.0]
+    with pytest.raises(RuntimeError, match="Implementing both 'backward' and 'vjp'"):
+        Both.apply(x).sum().backward()
+
+
+@pytest.mark.parametrize("torch", _modules(), ids=lambda m: m.__name__)
+def test_a_saved_tensor_detached_in_place(torch):
+    a = torch.tensor(1.0, requires_grad=True).clone()
+    b = a.sin()
+    a.detach_()
+    with pytest.raises(RuntimeError, match="saved tensor that has been detached in-place"):
+        b.backward()
+    a = torch.tensor(1.0, requires_grad=True)
+    c = a.clone()
+    d = c.exp()  # saves its output, not c
+    c.detach_()
+    d.backward()
+    assert a.grad.item() == pytest.approx(math.e)
+
+
+@pytest.mark.parametrize("torch", _modules(), ids=lambda m: m.__name__)
+def test_pieces_made_under_no_grad_refuse_in_place_with_grad(torch):
+    inp = torch.rand(2, requires_grad=True).clone()
+    with torch.no_grad():
+        pieces = inp.unbind()
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being "
+                                           "modified inplace"):
+        pieces[0].add_(1)
+
+
+@pytest.mark.parametrize("torch", _modules(), ids=lambda m: m.__name__)
+def test_increment_version_and_grad_mode_module(torch):
+    t = torch.zeros(2)
+    torch.autograd.graph.increment_version(t)
+    torch.autograd.graph.increment_version([t, t])
+    assert t._version == 3
+    with torch.autograd.grad_mode.no_grad():
+        assert not torch.is_grad_enabled()
+    with torch.autograd.grad_mode.set_grad_enabled(False):
+        assert not torch.is_grad_enabled()
+    assert torch.is_grad_enabled()
+
+
+@pytest.mark.parametrize("torch", _modules(), ids=lambda m: m.__name__)
+def test_grad_buffers_taken_unless_shared(torch):
+    class Twice(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * b
+
+        @staticmethod
+        def backward(ctx, g):
+            g = g * 1.0  # a fresh buffer, handed to both leaves
+            return g, g
+
+    a = torch.ones(3, requires_grad=True)
+    b = torch.ones(3, requires_grad=True)
+    Twice.apply(a, b).sum().backward()
+    # one accumulator takes the buffer, the other (which saw it shared) copies it
+    assert a.grad.data_ptr() != b.grad.data_ptr()
+    a.grad.add_(1)
+    assert b.grad.tolist() == [1.0, 1.0, 1.0] and a.grad.tolist() == [2.0, 2.0, 2.0]

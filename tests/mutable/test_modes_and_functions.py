@@ -72,6 +72,45 @@ def test_eight_concurrent_backward_passes_give_the_single_threaded_results():
     assert fm.is_grad_enabled()
 
 
+def test_overlapping_backward_passes_leave_grad_mode_on_everywhere():
+    """Backward turns grad mode off in its own thread only (create_graph=False), and puts it
+    back however the passes interleave; the main thread records throughout."""
+    inside = threading.Barrier(5)   # four backward passes and the main thread, all mid-pass
+    leave = threading.Barrier(5)
+    modes = []
+
+    class Meet(fm.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            modes.append(fm.is_grad_enabled())  # off inside this thread's backward
+            inside.wait(timeout=30)
+            leave.wait(timeout=30)
+            return g * 3
+
+    results = {}
+
+    def work(k):
+        x = fm.tensor([float(k + 1)], requires_grad=True)
+        (Meet.apply(x * x) * 2).sum().backward()
+        results[k] = (x.grad.item(), fm.is_grad_enabled())
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    inside.wait(timeout=30)
+    assert fm.is_grad_enabled() and (fm.ones(1, requires_grad=True) * 2).requires_grad
+    leave.wait(timeout=30)
+    for t in threads:
+        t.join()
+    assert modes == [False] * 4
+    assert results == {k: (12.0 * (k + 1), True) for k in range(4)}  # d(2*3*x^2)/dx
+    assert fm.is_grad_enabled()
+
+
 def _generator_modes(lib):
     @lib.no_grad()
     def gen():

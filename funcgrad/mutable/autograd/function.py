@@ -58,6 +58,8 @@ class FunctionCtx:
             raise freed_error()
         if self._saved is None:
             return ()
+        node = self._node() if getattr(self, "_node", None) is not None else None
+        clear = node is not None and getattr(node._fn_cls, "clear_saved_tensors_on_access", False)
         out = []
         for item in self._saved:
             if item is None:
@@ -71,6 +73,9 @@ class FunctionCtx:
                 s.version = version
                 raise version_error(s, node)
             out.append(t)
+        if clear:  # the backward holds the only references from here on
+            self._saved = None
+            self._freed = True
         return tuple(out)
 
 
@@ -80,8 +85,22 @@ class _FunctionNode(Node):
     __slots__ = ("_nout", "ctx", "_fn_cls", "_in_meta", "_out_meta", "_non_diff_outputs", "_needs")
 
     def _release(self) -> None:
-        if self.ctx._saved:
-            self.ctx._freed = True
+        self.ctx._freed = True  # as PyTorch: saved_tensors is gone after backward, saved or not
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """PyTorch's node is the ctx: what ``ctx.save_for_backward`` saved."""
+        return self.ctx.saved_tensors
+
+    def __getattr__(self, name: str):
+        """Other attributes the forward set on ``ctx`` (PyTorch's node is the ctx)."""
+        if name.startswith("__") or name in _FunctionNode.__slots__:
+            raise AttributeError(name)
+        try:
+            return getattr(self.ctx, name)
+        except AttributeError:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute "
+                                 f"'{name}'") from None
 
     def _saved_values(self) -> list:
         ctx = self.ctx
@@ -107,7 +126,7 @@ class _FunctionNode(Node):
         prev = STATE.grad_enabled
         STATE.grad_enabled = graph.create_graph
         try:
-            result = self._fn_cls.backward(ctx, *args)
+            result = _user_backward(self._fn_cls)(ctx, *args)
         finally:
             STATE.grad_enabled = prev
         if not isinstance(result, tuple):
@@ -134,8 +153,22 @@ class _FunctionNode(Node):
         return grads
 
 
+def _user_backward(cls):
+    """The Function's backward: its ``vjp`` or its ``backward``, never both (as PyTorch)."""
+    backward, vjp = cls.backward, cls.vjp
+    own_vjp = getattr(vjp, "__func__", vjp) is not getattr(Function.vjp, "__func__", None)
+    if backward is not Function.backward and own_vjp:
+        raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not "
+                           "allowed. You should only implement one of them.")
+    return vjp if own_vjp else backward
+
+
 class _FunctionMeta(type):
-    pass
+    """Gives every Function subclass its node class, ``_backward_cls`` (as PyTorch)."""
+
+    def __init__(cls, name, bases, namespace) -> None:
+        super().__init__(name, bases, namespace)
+        cls._backward_cls = node_class(name + "Backward", _FunctionNode)
 
 
 class Function(metaclass=_FunctionMeta):
@@ -185,6 +218,12 @@ class Function(metaclass=_FunctionMeta):
     def vjp(cls, ctx, *grad_outputs):
         return cls.backward(ctx, *grad_outputs)
 
+    def __init__(self, *args, **kwargs) -> None:
+        warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd "
+                      "functions are all static, so you should invoke them on the class itself. "
+                      "Instantiating an autograd function will raise an error in a future "
+                      "version of PyTorch.", DeprecationWarning, stacklevel=2)
+
     def __call__(self, *args, **kwargs):
         raise RuntimeError(
             "Legacy autograd function with non-static forward method is deprecated. Please use "
@@ -219,7 +258,7 @@ class Function(metaclass=_FunctionMeta):
                         o._base is (a._base if a._base is not None else a) for a in tensors):
                     o._view.custom = True
             return outputs
-        cls_node = node_class(cls.__name__ + "Backward", _FunctionNode, nout=len(outs))
+        cls_node = cls._backward_cls
         node = cls_node.__new__(cls_node)
         node._init(tuple(edge_of(a) if isinstance(a, Tensor) and a.requires_grad else None
                          for a in args))

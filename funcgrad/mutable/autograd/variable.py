@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._autograd import EXECUTION_ENGINE
 from .._tensor import Tensor
 
 __all__ = ["Variable"]
@@ -22,6 +23,8 @@ class Variable(metaclass=_VariableMeta):
     >>> v.requires_grad, isinstance(v, torch.autograd.Variable)
     (True, True)
     """
+
+    _execution_engine = EXECUTION_ENGINE  # queue_callback(fn): run fn after this backward
 
     def __new__(cls, data=None, requires_grad: bool = False, volatile: bool = False) -> Tensor:
         if data is None:
