@@ -226,3 +226,16 @@ def test_bad_arguments_name_the_fix():
         fsp.multigammaln(3.0, 0)
     with pytest.raises(ValueError, match=r"greater than \(d - 1\) / 2"):
         fsp.multigammaln(0.5, 3)
+
+
+def test_gammainc_derivative_in_a_matches_jax():
+    """JAX differentiates gammainc once in a (igamma_grad_a); its values, recorded below, are
+    checked here without JAX too."""
+    a = np.array([0.5, 2.0, 10.0, 2.5]); x = np.array([0.3, 3.0, 2.0, 60.0])
+    recorded = {(2.0, 3.0): -0.19742541957920232}
+    np.testing.assert_allclose(fg.grad(fsp.gammainc)(2.0, 3.0), recorded[(2.0, 3.0)], rtol=1e-13)
+    jax = pytest.importorskip("jax", reason="JAX is an optional oracle (not installed in CI)")
+    jax.config.update("jax_enable_x64", True)
+    theirs = jax.vmap(jax.grad(jax.scipy.special.gammainc))(a, x)
+    np.testing.assert_allclose(fg.vmap(fg.grad(fsp.gammainc))(a, x), np.asarray(theirs),
+                               rtol=1e-10, atol=1e-300)
