@@ -211,16 +211,21 @@ class OpNode(Node):
                 g = conj(rule(ct, out, *args, **params) if params else rule(ct, out, *args))
                 grads.append(None if g is None else graph.fix(graph.lower(g), shape, dtype))
             return grads
-        ct = conj(ct)
+        if type(ct) is not np.ndarray or ct.dtype.kind == "c":
+            ct = conj(ct)
         for argnum, shape, dtype in self._meta:
             if argnum is None:
                 grads.append(None)
                 continue
             rule = rules[argnum]
-            g = conj(rule(ct, out, *args, **params) if params else rule(ct, out, *args))
-            if g is not None and (type(g) is not np.ndarray or g.shape != shape
-                                  or g.dtype != dtype):
-                g = fix_array(g, shape, dtype)
+            g = rule(ct, out, *args, **params) if params else rule(ct, out, *args)
+            if type(g) is not np.ndarray:
+                if g is not None:
+                    g = fix_array(conj(g), shape, dtype)
+            elif g.shape != shape or g.dtype != dtype:
+                g = fix_array(conj(g), shape, dtype)
+            elif dtype.kind == "c":
+                g = conj(g)
             grads.append(g)
         return grads
 

@@ -198,6 +198,8 @@ class Tensor:
 
     @grad.setter
     def grad(self, value) -> None:
+        if value is self:
+            raise RuntimeError("can't assign Variable as its own grad")
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "

@@ -287,3 +287,25 @@ def test_grad_buffers_taken_unless_shared(torch):
     assert a.grad.data_ptr() != b.grad.data_ptr()
     a.grad.add_(1)
     assert b.grad.tolist() == [1.0, 1.0, 1.0] and a.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize("torch", _modules(), ids=lambda m: m.__name__)
+def test_multi_grad_hook_and_own_grad(torch):
+    a, b = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+    seen, first = [], []
+    handle = torch.autograd.graph.register_multi_grad_hook(
+        (a, b), lambda gs: seen.append([None if g is None else g.tolist() for g in gs]))
+    (a * 2).sum().backward()
+    (a * b * 3).sum().backward()
+    assert seen == [[[2.0, 2.0], None], [[3.0, 3.0], [3.0, 3.0]]]
+    handle.remove()
+    (a * 2).sum().backward()
+    assert len(seen) == 2
+    torch.autograd.graph.register_multi_grad_hook((a, b), first.append, mode="any")
+    (a * 3 + b).sum().backward()
+    assert len(first) == 1
+    with pytest.raises(ValueError, match="Expects mode to be one of"):
+        torch.autograd.graph.register_multi_grad_hook((a, b), print, mode="foo")
+    x = torch.zeros(3, 3)
+    with pytest.raises(RuntimeError, match="can't assign Variable as its own grad"):
+        x.grad = x

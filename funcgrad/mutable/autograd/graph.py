@@ -10,12 +10,13 @@ from typing import Any, Iterable, NamedTuple
 import numpy as np
 
 from .. import _dtypes as D
+from .._autograd import EXECUTION_ENGINE
 from .._graph import Node
 from .._ops import saved_tensor
 from .._tensor import Tensor
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version", "SavedTensorInfo",
-           "saved_tensors", "writes"]
+           "saved_tensors", "writes", "register_multi_grad_hook"]
 
 
 class GradientEdge(NamedTuple):
@@ -137,3 +138,62 @@ def writes(tensor: Tensor) -> tuple:
     ['add_']
     """
     return tuple(tensor._vc.writes or ())
+
+
+class _MultiHandle:
+    """What `register_multi_grad_hook` returns: ``remove()`` unregisters every hook."""
+
+    def __init__(self, handles: list) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> _MultiHandle:
+    """Call `fn` once per backward pass that computes the gradient of any of `tensors`:
+    with mode "all", ``fn(grads)`` after the pass, one entry per tensor (None where this
+    pass computed none); with mode "any", ``fn(grad)`` with the first one computed.
+
+    >>> import funcgrad.mutable as torch
+    >>> a, b = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+    >>> seen = []
+    >>> h = torch.autograd.graph.register_multi_grad_hook(
+    ...     (a, b), lambda gs: seen.append([g is not None for g in gs]))
+    >>> (a * 2).sum().backward()
+    >>> seen
+    [[True, False]]
+    """
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    pending: dict = {}  # this pass's gradients, by position
+
+    def flush() -> None:
+        grads = tuple(pending.get(k) for k in range(len(tensors)))
+        pending.clear()
+        fn(grads)
+
+    def make_hook(k: int):
+        def hook(grad):
+            if mode == "any":
+                if not pending:
+                    pending[k] = grad
+                    EXECUTION_ENGINE.queue_callback(pending.clear)
+                    fn(grad)
+                return None
+            if not pending:
+                EXECUTION_ENGINE.queue_callback(flush)
+            pending[k] = grad
+            return None
+        return hook
+
+    return _MultiHandle([t.register_hook(make_hook(k)) for k, t in enumerate(tensors)
+                         if t.requires_grad])
