@@ -351,7 +351,8 @@ def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | 
         node._has_saved = True
     else:
         node._out = _kept_out(keeps_out, out._data)
-        node._has_saved = bool(saved_idx)
+        # index arrays are saved too (PyTorch's IndexBackward0): the node is freed after backward
+        node._has_saved = bool(saved_idx) or any(type(v) is np.ndarray for v in vals)
     if node._has_saved:
         node._where = where or user_frame(3)
         if STATE.policy != "torch":

@@ -309,3 +309,17 @@ def test_multi_grad_hook_and_own_grad(torch):
     x = torch.zeros(3, 3)
     with pytest.raises(RuntimeError, match="can't assign Variable as its own grad"):
         x.grad = x
+
+
+@pytest.mark.parametrize("torch", _modules(), ids=lambda m: m.__name__)
+def test_index_nodes_save_their_indices_and_are_freed(torch):
+    b = torch.tensor([0.5, -1.0, 2.0], requires_grad=True, dtype=torch.double)
+    c = torch.zeros(3, dtype=torch.double)
+    c[[1, 2]] = b[[1, 1]]
+    c.backward(torch.ones(3, dtype=torch.double))
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        c.backward(torch.ones(3, dtype=torch.double))
+    y = b[1:]  # a basic slice saves nothing: it can run again
+    y.sum().backward()
+    y.sum().backward()
+    assert b.grad.tolist() == [0.0, 4.0, 2.0]
