@@ -244,7 +244,7 @@ class OpNode(Node):
         ``_saved_exponent`` (arguments 0, 1, 1) and ``_saved_result`` (the output)."""
         where = _SAVED_NAMES.get(name)
         if where is None:
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+            return self._saved_attribute(name)
         if self._freed:
             raise freed_error()
         if where == "out":
@@ -259,7 +259,29 @@ class OpNode(Node):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
 
+    def _saved_attribute(self, name: str):
+        """PyTorch's saved non-tensor attributes: ``_saved_self_sym_sizes`` (the first
+        argument's shape, kept after backward) and the op's parameters under torch's names
+        (``_saved_dim``, ``_saved_keepdim``...)."""
+        missing = AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        if not name.startswith("_saved_"):
+            raise missing
+        key = name[len("_saved_"):]
+        if key == "self_sym_sizes" and self._meta and self._meta[0][1] is not None:
+            return tuple(self._meta[0][1])
+        params = self._params or {}
+        param = _TORCH_PARAMS.get(key, key)
+        if param not in params:
+            raise missing
+        value = params[param]
+        if param == "axis" and "keepdims" in params and type(value) is int:
+            return (value,)  # a reduction's dim is a list in PyTorch
+        return value
+
+
 _SAVED_NAMES = {"_saved_self": 0, "_saved_other": 1, "_saved_exponent": 1, "_saved_result": "out"}
+# PyTorch's argument names for the primitives' parameters
+_TORCH_PARAMS = {"dim": "axis", "keepdim": "keepdims"}
 _ROLE_NAMES = {1: ["self"], 2: ["self", "other"]}
 
 

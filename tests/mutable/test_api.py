@@ -323,3 +323,14 @@ def test_index_nodes_save_their_indices_and_are_freed(torch):
     y.sum().backward()
     y.sum().backward()
     assert b.grad.tolist() == [0.0, 4.0, 2.0]
+
+
+@pytest.mark.parametrize("torch", _modules(), ids=lambda m: m.__name__)
+def test_saved_non_tensor_attributes(torch):
+    a = torch.ones(2, 2, requires_grad=True)
+    assert torch.stack([a, a], dim=0).grad_fn._saved_dim == 0
+    s = a.sum(1)
+    assert (s.grad_fn._saved_dim, s.grad_fn._saved_keepdim) == ((1,), False)
+    m = a.mean()
+    m.backward()
+    assert tuple(m.grad_fn._saved_self_sym_sizes) == (2, 2)  # sizes outlive backward
