@@ -88,7 +88,9 @@ int = int32  # noqa: A001
 short = int16
 cfloat = complex64
 cdouble = complex128
-FloatTensor = DoubleTensor = LongTensor = Tensor
+from ._tensor_ops import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, Generator,  # noqa: E402
+                          HalfTensor, IntTensor, LongTensor, ShortTensor, angle, bernoulli, conj,
+                          default_generator, erf, imag, real, sgn, sign)
 __version__ = "2.13.0+funcgrad"
 inf = _math.inf
 nan = _math.nan

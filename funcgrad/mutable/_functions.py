@@ -287,7 +287,7 @@ def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -
     return _like(fill_value, input, dtype, requires_grad)
 
 
-def rand_like(input, dtype=None, device=None) -> Tensor:
+def rand_like(input, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     """Uniform values shaped as `input`.
 
     >>> import funcgrad.mutable as torch
@@ -295,10 +295,11 @@ def rand_like(input, dtype=None, device=None) -> Tensor:
     torch.Size([2, 3])
     """
     check_device(device)
-    return rand(*input.shape, dtype=dtype or input.dtype)
+    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                generator=generator)
 
 
-def randn_like(input, dtype=None, device=None) -> Tensor:
+def randn_like(input, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     """Normal values shaped as `input`.
 
     >>> import funcgrad.mutable as torch
@@ -306,7 +307,8 @@ def randn_like(input, dtype=None, device=None) -> Tensor:
     torch.Size([2, 3])
     """
     check_device(device)
-    return randn(*input.shape, dtype=dtype or input.dtype)
+    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                 generator=generator)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -386,7 +388,7 @@ def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=
     """
     check_device(device)
     dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
-    t = Tensor._wrap(_random.uniform(_shape_arg(size), dt.np))
+    t = Tensor._wrap(_random.uniform(_shape_arg(size), dt.np, generator=generator))
     return _require_grad(t) if requires_grad else t
 
 
@@ -400,7 +402,7 @@ def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator
     """
     check_device(device)
     dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
-    t = Tensor._wrap(_random.normal(_shape_arg(size), dt.np))
+    t = Tensor._wrap(_random.normal(_shape_arg(size), dt.np, generator=generator))
     return _require_grad(t) if requires_grad else t
 
 

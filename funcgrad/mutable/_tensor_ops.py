@@ -5,6 +5,7 @@ table over a primitive (funcgrad.numpy's or `_prims`'), so backward and create_g
 from __future__ import annotations
 
 import builtins
+import warnings
 from typing import Sequence
 
 import numpy as np
@@ -21,9 +22,13 @@ from . import return_types
 from ._functions import _dim, _dims, matmul, mul, reshape, sum, unsqueeze
 from ._device import check_device
 from ._ops import apply, inplace
+from .._src.declare import elementwise
 from ._tensor import Tensor
+from ..scipy.special import erf_p
 
-__all__ = ["repeat", "masked_fill", "trace", "atan2", "isin", "randint", "randperm", "softmax", "log_softmax", "logsumexp", "norm", "var", "std", "var_mean", "std_mean",
+__all__ = ["real", "imag", "conj", "angle", "sign", "sgn", "erf", "bernoulli", "Generator",
+           "default_generator", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
+           "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "repeat", "masked_fill", "trace", "atan2", "isin", "randint", "randperm", "softmax", "log_softmax", "logsumexp", "norm", "var", "std", "var_mean", "std_mean",
            "cumsum", "sort", "argsort", "topk", "median", "kthvalue", "gather", "index_select",
            "einsum", "bmm", "outer", "dot", "addcmul", "addcdiv"]
 
@@ -765,6 +770,226 @@ def _uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -
     return inplace(UNIFORM_, self, (), compute=lambda s: values)
 
 
+def _bernoulli_draws(shape, probs, np_dtype, generator) -> np.ndarray:
+    """1 where a float64 uniform falls below the probability."""
+    flat = np.ravel(np.broadcast_to(np.asarray(probs, np.float64), shape))
+    if flat.size and not ((flat >= 0) & (flat <= 1)).all():
+        raise RuntimeError("bernoulli_ expects p to be in [0, 1]")
+    unit = _random._gen(generator).unit(flat.size, True)
+    return (unit < flat).reshape(shape).astype(np_dtype)
+
+
+def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
+    """Ones with probability `input` (or `p`); draws from the torch-seeded generator, though
+    not PyTorch's exact bits (its kernel draws through MKL).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.bernoulli(torch.ones(3)).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    probs = input._data if p is None else p
+    return Tensor._wrap(_bernoulli_draws(input._data.shape, probs, input._data.dtype, generator))
+
+
+def _bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
+    probs = p._data if isinstance(p, Tensor) else p
+    values = _bernoulli_draws(self._data.shape, probs, self._data.dtype, generator)
+    return inplace(BERNOULLI_, self, (), compute=lambda s: values)
+
+
+BERNOULLI_ = _decl("bernoulli_", None, "BernoulliBackward1")
+
+
+# --- complex parts, sign, erf ---------------------------------------------------------------------
+def _angle_slope(out, x):
+    """d angle / dx: zero on the reals; on complex numbers the derivative of
+    ``atan2(imag, real)`` written as one complex factor (funcgrad's convention)."""
+    if not np.iscomplexobj(H.dtype(x).type(0)):
+        return NP.zeros_like(x)
+    return NP.divide(-1j, x)
+
+
+angle_p = elementwise("angle", lambda x: np.angle(x).astype(
+    np.real(np.zeros((), np.result_type(x))).dtype if np.iscomplexobj(x) else np.result_type(x)),
+    _angle_slope)
+# torch records a node for sign (its gradient is zero); funcgrad.numpy's sign is not differentiable
+sign_p = elementwise("sign", np.sign, lambda out, x: NP.zeros_like(x))
+sgn_p = elementwise("sgn", lambda z: np.where(z == 0, 0, z / np.where(z == 0, 1, np.abs(z))),
+                    lambda out, z: NP.zeros_like(z))
+REAL = _decl("real", NP.real, "SelectBackward0", ((),), result="keep", is_view=True)
+IMAG = _decl("imag", NP.imag, "SelectBackward0", ((),), result="keep", is_view=True)
+CONJ = _decl("conj", NP.conjugate, "ConjBackward0", ((),), result="same")
+ANGLE = _decl("angle", angle_p, "AngleBackward0", ((0,),), result="keep")
+SIGN = _decl("sign", sign_p, "SignBackward0", ((),), result="same")
+SGN = _decl("sgn", sgn_p, "SgnBackward0", ((0, "out"),), saves_out=True, result="same")
+ERF = _decl("erf", erf_p, "ErfBackward0", ((0,),), result="float")
+
+
+def _complex_part(op, input: Tensor) -> Tensor:
+    """A real view of the real or imaginary parts of a complex tensor (same storage)."""
+    out = O.view_op(op, input, {})
+    out._dtype = D.from_numpy_dtype(out._data.dtype)
+    return out
+
+
+def real(input: Tensor) -> Tensor:
+    """The real parts of a complex tensor, as a view; a real tensor itself.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.real(torch.tensor([1 + 2j]))
+    tensor([1.])
+    """
+    return _complex_part(REAL, input) if input._dtype.is_complex else input
+
+
+def imag(input: Tensor) -> Tensor:
+    """The imaginary parts of a complex tensor, as a view.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.imag(torch.tensor([1 + 2j]))
+    tensor([2.])
+    """
+    if not input._dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return _complex_part(IMAG, input)
+
+
+def conj(input: Tensor) -> Tensor:
+    """Complex conjugate (grad_fn ``ConjBackward0``); a real tensor itself.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.conj(torch.tensor([1 + 2j]))
+    tensor([1.-2.j])
+    """
+    return apply(CONJ, (input,), {}) if input._dtype.is_complex else input
+
+
+def angle(input: Tensor) -> Tensor:
+    """Argument of each element (pi for negative reals, 0 otherwise), always real.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.angle(torch.tensor([-1.0, 2.0]))
+    tensor([3.1416, 0.0000])
+    """
+    x = input if input._dtype.category >= 2 else input.to(D.DEFAULT_FLOAT)
+    return apply(ANGLE, (x,), {})
+
+
+def sign(input: Tensor) -> Tensor:
+    """-1, 0 or 1 by sign; its gradient is zero (grad_fn ``SignBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.sign(torch.tensor([-2.0, 0.0, 3.0]))
+    tensor([-1.,  0.,  1.])
+    """
+    if input._dtype.is_complex:
+        raise RuntimeError("Unlike NumPy, torch.sign is not intended to support complex numbers. "
+                           "Please use torch.sgn instead.")
+    return apply(SIGN, (input,), {})
+
+
+def sgn(input: Tensor) -> Tensor:
+    """``z / |z|`` (0 at 0); for real tensors the sign.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.sgn(torch.tensor([3 + 4j]))
+    tensor([0.6000+0.8000j])
+    """
+    return apply(SGN, (input,), {}) if input._dtype.is_complex else sign(input)
+
+
+def erf(input: Tensor) -> Tensor:
+    """The error function (grad_fn ``ErfBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.erf(torch.tensor([0.5]))
+    tensor([0.5205])
+    """
+    x = input if input._dtype.category >= 2 else input.to(D.DEFAULT_FLOAT)
+    return apply(ERF, (x,), {})
+
+
+# --- legacy typed constructors (torch.FloatTensor ...), Tensor.new, Tensor.type -----------------
+class tensortype(type):
+    """The class of ``torch.FloatTensor`` and kin: calling one builds a tensor of its dtype,
+    ``isinstance(t, torch.FloatTensor)`` asks whether `t` is a float32 tensor."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Tensor) and obj._dtype is cls.dtype
+
+    def __call__(cls, *args, device=None):
+        check_device(device)
+        return _legacy_new(cls.dtype, args)
+
+    def __repr__(cls) -> str:
+        return f"<class 'torch.{cls.__name__}'>"
+
+
+def _legacy_new(dt, args) -> Tensor:
+    """``torch.FloatTensor(...)`` / ``t.new(...)``: sizes give an uninitialised (zeroed)
+    tensor, a sequence gives its data, a tensor of the same dtype gives itself."""
+    if not args:
+        return F.empty(0, dtype=dt)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        if args[0]._dtype is not dt:
+            raise TypeError(f"expected {dt.tensor_type} (got {args[0]._dtype.tensor_type})")
+        return args[0]
+    if all(isinstance(a, int) and not isinstance(a, bool) for a in args) or (
+            len(args) == 1 and isinstance(args[0], F.Size)):
+        return F.empty(*args, dtype=dt)
+    if len(args) == 1:
+        return F.tensor(args[0], dtype=dt)
+    raise TypeError(f"new(): invalid arguments {args!r}")
+
+
+LEGACY_TYPES = {d.tensor_type: tensortype(d.tensor_type, (), {"dtype": d, "is_sparse": False})
+                for d in D.ALL}
+FloatTensor = LEGACY_TYPES["FloatTensor"]
+DoubleTensor = LEGACY_TYPES["DoubleTensor"]
+HalfTensor = LEGACY_TYPES["HalfTensor"]
+LongTensor = LEGACY_TYPES["LongTensor"]
+IntTensor = LEGACY_TYPES["IntTensor"]
+ShortTensor = LEGACY_TYPES["ShortTensor"]
+CharTensor = LEGACY_TYPES["CharTensor"]
+ByteTensor = LEGACY_TYPES["ByteTensor"]
+BoolTensor = LEGACY_TYPES["BoolTensor"]
+
+
+def _new(self: Tensor, *args, device=None) -> Tensor:
+    check_device(device)
+    return _legacy_new(self._dtype, args)
+
+
+def _type(self: Tensor, dtype=None, non_blocking: bool = False, **kwargs):
+    if dtype is None:
+        return "torch." + self._dtype.tensor_type
+    if isinstance(dtype, tensortype):
+        dtype = dtype.dtype
+    elif isinstance(dtype, str):
+        name = dtype.rsplit(".", 1)[-1]
+        if name not in LEGACY_TYPES or dtype.startswith("torch.cuda"):
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = LEGACY_TYPES[name].dtype
+    return self.to(dtype)
+
+
+def _type_as(self: Tensor, other: Tensor) -> Tensor:
+    return self.to(other._dtype)
+
+
+def _volatile(self: Tensor) -> bool:
+    warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
+                  stacklevel=2)
+    return False
+
+
+Tensor.real = property(real)
+Tensor.imag = property(imag)
+Tensor.volatile = property(_volatile)
+Generator = _random.Generator
+default_generator = _random.default_generator
+
+
 def _norm_method(self: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     return norm(self, p, dim, keepdim, dtype)
 
@@ -778,7 +1003,9 @@ _METHODS = {
     "repeat": repeat, "masked_fill": masked_fill, "masked_fill_": _masked_fill_, "trace": trace,
     "atan2": atan2, "arctan2": atan2, "view_as": view_as, "new_zeros": _new_filled(0),
     "new_ones": _new_filled(1), "new_empty": _new_filled(0), "new_full": _new_filled(None),
-    "split_with_sizes": split_with_sizes, "isin": isin,
+    "split_with_sizes": split_with_sizes, "isin": isin, "bernoulli": bernoulli,
+    "bernoulli_": _bernoulli_, "conj": conj, "angle": angle, "sign": sign, "sgn": sgn, "erf": erf,
+    "new": _new, "type": _type, "type_as": _type_as,
 }
 
 
