@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import numbers
 import warnings
@@ -406,6 +407,66 @@ def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator
     return _require_grad(t) if requires_grad else t
 
 
+# --- out= ---------------------------------------------------------------------------------------
+def _tensors_in(args) -> list:
+    found = []
+    for a in args:
+        if isinstance(a, Tensor):
+            found.append(a)
+        elif isinstance(a, (list, tuple)):
+            found.extend(_tensors_in(a))
+    return found
+
+
+def write_out(name: str, result: Tensor, out: Tensor, inputs) -> Tensor:
+    """Store `result` into the caller's `out` tensor as torch's ``out=`` variants do: refused
+    where autograd would have to see it, resized (with torch's warning) when its shape differs,
+    never cast to a lower dtype category."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if STATE.grad_enabled and (out.requires_grad or any(t.requires_grad for t in inputs)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    rdt, odt = result._dtype, out._dtype
+    if rdt.category > odt.category or (rdt.category == 2 and odt.category < 2):
+        raise RuntimeError(f"result type {O._scalar_name(rdt)} can't be cast to the desired "
+                           f"output type {O._scalar_name(odt)}")
+    shape = tuple(result._data.shape)
+    if tuple(out._data.shape) != shape:
+        if out._data.size:
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out._data.shape)}, which does not match the required output shape "
+                f"{list(shape)}. This behavior is deprecated, and in a future PyTorch release "
+                "outputs will not be resized unless they have zero elements. You can explicitly "
+                "reuse an out tensor t by resizing it, inplace, to zero elements with "
+                "t.resize_(0).", UserWarning, stacklevel=3)
+        out.resize_(shape)
+    prev = STATE.grad_enabled
+    STATE.grad_enabled = False
+    try:
+        out.copy_(result)
+    finally:
+        STATE.grad_enabled = prev
+    return out
+
+
+def out_variant(fn):
+    """`fn` also taking torch's keyword ``out=`` (see `write_out`)."""
+    @functools.wraps(fn)
+    def with_out(*args, out=None, **kwargs):
+        result = fn(*args, **kwargs)
+        if out is None:
+            return result
+        return write_out(fn.__name__, result, out, _tensors_in(args) + _tensors_in(
+            kwargs.values()))
+    return with_out
+
+
+# the wrapper's code: a call that failed to bind inside it failed at the caller's call
+OUT_WRAPPER_CODE = out_variant(lambda: None).__code__
+
+
 # --- arithmetic --------------------------------------------------------------------------------
 def _t(x) -> Tensor:
     if isinstance(x, Tensor):
@@ -413,6 +474,7 @@ def _t(x) -> Tensor:
     return tensor(x)
 
 
+@out_variant
 def add(input, other, *, alpha=1) -> Tensor:
     """Elementwise sum, PyTorch's type promotion; ``alpha`` scales `other`.
 
@@ -429,6 +491,7 @@ def add(input, other, *, alpha=1) -> Tensor:
     return apply2(O.ADD, input, other)
 
 
+@out_variant
 def sub(input, other, *, alpha=1) -> Tensor:
     """Elementwise difference; ``alpha`` scales `other`.
 
@@ -459,6 +522,7 @@ def check_sub(input, other) -> None:
                            "operator instead.")
 
 
+@out_variant
 def mul(input, other) -> Tensor:
     """Elementwise product (grad_fn ``MulBackward0``).
 
@@ -473,6 +537,7 @@ def mul(input, other) -> Tensor:
     return apply2(O.MUL, input, other)
 
 
+@out_variant
 def div(input, other, *, rounding_mode=None) -> Tensor:
     """True division (integers give float32); ``rounding_mode`` 'floor' or 'trunc'.
 
@@ -493,6 +558,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
     return apply2(O.DIV, input, other)
 
 
+@out_variant
 def pow(input, exponent) -> Tensor:
     """``input ** exponent``: PowBackward0 (scalar exponent), 1 (tensor), 2 (scalar base).
 
@@ -518,6 +584,7 @@ def _check_divisor(kernel: str, input, other) -> None:
             raise RuntimeError("ZeroDivisionError")
 
 
+@out_variant
 def floor_divide(input, other) -> Tensor:
     """``input // other``, rounded toward minus infinity. PyTorch has no derivative for it:
     the result requires grad, and backward through it fails.
@@ -532,6 +599,7 @@ def floor_divide(input, other) -> Tensor:
     return apply(O.FLOOR_DIVIDE, (input, other))
 
 
+@out_variant
 def remainder(input, other) -> Tensor:
     """``input % other``, with the sign of `other` (Python's modulo).
 
@@ -557,6 +625,7 @@ def positive(input: Tensor) -> Tensor:
     return input
 
 
+@out_variant
 def neg(input) -> Tensor:
     """``-input``.
 
@@ -572,7 +641,7 @@ def _unary(op):
         return apply1(op, input)
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"``torch.{op.name}``: grad_fn {op.node_cls.__name__}."
-    return fn
+    return out_variant(fn)
 
 
 exp = _unary(O.EXP)
@@ -593,6 +662,7 @@ def relu(input: Tensor) -> Tensor:
 _abs_real = _unary(O.ABS)
 
 
+@out_variant
 def abs(input: Tensor) -> Tensor:
     """``|input|``; complex numbers give their (real) modulus.
 
@@ -606,6 +676,7 @@ def abs(input: Tensor) -> Tensor:
 log1p = _unary(O.LOG1P)
 expm1 = _unary(O.EXPM1)
 reciprocal = _unary(O.RECIPROCAL)
+@out_variant
 def square(input: Tensor) -> Tensor:
     """``input ** 2`` (grad_fn ``PowBackward0``).
 
@@ -616,6 +687,7 @@ def square(input: Tensor) -> Tensor:
     return pow(input, 2)
 
 
+@out_variant
 def clamp(input, min=None, max=None) -> Tensor:
     """Limit values to ``[min, max]``; inside the range (ends included) the slope is 1.
 
@@ -631,6 +703,7 @@ def clamp(input, min=None, max=None) -> Tensor:
 clip = clamp
 
 
+@out_variant
 def maximum(input, other) -> Tensor:
     """Elementwise maximum; ties share the slope.
 
@@ -641,6 +714,7 @@ def maximum(input, other) -> Tensor:
     return apply2(O.MAXIMUM, input, other)
 
 
+@out_variant
 def minimum(input, other) -> Tensor:
     """Elementwise minimum; ties share the slope.
 
@@ -651,6 +725,7 @@ def minimum(input, other) -> Tensor:
     return apply2(O.MINIMUM, input, other)
 
 
+@out_variant
 def matmul(input, other) -> Tensor:
     """``torch.matmul``, with the grad_fn PyTorch shows for each case (Mm, Mv, Dot...).
 
@@ -711,6 +786,7 @@ def _dims(dim, ndim):
     return _dim(dim, ndim) if ndim else None
 
 
+@out_variant
 def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     """``torch.sum``; integers and bools sum to int64 as in PyTorch.
 
@@ -728,6 +804,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     return apply1(O.SUM_DIM, x, params={"axis": _dims(dim, x._data.ndim), "keepdims": keepdim})
 
 
+@out_variant
 def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     """Mean over all elements, or over `dim` (``keepdim`` as in PyTorch).
 
@@ -744,6 +821,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     return apply1(O.MEAN_DIM, x, params={"axis": _dims(dim, x._data.ndim), "keepdims": keepdim})
 
 
+@out_variant
 def prod(input, dim=None, keepdim=False) -> Tensor:
     """Product over all elements or over `dim`.
 
@@ -820,6 +898,7 @@ def argmin(input, dim=None, keepdim=False) -> Tensor:
     return Tensor._wrap(np.asarray(np.argmin(input._data, axis=dim, keepdims=keepdim), np.int64))
 
 
+@out_variant
 def where(condition, input, other) -> Tensor:
     """``input`` where `condition`, else ``other``.
 
@@ -833,6 +912,7 @@ def where(condition, input, other) -> Tensor:
     return out if out._dtype is dt else out.to(dt)
 
 
+@out_variant
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenate along `dim` (grad_fn ``CatBackward0``).
 
@@ -849,6 +929,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 concat = cat
 
 
+@out_variant
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Stack along a new `dim`.
 
@@ -856,7 +937,36 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     >>> torch.stack([torch.ones(2), torch.zeros(2)]).shape
     torch.Size([2, 2])
     """
-    return cat([unsqueeze(t, dim) for t in tensors], dim)
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tensors[0]._data.shape
+    for i, t in enumerate(tensors):
+        if t._data.shape != shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(shape)} at entry 0 and {list(t._data.shape)} at entry {i}")
+    dt = D.result_type_of(tensors)
+    tensors = [t if t._dtype is dt else t.to(dt) for t in tensors]
+    return apply(STACK, tuple(tensors), {"axis": _dim(dim, len(shape) + 1)})
+
+
+def _stack_t(k):
+    def transpose_k(ct, out, *xs, axis=0):
+        index = (slice(None),) * axis + (k,)  # stack() passes a non-negative axis
+        return NP.getitem(ct, template=index)
+    return transpose_k
+
+
+class _StackRules(tuple):
+    """Stacking is variadic: its k-th transpose (select k along the new axis) is made on demand."""
+
+    def __getitem__(self, k):
+        return _stack_t(k)
+
+
+stack_p = linear("stack", lambda *xs, axis=0: np.stack(xs, axis=axis), nargs=-1, batch=None)
+stack_p.vjps = _StackRules()
+STACK = O._decl("stack", stack_p, "StackBackward0", [()] * 64)
 
 
 def clone(input, *, memory_format=None) -> Tensor:

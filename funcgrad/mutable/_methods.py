@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from builtins import min as builtins_min
 
 import numpy as np
 
@@ -339,6 +340,33 @@ def _detach_(self):
     return self
 
 
+def _resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
+    """Resize in place: the first elements (flat order) kept, new ones zero."""
+    if STATE.grad_enabled and self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    shape = F._shape_arg(sizes)
+    new = np.zeros(shape, self._data.dtype)
+    keep = builtins_min(new.size, self._data.size)
+    new.reshape(-1)[:keep] = self._data.reshape(-1)[:keep]
+    self._data = new
+    return self
+
+
+def _set_(self: Tensor, source=None) -> Tensor:
+    """Make `self` use `source`'s storage (an empty one by default): a fresh leaf slot, so
+    graphs recorded before no longer reach it."""
+    if STATE.grad_enabled and self.requires_grad and self._grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    data = np.zeros(0, self._data.dtype) if source is None else source._data
+    self._data = data
+    if source is not None:
+        self._dtype = source._dtype
+    self._acc = None
+    self._vc.value += 1
+    return self
+
+
 def _new_tensor(self, data, dtype=None, requires_grad=False):
     return F.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
@@ -378,6 +406,7 @@ _METHODS = {
     "select": F.select, "diagonal": F.diagonal, "split": F.split, "chunk": F.chunk,
     "unbind": F.unbind, "to": F._to, "eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le,
     "gt": F.gt, "ge": F.ge, "copy_": copy_, "fill_": fill_, "zero_": zero_,
+    "resize_": _resize_, "set_": _set_,
     "add_": _inplace_binary(O.ADD), "sub_": _checked(F.check_sub, _inplace_binary(O.SUB)),
     "mul_": _inplace_binary(O.MUL), "div_": _inplace_binary(O.DIV), "pow_": _pow_,
     "neg_": _inplace_unary(O.NEG), "abs_": _inplace_unary(O.ABS), "exp_": _inplace_unary(O.EXP),
@@ -403,8 +432,12 @@ def _parsed_arguments(name: str, fn):
         try:
             return fn(self, *args, **kwargs)
         except TypeError as exc:
-            # only a failure to bind the call itself (raised here, not deeper) is rewritten
-            if exc.__traceback__.tb_next is not None or "required positional" not in str(exc):
+            # only a failure to bind the call itself (raised here or in an out= wrapper, not
+            # deeper) is rewritten
+            tb = exc.__traceback__.tb_next
+            while tb is not None and tb.tb_frame.f_code is F.OUT_WRAPPER_CODE:
+                tb = tb.tb_next
+            if tb is not None or "required positional" not in str(exc):
                 raise
             if name in _OVERLOADS:
                 got = ", ".join(type(a).__name__ for a in args)

@@ -339,3 +339,447 @@ def test_grad_of_unreachable_input_skips_the_function(torch):
     x = MustNotRun.apply(torch.randn(1, requires_grad=True) * 2)
     torch.autograd.backward(x, inputs=(y,))
     assert y.grad is None
+
+
+@both()
+def test_hook_on_an_output_that_is_an_input(torch):
+    class PassFirst(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a, a + b
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            return ga + gb, gb
+
+    x = torch.randn(3, 3, requires_grad=True)
+    y = torch.randn(3, 3, requires_grad=True)
+    q, p = PassFirst.apply(x, y)
+    seen = []
+    q.register_hook(lambda g: seen.append(g.tolist()))
+    (q + p + x).sum().backward()
+    assert seen == [[[1.0] * 3] * 3]
+    assert x.grad.tolist() == [[3.0] * 3] * 3 and y.grad.tolist() == [[1.0] * 3] * 3
+
+
+@both(xfail="Function._backward_cls missing (mutable-core findings)")
+def test_inplace_function_returning_a_dirty_plain_input(torch):
+    class AddInPlace(torch.autograd.function.InplaceFunction):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.mark_dirty(a)
+            return a.add_(b), b + 2
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            return ga, ga + gb
+
+    x = torch.randn(3, 3)
+    y = torch.randn(3, 3, requires_grad=True)
+    q, p = AddInPlace.apply(x, y)
+    assert q is x and q.requires_grad
+    assert q.grad_fn.__class__ is AddInPlace._backward_cls
+    q.sum().backward()
+    assert y.grad.tolist() == [[1.0] * 3] * 3
+
+
+@both()
+def test_non_differentiable_output_feeding_another_function(torch):
+    class WithNoise(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            noise = torch.randn(x.size())
+            ctx.mark_non_differentiable(noise)
+            return x, noise
+
+        @staticmethod
+        def backward(ctx, g, ignored):
+            return g
+
+    class First(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, ignored):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+    x = torch.randn(4, requires_grad=True)
+    a, b = WithNoise.apply(x)
+    b = b + 1
+    assert a.requires_grad and not b.requires_grad
+    c = First.apply(a, b)
+    c.backward(torch.ones(c.size()))
+    assert x.grad.tolist() == [1.0] * 4
+
+
+@both()
+def test_saving_none_for_backward(torch):
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(None, x, None)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            n1, x, n2 = ctx.saved_tensors
+            assert n1 is None and n2 is None
+            return 2 * x * g
+
+    x = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)
+    Square.apply(x).sum().backward()
+    close(x.grad, 2 * values(x))
+
+
+@both()
+def test_extra_none_gradients_are_ignored(torch):
+    class Same(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None, None
+
+    x = torch.randn(3, 3, requires_grad=True)
+    Same.apply(x).sum().backward()
+    assert x.grad.tolist() == [[1.0] * 3] * 3
+
+
+@both()
+def test_function_under_no_grad_has_no_node(torch):
+    class Same(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = torch.randn(4, requires_grad=True)
+    with torch.no_grad():
+        y = Same.apply(x)
+    assert x.requires_grad and y.grad_fn is None
+
+
+@both(xfail="Variable(x, requires_grad=True) inside forward aliases the input leaf, so a nested backward accumulates into it (mutable-core findings)")
+def test_backward_that_runs_backward_itself(torch):
+    y_data = torch.randn(2, 2)
+
+    class Reenter(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            with torch.enable_grad():
+                ctx.x = torch.autograd.Variable(x, requires_grad=True)
+                ctx.y = torch.autograd.Variable(y_data, requires_grad=True)
+                ctx.output_var = ctx.x * ctx.y
+            return ctx.output_var.detach()
+
+        @staticmethod
+        def backward(ctx, g):
+            with torch.enable_grad():
+                ctx.output_var.sum().backward()
+            return ctx.x.grad * g
+
+    x = torch.randn(2, 2, requires_grad=True)
+    Reenter.apply(x).sum().backward()
+    assert x.grad.tolist() == y_data.tolist()
+
+
+@both()
+def test_error_inside_a_nested_backward(torch):
+    class Fails(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            raise Exception("nested backward failed")
+
+    a = torch.rand(3, 3, requires_grad=True)
+    c = a * a
+    b = torch.rand(3, 3, requires_grad=True)
+    inner_root = Fails.apply(b * b).sum()
+
+    class Outer(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            inner_root.backward()
+            return g
+
+    with pytest.raises(Exception, match="nested backward failed"):
+        Outer.apply(c).sum().backward()
+
+
+@both(xfail="instantiating a Function does not warn DeprecationWarning (mutable-core findings)")
+def test_instantiating_a_function_warns_and_its_call_fails(torch):
+    class Id(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with pytest.warns(DeprecationWarning, match="should not be instantiated"):
+        f = Id()
+    assert isinstance(f, Id)
+    x = torch.zeros(1, requires_grad=True)
+    with pytest.raises(RuntimeError, match="non-static forward method is deprecated"):
+        f(x)
+    assert Id.apply(x).grad_fn.name() == "IdBackward"
+
+
+@both()
+def test_repeated_double_backward_through_a_function(torch):
+    def product(x):
+        return x.prod(dim=-1).prod(dim=-1)
+
+    class Product(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = product(x)
+            ctx.save_for_backward(x, y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            return (g * y)[:, None, None] / x
+
+    x = (torch.ones(2, 3, 3) * 1.1).requires_grad_()
+    for fn in (product, Product.apply):
+        y = fn(x)
+        (gy,) = torch.autograd.grad(y[0], x, create_graph=True)
+        (first,) = torch.autograd.grad(gy[0, 0, 0], x, retain_graph=True)
+        (gy,) = torch.autograd.grad(y[0], x, create_graph=True)
+        (second,) = torch.autograd.grad(gy[0, 0, 0], x, retain_graph=True)
+        assert first[0, 0, 1].item() == second[0, 0, 1].item()
+        np.testing.assert_allclose(first[0, 0, 1].item(), 1.1 ** 7, rtol=1e-5)
+
+
+@both()
+def test_function_saving_its_output_survives_double_backward(torch):
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x ** 2
+            ctx.save_for_backward(x, y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            x, _ = ctx.saved_tensors
+            return g * 2 * x
+
+    class SquareFromOutput(Square):
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            return g * 2 * y / x
+
+    x = torch.tensor(2).double().requires_grad_()
+    for fn in (Square.apply, SquareFromOutput.apply):
+        y = fn(x)
+        (g,) = torch.autograd.grad(y, x, create_graph=True)
+        assert g.item() == 4.0
+        (gg,) = torch.autograd.grad(g, x)
+        assert gg.item() == 2.0
+        y = fn(x)
+        torch.autograd.grad(y, x, create_graph=True)
+        torch.autograd.grad(y, x)
+
+
+@both()
+def test_legacy_forward_called_directly_on_a_leaf(torch):
+    class Legacy(torch.autograd.Function):
+        def forward(self, x):
+            return x
+
+        def backward(self, g):
+            return g
+
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for _ in range(3):
+            x = torch.randn(1, requires_grad=True)
+            Legacy().forward(x).backward()
+            assert x.grad.tolist() == [1.0]
+
+
+def countdown(torch, order=None):
+    class Countdown(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            with torch.enable_grad():
+                ctx.x = torch.autograd.Variable(x.detach(), requires_grad=True)
+                ctx.x = ctx.x - 1
+            return ctx.x.detach()
+
+        @staticmethod
+        def backward(ctx, g):
+            if order is not None:
+                order.append("Countdown")
+            if ctx.x < 0:
+                return g
+            with torch.enable_grad():
+                Countdown.apply(ctx.x).sum().backward()
+            return g
+
+    return Countdown
+
+
+@both(xfail="nested re-entrant backward recurses in Python (RecursionError at depth 300) (mutable-core findings)")
+def test_deeply_nested_reentrant_backward(torch):
+    v = torch.tensor(300.0, requires_grad=True)
+    countdown(torch).apply(v).sum().backward()
+    assert v.grad.item() == 1.0
+
+
+@both()
+def test_reentrant_backward_runs_before_pending_work(torch):
+    order = []
+
+    class Same(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            order.append("Same")
+            return g
+
+    a = Same.apply(torch.tensor(6.0, requires_grad=True))
+    b = countdown(torch, order).apply(torch.tensor(9.0, requires_grad=True))
+    (a * b).backward()
+    assert len(order) == 11 and order.count("Countdown") == 10 and order[-1] == "Same"
+
+
+@both()
+def test_backward_inside_a_leaf_hook(torch):
+    param = torch.rand(6, requires_grad=True)
+    handle = None
+
+    def penalty(grad):
+        handle.remove()
+        old = grad
+        param.grad = None
+        with torch.enable_grad():
+            g = grad.detach().requires_grad_()
+            fresh = param.detach().requires_grad_()
+            ((g * 2) + fresh).sum().backward()
+        res = g.grad + grad
+        param.grad = old
+        return res
+
+    handle = param.register_hook(penalty)
+    (param * param).sum().backward()
+    close(param.grad, 4 * values(param) + 2)  # the hook put back 2p; its result adds 2p + 2
+
+
+@both()
+def test_backward_inside_a_non_leaf_hook(torch):
+    param = torch.rand(6, requires_grad=True)
+    handle = None
+
+    def bump(grad):
+        handle.remove()
+        with torch.enable_grad():
+            g = grad.detach().requires_grad_()
+            ((g * 2) + 5).sum().backward()
+        return g.grad + grad
+
+    tmp = param * param
+    handle = tmp.register_hook(bump)
+    tmp.sum().backward()
+    close(param.grad, 6 * values(param))
+
+
+@both(xfail="a custom Function's node has no saved_tensors (mutable-core findings)")
+def test_saved_tensors_seen_from_the_node(torch):
+    def make(save):
+        class Keep(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                if save:
+                    ctx.save_for_backward(x, None)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+        return Keep
+
+    a = torch.randn(4, requires_grad=True)
+    y = make(True).apply(a)
+    saved = y.grad_fn.saved_tensors
+    assert len(saved) == 2 and saved[0] is a and saved[1] is None
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        y.grad_fn.saved_tensors
+    y = make(False).apply(a)
+    assert y.grad_fn.saved_tensors == ()
+
+
+@both(xfail="clear_saved_tensors_on_access not honoured (mutable-core findings)")
+def test_saved_tensors_cleared_on_access(torch):
+    import weakref
+
+    class Once(torch.autograd.Function):
+        clear_saved_tensors_on_access = True
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            ref = weakref.ref(x)
+            del x
+            assert ref() is None
+            return g
+
+    x = torch.randn(3, requires_grad=True)
+    Once.apply(x.clone()).sum().backward()
+    assert x.grad.tolist() == [1.0] * 3
+
+
+@both(xfail="Variable._execution_engine.queue_callback missing (mutable-core findings)")
+def test_queued_callbacks_run_once_at_the_end(torch):
+    called = []
+
+    def final():
+        called.append("final")
+
+    def adds_another():
+        called.append("first")
+        torch.autograd.Variable._execution_engine.queue_callback(final)
+
+    class Same(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx, g):
+            torch.autograd.Variable._execution_engine.queue_callback(adds_another)
+            return g
+
+    a = torch.rand(3, 3, requires_grad=True)
+    Same.apply(a).sum().backward()
+    assert called == ["first", "final"]

@@ -122,7 +122,7 @@ def test_grad_to_a_gradient_edge(torch):
     assert torch.autograd.grad(v.clone().sum(), edge)[0].item() == 1.0
 
 
-@both(xfail="Tensor.set_ missing (torchtests: _tensor_ops)")
+@both()
 def test_grad_to_an_edge_after_set_(torch):
     x = torch.rand(2, requires_grad=True)
     edge = torch.autograd.graph.get_gradient_edge(x)

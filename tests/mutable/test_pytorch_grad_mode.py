@@ -331,3 +331,37 @@ def test_in_place_before_requires_grad_is_set(torch):
         a.add_(5)
     with pytest.raises(RuntimeError):
         b.add_(5)
+
+
+@both()
+def test_set_grad_enabled_as_context_and_call(torch):
+    x = torch.tensor([1.0], requires_grad=True)
+    with torch.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    with torch.set_grad_enabled(True):
+        assert (x * 2).requires_grad
+    with torch.set_grad_enabled(False):
+        torch.set_grad_enabled(True)
+        assert (x * 2).requires_grad
+    assert torch.is_grad_enabled()
+
+
+@both()
+@pytest.mark.parametrize("decorator", [True, False])
+def test_set_grad_enabled_as_decorator_leaves_mode_alone(torch, decorator):
+    with torch.enable_grad():
+        if decorator:
+            @torch.set_grad_enabled(False)
+            def inner(x):
+                return x.sin()
+        else:
+            def inner(x):
+                return x.sin()
+
+            setter = torch.set_grad_enabled(False)
+            assert not torch.is_grad_enabled()
+            inner = setter(inner)
+            assert torch.is_grad_enabled()
+        assert torch.is_grad_enabled()
+        assert not inner(torch.zeros(1, requires_grad=True)).requires_grad
+        assert torch.is_grad_enabled()

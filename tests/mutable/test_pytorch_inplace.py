@@ -543,3 +543,175 @@ def test_pickled_tensors_keep_requires_grad(torch):
         xc, yc = pickle.loads(pickle.dumps([x, y], protocol=protocol))
         assert xc.tolist() == x.tolist() and yc.tolist() == y.tolist()
         assert xc.requires_grad and not yc.requires_grad
+
+
+@both(xfail="an in-place op on a view leaves a reference cycle: the graph is not freed (mutable-core findings)")
+def test_in_place_relu_on_a_view_frees_the_graph(torch):
+    freed = [0]
+
+    class CountDel:
+        def __del__(self):
+            freed[0] += 1
+
+    def build():
+        root = torch.randn(3, 3, requires_grad=True)
+        copy = root.clone()
+        copy.grad_fn.register_hook(CountDel())
+        view = copy.view(9)
+        torch.nn.functional.relu(view, inplace=True)
+
+    build()
+    assert freed[0] == 1
+
+
+@both()
+def test_in_place_on_a_view_of_a_leaf_fails_at_once(torch):
+    x = torch.zeros(1, requires_grad=True)
+    y = x.view_as(x)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is "
+                                           "being used in an in-place operation."):
+        y.add_(1)
+
+
+@both()
+def test_in_place_relu_on_a_view_keeps_its_node(torch):
+    import gc
+    a = torch.arange(10.0, requires_grad=True)
+    b = a.narrow(0, 0, 2).clone().view(-1)
+    b.relu_()
+    c = b.clone()
+    del b
+    gc.collect()
+    s = c.sum()
+    s.backward()
+    assert s.item() == 1.0 and a.grad.tolist() == [0.0, 1.0] + [0.0] * 8
+    a = torch.rand(10, requires_grad=True).narrow(0, 0, 10)
+    with pytest.raises(RuntimeError):
+        a.relu_()
+
+
+@both()
+def test_out_argument_and_autograd(torch):
+    a = torch.randn(2, 2, requires_grad=True)
+    b = torch.randn(2, 2, requires_grad=True)
+    x = torch.zeros_like(a)
+    with pytest.raises(RuntimeError, match="out="):
+        torch.mul(a, b, out=x)
+    with torch.no_grad():
+        r = torch.mul(a, b, out=x)
+    assert r is x
+    close(x, values(a) * values(b))
+    a, b = torch.randn(2, 2), torch.randn(2, 2)
+    x = torch.zeros(2, 2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="out="):
+        torch.mul(a, b, out=x)
+
+
+@both(xfail="nn.functional.threshold missing (tutorials findings)")
+def test_threshold_in_place_on_a_view_then_double_backward(torch):
+    inputs = torch.ones((1, 3, 4, 4), requires_grad=True)
+    tmp1 = (inputs + 1).view_as(inputs)
+    tmp2 = torch.nn.functional.threshold(tmp1, 0.0, 0.0, True)
+    prob = torch.sigmoid(tmp2)
+    (grads,) = torch.autograd.grad(outputs=prob, inputs=inputs,
+                                   grad_outputs=torch.ones(prob.size()), create_graph=True,
+                                   retain_graph=True)
+    penalty = grads.sum()
+    penalty.backward()
+    s = 1 / (1 + np.exp(-2.0))
+    np.testing.assert_allclose(values(grads), s * (1 - s), rtol=1e-6)
+    np.testing.assert_allclose(values(inputs.grad), s * (1 - s) * (1 - 2 * s), rtol=1e-5)
+    fn = penalty.grad_fn.next_functions[0][0].next_functions[1][0]
+    assert fn.name() == "ThresholdBackwardBackward0"
+
+
+@both()
+def test_version_counter_shared_with_views_and_kept_by_data(torch):
+    x = torch.randn(1, 2)
+    v0 = x._version
+    x.add_(1).add_(1)
+    assert x._version > v0
+    xz = x[:]
+    assert x._version == xz._version
+    xz.add_(1)
+    assert x._version == xz._version
+    v1 = x._version
+    x.data = torch.randn(2, 3)
+    assert x._version == v1
+    x.add_(1)
+    assert x._version > v1 and x._version == xz._version
+    xz.add_(1)
+    assert x._version == xz._version
+
+
+@both(xfail="gradient buffers always copied into .grad where torch steals them "
+            "(mutable-core findings)")
+def test_grad_buffers_copied_only_when_shared(torch):
+    class Add(torch.autograd.Function):
+        seen = None
+
+        @staticmethod
+        def forward(ctx, a, b):
+            return a + b
+
+        @staticmethod
+        def backward(ctx, g):
+            Add.seen = g.data_ptr()
+            return g, g
+
+    class Broadcast(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.size = x.size()
+            return torch.tensor([1.0])
+
+        @staticmethod
+        def backward(ctx, g):
+            return torch.ones(1).expand(ctx.size)
+
+    a = torch.randn(3, 4, requires_grad=True)
+    b = torch.randn(3, 4, requires_grad=True)
+    Broadcast.apply(Add.apply(a, b)).backward()
+    assert a.grad.data_ptr() != Add.seen and b.grad.data_ptr() != Add.seen
+    a.grad = b.grad = None
+    Add.apply(a, b)[1][0].backward()
+    pa, pb = a.grad.data_ptr(), b.grad.data_ptr()
+    assert pa != pb
+    assert Add.seen in (pa, pb)
+
+
+@both()
+def test_data_assignment_keeps_the_python_object_and_checks_dtype(torch):
+    a = torch.randn(1, 2)
+    b = torch.randn(1, 2)
+    ident = id(b)
+    b.data = a
+    assert id(b) == ident and b.tolist() == a.tolist()
+    a = torch.tensor(1.0, requires_grad=True)
+    a.data = torch.tensor(2.0)
+    assert a.item() == 2.0
+    with pytest.raises(RuntimeError, match="must be floating point or complex dtype"):
+        a.data = torch.tensor(3, dtype=torch.int64)
+
+
+@both(xfail="grad_fn._saved_dim / _saved_rounding_mode / _saved_self_sym_sizes missing "
+            "(mutable-core findings)")
+def test_saved_attributes_of_nodes(torch):
+    a = torch.ones(1, requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    stacked = torch.stack([a, b], dim=0)
+    prod = (a * 2) * b
+    assert prod.grad_fn._saved_self.tolist() == [2.0]
+    assert isinstance(prod.grad_fn._saved_self, torch.Tensor)
+    assert stacked.grad_fn._saved_dim == 0 and isinstance(stacked.grad_fn._saved_dim, int)
+    prod.sum().backward()
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        prod.grad_fn._saved_self
+    assert stacked.grad_fn._saved_dim == 0
+    t = torch.tanh(torch.ones(2, requires_grad=True))
+    assert t.grad_fn._saved_result.tolist() == t.tolist()
+    x = torch.tensor([1.0], requires_grad=True)
+    assert torch.div(x, 2.0, rounding_mode="trunc").grad_fn._saved_rounding_mode == "trunc"
+    assert torch.div(x, 2.0, rounding_mode=None).grad_fn._saved_rounding_mode is None
+    m = torch.ones(2, 2, requires_grad=True)
+    assert tuple(m.mean().grad_fn._saved_self_sym_sizes) == (2, 2)

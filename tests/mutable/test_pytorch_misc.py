@@ -155,3 +155,60 @@ def test_first_grad_fn_of_a_complex_view_under_no_grad(torch):
     with torch.autograd.grad_mode.no_grad():
         assert v.grad_fn is not None
     assert v.tolist() == [2.0]
+
+
+@both()
+def test_var_mean_matches_var_and_mean(torch):
+    torch.manual_seed(0)
+    x1 = torch.randn(3, 4, 5, 2, dtype=torch.float64, requires_grad=True)
+    x2 = x1.detach().clone().requires_grad_()
+    v1, m1 = torch.var_mean(x1, dim=[1, 3], keepdim=False)
+    v2, m2 = x2.var(dim=[1, 3], keepdim=False), x2.mean(dim=[1, 3], keepdim=False)
+    r1, r2 = v1 * v1 * m1 * m1, v2 * v2 * m2 * m2
+    close(r1, r2)
+    g = torch.randn(3, 5, dtype=torch.float64)
+    torch.autograd.backward(r1, g)
+    torch.autograd.backward(r2, g)
+    close(x1.grad, x2.grad)
+
+
+@both()
+def test_backward_after_a_reference_cycle_is_collected(torch):
+    import gc
+
+    def make():
+        inp = torch.randn(6, requires_grad=True)
+        tmp = inp.view(6, 1)
+        out = tmp.view(6)
+        cycle = [tmp]
+        cycle.append(cycle)
+        return out, inp
+
+    out, inp = make()
+    gc.collect()
+    out.backward(torch.ones(out.size()))
+    assert inp.grad.tolist() == [1.0] * 6
+
+
+@both()
+@pytest.mark.parametrize("size,exponent", [((10,), "zeros"), ((4, 4), "zeros"), ((10,), 0)])
+def test_zero_to_the_zero_has_zero_slope(torch, size, exponent):
+    x = torch.zeros(*size, requires_grad=True)
+    e = torch.zeros(*size) if exponent == "zeros" else exponent
+    x.pow(e).sum().backward()
+    assert x.grad.abs().sum().item() == 0
+
+
+@both()
+def test_shape_and_dir(torch):
+    x = torch.randn(3, 4)
+    assert len(x.shape) == 2 and x.shape[0] == 3 and x.shape[1] == 4
+    keys = dir(x)
+    assert "shape" in keys
+    y = torch.randn(2, 2, dtype=torch.cfloat)
+    with pytest.raises(RuntimeError):
+        hasattr(x, "imag")
+    assert hasattr(y, "imag")
+    keys.remove("imag")
+    for key in keys:
+        assert hasattr(x, key), key
