@@ -22,13 +22,14 @@ from . import return_types
 from ._functions import _dim, _dims, matmul, mul, reshape, sum, unsqueeze
 from ._device import check_device
 from ._ops import apply, inplace
-from .._src.declare import elementwise
+from .._src.declare import elementwise, primitive
 from ._tensor import Tensor
 from ..scipy.special import erf_p
 
 __all__ = ["real", "imag", "conj", "angle", "sign", "sgn", "erf", "bernoulli", "Generator",
            "default_generator", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
-           "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "repeat", "masked_fill", "trace", "atan2", "isin", "randint", "randperm", "softmax", "log_softmax", "logsumexp", "norm", "var", "std", "var_mean", "std_mean",
+           "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "searchsorted",
+           "bucketize", "count_nonzero", "unique", "unique_consecutive", "repeat", "masked_fill", "trace", "atan2", "isin", "randint", "randperm", "softmax", "log_softmax", "logsumexp", "norm", "var", "std", "var_mean", "std_mean",
            "cumsum", "sort", "argsort", "topk", "median", "kthvalue", "gather", "index_select",
            "einsum", "bmm", "outer", "dot", "addcmul", "addcdiv"]
 
@@ -990,6 +991,136 @@ Generator = _random.Generator
 default_generator = _random.default_generator
 
 
+# --- searching and counting (integer results, no gradient) ----------------------------------------
+def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, right: bool = False,
+                 side=None, sorter=None) -> Tensor:
+    """Insertion points of `input` into the last dim of `sorted_sequence`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.searchsorted(torch.tensor([1.0, 2.0, 3.0]), torch.tensor([2.5, 0.0]))
+    tensor([2, 0])
+    """
+    side = side or ("right" if right else "left")
+    seq = sorted_sequence._data
+    if sorter is not None:
+        seq = np.take_along_axis(seq, np.asarray(sorter._data), axis=-1)
+    vals = input._data if isinstance(input, Tensor) else np.asarray(input)
+    if seq.ndim <= 1:
+        found = np.searchsorted(seq, vals, side=side)
+    else:
+        rows = seq.reshape(-1, seq.shape[-1])
+        found = np.stack([np.searchsorted(r, v, side=side)
+                          for r, v in zip(rows, vals.reshape(len(rows), -1))]).reshape(vals.shape)
+    return Tensor._wrap(np.asarray(found, np.int32 if out_int32 else np.int64))
+
+
+def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
+    """The bucket of each element among 1-D `boundaries` (``right`` closes buckets on the left).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.bucketize(torch.tensor([0.5, 2.0]), torch.tensor([1.0, 2.0, 3.0]))
+    tensor([0, 1])
+    """
+    vals = input._data if isinstance(input, Tensor) else np.asarray(input)
+    found = np.searchsorted(boundaries._data, vals, side="right" if right else "left")
+    return Tensor._wrap(np.asarray(found, np.int32 if out_int32 else np.int64))
+
+
+def count_nonzero(input: Tensor, dim=None) -> Tensor:
+    """How many elements are not zero, over `dim` (all by default).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.count_nonzero(torch.tensor([0.0, 1.0, 2.0]))
+    tensor(2)
+    """
+    axis = None if dim is None else _dims(dim, input._data.ndim)
+    return Tensor._wrap(np.asarray(np.count_nonzero(input._data, axis=axis), np.int64))
+
+
+class _NoDerivative(O.NotImplementedNode):
+    """A node torch records for an op it cannot differentiate (``Unique2Backward0`` ...):
+    backward through it raises NotImplementedError naming the op."""
+
+    __slots__ = ()
+    _display = None
+
+    def _apply(self, cts, graph):
+        raise NotImplementedError(f"the derivative for '{self._aten}' is not implemented.")
+
+
+def _unique_values(x, sorted=True, dim=None, consecutive=False):
+    return _unique_parts(x, dim, consecutive)[0]
+
+
+def _unique_parts(x, dim, consecutive):
+    """(values, inverse, counts) as torch.unique / unique_consecutive compute them."""
+    if consecutive:
+        moved = np.moveaxis(x, dim, 0) if dim is not None else np.ravel(x)
+        if len(moved) == 0:
+            return x, np.zeros(0, np.int64), np.zeros(0, np.int64)
+        flat = moved.reshape(len(moved), -1)
+        starts = np.concatenate([[True], (flat[1:] != flat[:-1]).any(axis=1)])
+        inverse = np.cumsum(starts) - 1
+        counts = np.diff(np.append(np.flatnonzero(starts), len(moved)))
+        values = moved[starts]
+        if dim is not None:
+            values = np.moveaxis(values, 0, dim)
+        return values, inverse.reshape(x.shape if dim is None else len(moved)), counts
+    values, inverse, counts = np.unique(x, return_inverse=True, return_counts=True, axis=dim)
+    return values, inverse.reshape(x.shape if dim is None else -1), counts
+
+
+# the values a unique op returns are recorded (they require grad) but have no derivative
+unique_p = primitive("unique", _unique_values, params=("sorted", "dim", "consecutive"),
+                     vjps=(lambda ct, out, x, **params: None,))
+
+
+def _no_derivative(name: str, aten: str, grad_fn: str):
+    op = _decl(name, unique_p, grad_fn, ((),), result="same", node_base=_NoDerivative)
+    op.node_cls._aten = aten
+    return op
+
+
+UNIQUE = _no_derivative("unique", "_unique2", "Unique2Backward0")
+UNIQUE_DIM = _no_derivative("unique_dim", "unique_dim", "UniqueDimBackward0")
+UNIQUE_CONSECUTIVE = _no_derivative("unique_consecutive", "unique_consecutive",
+                                    "UniqueConsecutiveBackward0")
+
+
+def _unique(op, input: Tensor, dim, consecutive, return_inverse, return_counts):
+    if dim is not None:
+        dim = _dim(dim, input._data.ndim)
+    _, inverse, counts = _unique_parts(input._data, dim, consecutive)
+    values = apply(op, (input,), {"sorted": True, "dim": dim, "consecutive": consecutive})
+    extra = ([Tensor._wrap(np.asarray(inverse, np.int64))] if return_inverse else []) + (
+        [Tensor._wrap(np.asarray(counts, np.int64))] if return_counts else [])
+    return (values, *extra) if extra else values
+
+
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
+           return_counts: bool = False, dim=None):
+    """The distinct values (sorted), optionally with each element's index among them and
+    their counts; the values require grad but have no derivative, as in torch.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.unique(torch.tensor([3, 1, 3]), return_counts=True)
+    (tensor([1, 3]), tensor([1, 2]))
+    """
+    return _unique(UNIQUE if dim is None else UNIQUE_DIM, input, dim, False, return_inverse,
+                   return_counts)
+
+
+def unique_consecutive(input: Tensor, return_inverse: bool = False,
+                       return_counts: bool = False, dim=None):
+    """Collapse runs of equal consecutive elements (or slices along `dim`).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.unique_consecutive(torch.tensor([1, 1, 2, 1]))
+    tensor([1, 2, 1])
+    """
+    return _unique(UNIQUE_CONSECUTIVE, input, dim, True, return_inverse, return_counts)
+
+
 def _norm_method(self: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     return norm(self, p, dim, keepdim, dtype)
 
@@ -1005,7 +1136,8 @@ _METHODS = {
     "new_ones": _new_filled(1), "new_empty": _new_filled(0), "new_full": _new_filled(None),
     "split_with_sizes": split_with_sizes, "isin": isin, "bernoulli": bernoulli,
     "bernoulli_": _bernoulli_, "conj": conj, "angle": angle, "sign": sign, "sgn": sgn, "erf": erf,
-    "new": _new, "type": _type, "type_as": _type_as,
+    "new": _new, "type": _type, "type_as": _type_as, "count_nonzero": count_nonzero,
+    "unique": unique, "unique_consecutive": unique_consecutive,
 }
 
 

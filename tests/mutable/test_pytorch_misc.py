@@ -212,3 +212,87 @@ def test_shape_and_dir(torch):
     keys.remove("imag")
     for key in keys:
         assert hasattr(x, key), key
+
+
+@both()
+def test_integer_valued_outputs_do_not_require_grad(torch):
+    inp = torch.rand(4, requires_grad=True)
+    for out in (inp.argmax(), inp.argmin(), inp.argsort(),
+                torch.searchsorted(inp.detach().sort().values, torch.rand((), requires_grad=True)),
+                torch.bucketize(torch.rand(3, 3, requires_grad=True),
+                                torch.linspace(0, 1.0, steps=10, requires_grad=True)),
+                torch.empty(4).requires_grad_().count_nonzero()):
+        assert not out.dtype.is_floating_point and not out.requires_grad
+    for sort in (True, False):
+        for inverse in (True, False):
+            for counts in (True, False):
+                for res in (torch.unique(inp, sorted=sort, return_inverse=inverse,
+                                         return_counts=counts),
+                            torch.unique(inp, sorted=sort, return_inverse=inverse,
+                                         return_counts=counts, dim=0),
+                            torch.unique_consecutive(inp, return_inverse=inverse,
+                                                     return_counts=counts)):
+                    res = res if isinstance(res, tuple) else (res,)
+                    assert res[0].requires_grad
+                    assert all(not r.requires_grad for r in res[1:])
+
+
+@both()
+def test_custom_function_with_an_in_place_step_inside(torch):
+    class Head(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, inp, inplace):
+            view = inp.clone()[:3]
+            if inplace:
+                view += 2
+            return view
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+    base = torch.rand(10, requires_grad=True)
+    for inplace in (False, True):
+        out = Head.apply(base, inplace)
+        assert out.grad_fn.__class__.__name__ == "HeadBackward"
+
+
+@both()
+def test_saved_operands_are_the_same_objects(torch):
+    a = torch.randn(5, requires_grad=True)
+    a_orig = a.detach().clone()
+    b = a * a
+    c = a * b
+    d = torch.exp(a)
+    assert b.grad_fn._saved_self is a and b.grad_fn._saved_other is a
+    assert c.grad_fn._saved_self is a and c.grad_fn._saved_other is b
+    assert d.grad_fn._saved_result.tolist() == d.tolist()
+    assert d.grad_fn._saved_result is not d
+    c.sum().backward()
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        c.grad_fn._saved_self
+    assert a.tolist() == a_orig.tolist()
+
+
+@both()
+def test_saved_result_shares_the_version_counter(torch):
+    a = torch.rand(2, requires_grad=True)
+    b = torch.exp(a)
+    saved = b.grad_fn._saved_result
+    assert saved.tolist() == b.tolist() and saved._version == b._version
+    with torch.no_grad():
+        b += 1
+    assert saved.tolist() == b.tolist() and saved._version == b._version
+
+
+@both(xfail="detach_ of a saved input is not caught at backward (mutable-core findings)")
+def test_detaching_a_saved_input_in_place(torch):
+    a = torch.tensor(1.0, requires_grad=True).clone()
+    b = a.sin()
+    a.detach_()
+    with pytest.raises(RuntimeError, match="Trying to use a saved tensor that has been detached"):
+        b.backward()
+    a = torch.tensor(1.0, requires_grad=True).clone()
+    b = a.exp()
+    a.detach_()
+    b.backward()
