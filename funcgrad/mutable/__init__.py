@@ -91,7 +91,8 @@ cdouble = complex128
 from ._tensor_ops import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, Generator,  # noqa: E402
                           HalfTensor, IntTensor, LongTensor, ShortTensor, angle, bernoulli, conj,
                           bucketize, count_nonzero, default_generator, erf, imag, real,
-                          searchsorted, sgn, sign, unique, unique_consecutive)
+                          nanmedian, scatter_reduce, searchsorted, sgn, sign, unique,
+                          unique_consecutive)
 __version__ = "2.13.0+funcgrad"
 inf = _math.inf
 nan = _math.nan

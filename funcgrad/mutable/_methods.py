@@ -11,7 +11,7 @@ from ..numpy import _primitives as NP
 from . import _dtypes as D
 from . import _functions as F
 from . import _ops as O
-from ._autograd import STATE
+from ._graph import STATE
 from ._device import NO_CUDA
 from ._ops import apply1, apply2, inplace, inplace1
 from ._tensor import Tensor

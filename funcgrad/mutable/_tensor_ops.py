@@ -29,7 +29,8 @@ from ..scipy.special import erf_p
 __all__ = ["real", "imag", "conj", "angle", "sign", "sgn", "erf", "bernoulli", "Generator",
            "default_generator", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
            "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "searchsorted",
-           "bucketize", "count_nonzero", "unique", "unique_consecutive", "repeat", "masked_fill", "trace", "atan2", "isin", "randint", "randperm", "softmax", "log_softmax", "logsumexp", "norm", "var", "std", "var_mean", "std_mean",
+           "bucketize", "count_nonzero", "unique", "unique_consecutive", "scatter_reduce",
+           "nanmedian", "repeat", "masked_fill", "trace", "atan2", "isin", "randint", "randperm", "softmax", "log_softmax", "logsumexp", "norm", "var", "std", "var_mean", "std_mean",
            "cumsum", "sort", "argsort", "topk", "median", "kthvalue", "gather", "index_select",
            "einsum", "bmm", "outer", "dot", "addcmul", "addcdiv"]
 
@@ -50,8 +51,6 @@ STD_MEAN = _decl("std_mean", P.std_p, "StdMeanBackward0", ((0, "out"),), saves_o
 MEAN_OF_VAR = _decl("var_mean_mean", NP.mean, "VarMeanBackward0", ((),), result="same")
 MEAN_OF_STD = _decl("std_mean_mean", NP.mean, "StdMeanBackward0", ((),), result="same")
 CUMSUM = _decl("cumsum", NP.cumsum, "CumsumBackward0", ((),), result="same")
-MEDIAN_ALL = _decl("median", P.median_p, "MedianBackward0", ((0, "out"),), saves_out=True,
-                   result="same")
 ADDCMUL = _decl("addcmul", P.addcmul_p, "AddcmulBackward0", ((), (2,), (1,)))
 ADDCDIV = _decl("addcdiv", P.addcdiv_p, "AddcdivBackward0", ((), (2,), (1, 2)))
 BMM = _decl("bmm", NP.matmul, "BmmBackward0", ((1,), (0,)))
@@ -59,7 +58,8 @@ DOT = _decl("dot_fn", NP.matmul, "DotBackward0", ((1,), (0,)))
 # selecting along a dim: an advanced index (getitem), named as PyTorch names each
 _SELECTING = {name: _decl(name.lower(), NP.getitem, f"{name}Backward{n}", ((),), result="same")
               for name, n in (("Gather", 0), ("IndexSelect", 0), ("Sort", 0), ("Topk", 0),
-                              ("Max", 0), ("Min", 0), ("Median", 1), ("Kthvalue", 0))}
+                              ("Max", 0), ("Min", 0), ("Median", 1), ("Nanmedian", 1),
+                              ("Kthvalue", 0))}
 
 
 def _float_input(name: str, x: Tensor) -> None:
@@ -369,6 +369,51 @@ def _reduced_pick(name: str, kind, input: Tensor, dim: int, keepdim: bool, pick)
     return kind(values, Tensor._wrap(idx.astype(np.int64)))
 
 
+# --- full reductions choosing one value: the slope is shared among the elements equal to it,
+# NaNs counting as equal to a NaN result (torch's rule; NumPy's equality would give 0/0) -----------
+def _ties_vjp(ct, out, x):
+    hits = NP.logical_or(NP.equal(x, out), NP.logical_and(NP.isnan(x), NP.isnan(out)))
+    hits = NP.astype(hits, H.dtype(x))
+    return ct * hits / NP.sum(hits)
+
+
+def _lower_median(x):
+    flat = np.sort(np.ravel(x))
+    return flat[(flat.size - 1) // 2]  # torch's median is the lower of the two middle values
+
+
+def _median_impl(x):
+    flat = np.ravel(x)
+    return np.asarray(np.nan, x.dtype) if np.isnan(flat).any() else _lower_median(flat)
+
+
+def _nanmedian_impl(x):
+    flat = np.ravel(x)
+    kept = flat[~np.isnan(flat)]
+    return np.asarray(np.nan, x.dtype) if kept.size == 0 else _lower_median(kept)
+
+
+max_all_p = primitive("max_all", lambda x: np.max(x), vjps=(_ties_vjp,))
+min_all_p = primitive("min_all", lambda x: np.min(x), vjps=(_ties_vjp,))
+median_all_p = primitive("median_all", _median_impl, vjps=(_ties_vjp,))
+nanmedian_all_p = primitive("nanmedian_all", _nanmedian_impl, vjps=(_ties_vjp,))
+MAX_ALL = _decl("max_all", max_all_p, "MaxBackward1", ((0, "out"),), saves_out=True,
+                result="same")
+MIN_ALL = _decl("min_all", min_all_p, "MinBackward1", ((0, "out"),), saves_out=True,
+                result="same")
+MEDIAN_ALL = _decl("median", median_all_p, "MedianBackward0", ((0, "out"),), saves_out=True,
+                   result="same")
+NANMEDIAN_ALL = _decl("nanmedian", nanmedian_all_p, "NanmedianBackward0", ((0, "out"),),
+                      saves_out=True, result="same")
+
+
+def _reduce_all(op, name: str, input: Tensor) -> Tensor:
+    if input._data.size == 0:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
+                           "== 0. Specify the reduction dim with the 'dim' argument.")
+    return apply(op, (input,), {})
+
+
 def max(input: Tensor, dim=None, keepdim: bool = False):
     """Largest element; along `dim` ``(values, indices)`` whose gradient goes to the index
     returned (grad_fn ``MaxBackward0``); with a tensor, `maximum`.
@@ -382,7 +427,7 @@ def max(input: Tensor, dim=None, keepdim: bool = False):
     if isinstance(dim, Tensor):
         return F.maximum(input, dim)
     if dim is None:
-        return F.max(input)
+        return _reduce_all(MAX_ALL, "max", input)
     return max_along(input, dim, keepdim)
 
 
@@ -396,7 +441,7 @@ def min(input: Tensor, dim=None, keepdim: bool = False):
     if isinstance(dim, Tensor):
         return F.minimum(input, dim)
     if dim is None:
-        return F.min(input)
+        return _reduce_all(MIN_ALL, "min", input)
     return min_along(input, dim, keepdim)
 
 
@@ -429,7 +474,7 @@ def median(input: Tensor, dim=None, keepdim: bool = False):
     if dim is None:
         if input._data.size == 0:
             return Tensor._wrap(np.asarray(np.nan, input._data.dtype))
-        return apply(MEDIAN_ALL, (input,), {"axis": None, "keepdims": False})
+        return apply(MEDIAN_ALL, (input,), {})
 
     def pick(a, d):
         idx = np.argsort(a, axis=d, kind="stable")
@@ -1121,6 +1166,156 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False,
     return _unique(UNIQUE_CONSECUTIVE, input, dim, True, return_inverse, return_counts)
 
 
+# --- scatter_reduce ------------------------------------------------------------------------------
+def _scatter_index(index: np.ndarray, dim: int) -> tuple:
+    """The advanced index sending element ``i`` of `index`'s shape to ``index[i]`` along `dim`."""
+    grid = list(np.indices(index.shape, sparse=True))
+    grid[dim] = index
+    return tuple(grid)
+
+
+def _gather(t, where: tuple):
+    """``t[where]`` for an advanced index, as a differentiable primitive."""
+    return NP.getitem(t, *where, template=(H.SLOT,) * len(where))
+
+
+def _scatter_add(base, update, where: tuple):
+    """`base` plus `update` scattered (and summed) at `where`, as a differentiable primitive."""
+    return NP.index_add(base, update, *where, template=(H.SLOT,) * len(where))
+
+
+def _scatter_src(src, index: np.ndarray):
+    return src[tuple(slice(0, n) for n in index.shape)]
+
+
+_SCATTER_START = {"sum": 0, "mean": 0, "prod": 1, "amax": -np.inf, "amin": np.inf}
+_SCATTER_UFUNC = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum,
+                  "amin": np.minimum}
+
+
+def _scatter_counts(shape, index, dim, include_self) -> np.ndarray:
+    counts = np.zeros(shape, np.int64)
+    np.add.at(counts, _scatter_index(index, dim), 1)
+    return counts + (1 if include_self else 0)
+
+
+def _scatter_reduce_impl(x, src, dim, index, reduce, include_self):
+    where = _scatter_index(index, dim)
+    out = np.array(x, copy=True)
+    if not include_self:
+        start = _SCATTER_START[reduce]
+        if out.dtype.kind in "iub" and not np.isfinite(start):
+            start = np.iinfo(out.dtype).min if start < 0 else np.iinfo(out.dtype).max
+        out[where] = start
+    _SCATTER_UFUNC[reduce].at(out, where, _scatter_src(src, index))
+    if reduce == "mean":
+        counts = np.maximum(_scatter_counts(out.shape, index, dim, include_self), 1)
+        hit = _scatter_counts(out.shape, index, dim, False) > 0
+        if out.dtype.kind in "iu":
+            out = np.where(hit, out // counts, out)
+        else:
+            out = np.where(hit, out / counts, out).astype(out.dtype)
+    return out
+
+
+def _scatter_vjps():
+    def shares(ct, out, x, src, dim, index, reduce, include_self):
+        """(slope into x, slope into each scattered element of src) before the gather."""
+        where = _scatter_index(index, dim)
+        hit = _scatter_counts(H.shape(x), index, dim, False) > 0
+        kept = np.logical_or(~hit, include_self)  # x's elements that took part
+        if reduce == "sum":
+            return NP.where(kept, ct, 0.0), ct
+        if reduce == "mean":
+            counts = np.maximum(_scatter_counts(H.shape(x), index, dim, include_self), 1)
+            return NP.where(kept, ct / counts, 0.0), ct / counts
+        if reduce in ("amax", "amin"):
+            dt = H.dtype(x)
+            on_x = NP.astype(NP.logical_and(NP.equal(x, out), kept), dt)
+            src_part = _scatter_src(src, index)
+            on_src = NP.astype(NP.equal(src_part, _gather(out, where)), dt)
+            count = on_x + _scatter_add(NP.zeros_like(on_x), on_src, where)
+            return ct * on_x / count, ct / count
+        # prod: the product of the other factors, read as out / factor (factors must be nonzero)
+        if not (isinstance(x, np.ndarray) and isinstance(src, np.ndarray)) or (
+                (x == 0).any() or (src == 0).any()):
+            raise NotImplementedError("scatter_reduce(reduce='prod') backward is supported by "
+                                      "funcgrad.mutable only once and without zero factors")
+        return NP.where(kept, ct * out / x, 0.0), ct * out
+
+    def vjp_x(ct, out, x, src, dim, index, reduce, include_self):
+        return shares(ct, out, x, src, dim, index, reduce, include_self)[0]
+
+    def vjp_src(ct, out, x, src, dim, index, reduce, include_self):
+        where = _scatter_index(index, dim)
+        per = _gather(shares(ct, out, x, src, dim, index, reduce, include_self)[1], where)
+        src_part = _scatter_src(src, index)
+        if reduce in ("amax", "amin"):
+            per = per * NP.astype(NP.equal(src_part, _gather(out, where)), H.dtype(src))
+        elif reduce == "prod":
+            per = per / src_part
+        if tuple(H.shape(src)) == tuple(index.shape):
+            return per
+        full = NP.zeros_like(src)
+        return NP.index_add(full, per, template=tuple(slice(0, n) for n in index.shape))
+
+    return vjp_x, vjp_src
+
+
+scatter_reduce_p = primitive("scatter_reduce", _scatter_reduce_impl, nargs=2,
+                             params=("dim", "index", "reduce", "include_self"),
+                             vjps=_scatter_vjps())
+SCATTER_REDUCE = _decl("scatter_reduce", scatter_reduce_p, "ScatterReduceBackward0",
+                       ((0, 1, "out"), (0, 1, "out")), saves_out=True)
+
+
+def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                   include_self: bool = True) -> Tensor:
+    """Reduce `src` into a copy of `input` at `index` along `dim` with "sum", "prod", "mean",
+    "amax" or "amin" (ties share the gradient, as in torch).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.zeros(2).scatter_reduce(0, torch.tensor([0, 1, 0]), torch.ones(3), "sum")
+    tensor([2., 1.])
+    """
+    if reduce not in _SCATTER_UFUNC:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    idx = index._data
+    if idx.dtype != np.int64:
+        raise RuntimeError("scatter(): Expected dtype int64 for index")
+    dim = _dim(dim, builtins.max(input._data.ndim, 1))
+    if src._dtype is not input._dtype:
+        raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype")
+    return apply(SCATTER_REDUCE, (input, src), {"dim": dim, "index": idx, "reduce": reduce,
+                                                "include_self": bool(include_self)})
+
+
+def _scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                     include_self: bool = True) -> Tensor:
+    dim = _dim(dim, builtins.max(self._data.ndim, 1))
+    return inplace(SCATTER_REDUCE, self, (src,), {"dim": dim, "index": index._data,
+                                                  "reduce": reduce,
+                                                  "include_self": bool(include_self)})
+
+
+def nanmedian(input: Tensor, dim=None, keepdim: bool = False):
+    """The lower median ignoring NaNs (NaN only when all are NaN).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.nanmedian(torch.tensor([1.0, float("nan"), 3.0, 2.0]))
+    tensor(2.)
+    """
+    if dim is None:
+        return _reduce_all(NANMEDIAN_ALL, "nanmedian", input)
+
+    def pick(a, d):
+        idx = np.argsort(a, axis=d, kind="stable")  # NaNs sort last
+        k = np.sum(~np.isnan(a), axis=d, keepdims=True)
+        return np.take_along_axis(idx, np.maximum(k - 1, 0) // 2, axis=d)
+    return _reduced_pick("Nanmedian", return_types.nanmedian, input, dim, keepdim, pick)
+
+
 def _norm_method(self: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     return norm(self, p, dim, keepdim, dtype)
 
@@ -1138,6 +1333,7 @@ _METHODS = {
     "bernoulli_": _bernoulli_, "conj": conj, "angle": angle, "sign": sign, "sgn": sgn, "erf": erf,
     "new": _new, "type": _type, "type_as": _type_as, "count_nonzero": count_nonzero,
     "unique": unique, "unique_consecutive": unique_consecutive,
+    "scatter_reduce": scatter_reduce, "scatter_reduce_": _scatter_reduce_, "nanmedian": nanmedian,
 }
 
 

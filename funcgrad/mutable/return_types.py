@@ -1,7 +1,7 @@
 """``torch.return_types``: the named tuples that max/min/sort/topk/... return along a dim."""
 from __future__ import annotations
 
-__all__ = ["max", "min", "sort", "topk", "median", "kthvalue"]
+__all__ = ["max", "min", "sort", "topk", "median", "nanmedian", "kthvalue"]
 
 
 def _named(name: str, fields: tuple) -> type:
@@ -27,4 +27,5 @@ min = _named("min", ("values", "indices"))  # noqa: A001
 sort = _named("sort", ("values", "indices"))
 topk = _named("topk", ("values", "indices"))
 median = _named("median", ("values", "indices"))
+nanmedian = _named("nanmedian", ("values", "indices"))
 kthvalue = _named("kthvalue", ("values", "indices"))

@@ -644,8 +644,7 @@ def test_version_counter_shared_with_views_and_kept_by_data(torch):
     assert x._version == xz._version
 
 
-@both(xfail="gradient buffers always copied into .grad where torch steals them "
-            "(mutable-core findings)")
+@both()
 def test_grad_buffers_copied_only_when_shared(torch):
     class Add(torch.autograd.Function):
         seen = None
