@@ -89,7 +89,8 @@ short = int16
 cfloat = complex64
 cdouble = complex128
 from ._tensor_ops import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, Generator,  # noqa: E402
-                          HalfTensor, IntTensor, LongTensor, ShortTensor, angle, bernoulli, conj,
+                          HalfTensor, IntTensor, LongTensor, ShortTensor, all, angle, any,
+                          bernoulli, conj,
                           bucketize, count_nonzero, default_generator, erf, imag, real,
                           nanmedian, scatter_reduce, searchsorted, sgn, sign, unique,
                           unique_consecutive)

@@ -30,7 +30,7 @@ __all__ = ["real", "imag", "conj", "angle", "sign", "sgn", "erf", "bernoulli", "
            "default_generator", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
            "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "searchsorted",
            "bucketize", "count_nonzero", "unique", "unique_consecutive", "scatter_reduce",
-           "nanmedian", "repeat", "masked_fill", "trace", "atan2", "isin", "randint", "randperm", "softmax", "log_softmax", "logsumexp", "norm", "var", "std", "var_mean", "std_mean",
+           "nanmedian", "all", "any", "repeat", "masked_fill", "trace", "atan2", "isin", "randint", "randperm", "softmax", "log_softmax", "logsumexp", "norm", "var", "std", "var_mean", "std_mean",
            "cumsum", "sort", "argsort", "topk", "median", "kthvalue", "gather", "index_select",
            "einsum", "bmm", "outer", "dot", "addcmul", "addcdiv"]
 
@@ -597,7 +597,7 @@ def einsum(equation: str, *operands) -> Tensor:
 
 def _expand_ellipsis(terms, out, operands):
     """Replace ``...`` by fresh capital letters, right-aligned across operands."""
-    if not any("..." in t for t in terms) and (out is None or "..." not in out):
+    if not builtins.any("..." in t for t in terms) and (out is None or "..." not in out):
         return terms, out
     free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in "".join(terms) + (out or "")]
     width = 0
@@ -980,7 +980,7 @@ def _legacy_new(dt, args) -> Tensor:
         if args[0]._dtype is not dt:
             raise TypeError(f"expected {dt.tensor_type} (got {args[0]._dtype.tensor_type})")
         return args[0]
-    if all(isinstance(a, int) and not isinstance(a, bool) for a in args) or (
+    if builtins.all(isinstance(a, int) and not isinstance(a, bool) for a in args) or (
             len(args) == 1 and isinstance(args[0], F.Size)):
         return F.empty(*args, dtype=dt)
     if len(args) == 1:
@@ -1314,6 +1314,26 @@ def nanmedian(input: Tensor, dim=None, keepdim: bool = False):
         k = np.sum(~np.isnan(a), axis=d, keepdims=True)
         return np.take_along_axis(idx, np.maximum(k - 1, 0) // 2, axis=d)
     return _reduced_pick("Nanmedian", return_types.nanmedian, input, dim, keepdim, pick)
+
+
+def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Whether every element (along `dim`) is true, as a bool tensor.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.all(torch.tensor([1.0, 0.0]))
+    tensor(False)
+    """
+    return input.all(dim, keepdim) if dim is not None else input.all()
+
+
+def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Whether some element (along `dim`) is true, as a bool tensor.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.any(torch.tensor([1.0, 0.0]))
+    tensor(True)
+    """
+    return input.any(dim, keepdim) if dim is not None else input.any()
 
 
 def _norm_method(self: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:

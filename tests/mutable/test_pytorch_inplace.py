@@ -510,7 +510,7 @@ def test_in_place_under_no_grad_still_bumps_the_version(torch):
         z.backward()
 
 
-@both(xfail="autograd.graph.increment_version missing (mutable-core findings)")
+@both()
 def test_increment_version(torch):
     for a in (torch.rand(3, requires_grad=True), torch.zeros(3, dtype=torch.int)):
         v = a._version

@@ -147,7 +147,7 @@ def test_saved_variables_is_deprecated(torch):
     assert x.grad.tolist() == [[1.0, 1.0]] * 2
 
 
-@both(xfail="torch.autograd.grad_mode module missing (mutable-core findings)")
+@both()
 def test_first_grad_fn_of_a_complex_view_under_no_grad(torch):
     a = torch.tensor([1 + 1j], requires_grad=True).clone()
     v = a.real

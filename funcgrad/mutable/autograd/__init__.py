@@ -5,8 +5,9 @@ from __future__ import annotations
 from . import function, functional, grad_mode, graph
 from ._grad import backward, detect_anomaly, grad, is_anomaly_enabled, set_detect_anomaly
 from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402  (torchtests' module)
 from .variable import Variable
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "InplaceFunction", "once_differentiable",
            "Variable", "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "function",
-           "functional", "grad_mode", "graph"]
+           "functional", "grad_mode", "graph", "gradcheck", "gradgradcheck"]

@@ -1,0 +1,202 @@
+"""``torch.autograd.gradcheck`` and ``gradgradcheck``: the Jacobian that backward computes
+(one ``autograd.grad`` per output element) against central finite differences, with
+torch's checks and messages. Real tensors only; complex ones are refused with a clear error."""
+from __future__ import annotations
+
+import warnings
+from typing import Callable
+
+import numpy as np
+
+from .._functions import randn_like, tensor, zeros_like
+from .._tensor import Tensor
+from ._grad import grad as _grad
+
+__all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
+
+
+class GradcheckError(RuntimeError):
+    """A gradient check that failed (a RuntimeError, as in torch)."""
+
+
+def _as_tuple(x) -> tuple:
+    return x if isinstance(x, tuple) else tuple(x) if isinstance(x, list) else (x,)
+
+
+def _is_float(t: Tensor) -> bool:
+    return t._dtype.is_floating_point or t._dtype.is_complex
+
+
+def _checked_inputs(inputs: tuple) -> list:
+    """Indices of the inputs to differentiate, after torch's input checks."""
+    wanted = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    if not wanted:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
+                         "none of the them have requires_grad=True.")
+    for i in wanted:
+        t = inputs[i]
+        if t._dtype.is_complex:
+            raise NotImplementedError("gradcheck of complex inputs is not supported by "
+                                      "funcgrad.mutable yet; check the real and imaginary parts "
+                                      "as real inputs")
+        if t._dtype.name != "float64":
+            warnings.warn(
+                f"Input #{i} requires gradient and is not a double precision floating point or "
+                "complex. This check will likely fail if all the inputs are not of double "
+                "precision floating point or complex. ", UserWarning, stacklevel=3)
+        if any(s == 0 and n > 1 for s, n in zip(t.stride(), t.shape)):
+            raise RuntimeError(
+                f"The {i}th input has a dimension with stride 0. gradcheck only supports inputs "
+                "that are non-overlapping to be able to compute the numerical gradients "
+                "correctly. You should call .contiguous on the input before passing it to "
+                "gradcheck.")
+    return wanted
+
+
+def _outputs(func: Callable, inputs: tuple) -> tuple:
+    outs = tuple(o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor))
+    for o in outs:
+        if o._dtype.is_complex:
+            raise NotImplementedError("gradcheck of complex outputs is not supported by "
+                                      "funcgrad.mutable yet")
+    return outs
+
+
+def _numerical(func, inputs, wanted, outs, eps) -> dict:
+    """{(input, output): Jacobian (output elements x input elements)} by central differences,
+    perturbing each input element in place (grad mode stays on: `func` may differentiate)."""
+    shapes = [tuple(o.shape) for o in outs]
+    dtypes = [o.dtype for o in outs]
+    jac = {}
+    for i in wanted:
+        data = inputs[i]._data
+        flat = data.reshape(-1)  # the input's own storage (contiguous), written in place
+        cols = {k: np.zeros((outs[k]._data.size, flat.size)) for k in range(len(outs))}
+        for e in range(flat.size):
+            orig = flat[e]
+            values = []
+            for step in (eps, -eps):
+                flat[e] = orig + step
+                got = _outputs(func, inputs)
+                if [tuple(o.shape) for o in got] != shapes:
+                    flat[e] = orig
+                    raise AssertionError("Expected `func` to return outputs with the same shape"
+                                         " when inputs are perturbed by `eps`, but got: shapes "
+                                         f"{[tuple(o.shape) for o in got]} and {shapes}.")
+                if [o.dtype for o in got] != dtypes:
+                    flat[e] = orig
+                    raise AssertionError("Expected `func` to return outputs with the same dtype"
+                                         " when inputs are perturbed by `eps`, but got: dtypes "
+                                         f"{[o.dtype for o in got]} and {dtypes}.")
+                # copies: an output may share the input's storage, perturbed again next
+                values.append([np.array(o._data, np.float64).reshape(-1) for o in got])
+            flat[e] = orig
+            for k in range(len(outs)):
+                cols[k][:, e] = (values[0][k] - values[1][k]) / (2 * eps)
+        for k in range(len(outs)):
+            jac[i, k] = cols[k]
+    return jac
+
+
+def _analytical(outs, inputs, wanted, scale=1.0) -> dict:
+    """{(input, output): Jacobian} row by row from autograd.grad with one-hot grad_outputs."""
+    targets = [inputs[i] for i in wanted]
+    jac = {}
+    for k, out in enumerate(outs):
+        n = out._data.size
+        rows = {i: np.zeros((n, inputs[i]._data.size)) for i in wanted}
+        if out.requires_grad:
+            for r in range(n):
+                seed = np.zeros(out._data.shape, out._data.dtype)
+                seed.reshape(-1)[r] = scale
+                grads = _grad(out, targets, tensor(seed), retain_graph=True, allow_unused=True)
+                for i, g in zip(wanted, grads):
+                    if g is not None:
+                        rows[i][r] = np.asarray(g._data, np.float64).reshape(-1)
+        for i in wanted:
+            jac[i, k] = rows[i]
+    return jac
+
+
+def _fail(message: str, raise_exception: bool) -> bool:
+    if raise_exception:
+        raise GradcheckError(message)
+    return False
+
+
+def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5,
+              rtol: float = 1e-3, raise_exception: bool = True, nondet_tol: float = 0.0,
+              check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
+              check_batched_grad: bool = False, check_batched_forward_grad: bool = False,
+              check_forward_ad: bool = False, check_backward_ad: bool = True,
+              fast_mode: bool = False, masked=None) -> bool:
+    """Whether backward's Jacobian of `func` at `inputs` matches finite differences.
+
+    >>> import funcgrad.mutable as torch
+    >>> x = torch.rand(3, dtype=torch.float64, requires_grad=True)
+    >>> torch.autograd.gradcheck(lambda t: (t * t).sin(), (x,))
+    True
+    """
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to "
+                             "be True")
+    inputs = _as_tuple(inputs)
+    wanted = _checked_inputs(inputs)
+    outs = _outputs(func, inputs)
+    numerical = _numerical(func, inputs, wanted, outs, eps)
+    for k, out in enumerate(outs):
+        if not out.requires_grad or not _is_float(out):
+            for i in wanted:
+                if np.any(numerical[i, k] != 0):
+                    return _fail("Numerical gradient for function expected to be zero",
+                                 raise_exception)
+    analytical = _analytical(outs, inputs, wanted)
+    again = _analytical(outs, inputs, wanted)
+    for key, jac in analytical.items():
+        i, k = key
+        if not outs[k].requires_grad:
+            continue
+        if not np.allclose(jac, numerical[key], rtol=rtol, atol=atol):
+            return _fail(f"Jacobian mismatch for output {k} with respect to input {i},\n"
+                         f"numerical:{numerical[key]}\nanalytical:{jac}\n", raise_exception)
+        if np.max(np.abs(jac - again[key]), initial=0.0) > nondet_tol:
+            return _fail("Backward is not reentrant, i.e., running backward with same input and "
+                         "grad_output multiple times gives different values, although analytical"
+                         " gradient matches numerical gradient.The tolerance for nondeterminism "
+                         f"was {nondet_tol}.", raise_exception)
+    zero = _analytical(outs, inputs, wanted, scale=0.0)
+    if any(np.any(jac != 0) for jac in zero.values()):
+        return _fail("backward not multiplied by grad_output", raise_exception)
+    return True
+
+
+def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-6,
+                  atol: float = 1e-5, rtol: float = 1e-3, gen_non_contig_grad_outputs: bool = False,
+                  raise_exception: bool = True, nondet_tol: float = 0.0,
+                  check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
+                  check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
+                  check_rev_over_rev: bool = True, fast_mode: bool = False, masked=None) -> bool:
+    """`gradcheck` of the first derivatives (``create_graph=True``): second order checked
+    against finite differences of backward, with random grad_outputs by default.
+
+    >>> import funcgrad.mutable as torch
+    >>> x = torch.rand(3, dtype=torch.float64, requires_grad=True)
+    >>> torch.autograd.gradgradcheck(lambda t: t ** 3, (x,))
+    True
+    """
+    inputs = _as_tuple(inputs)
+    wanted = _checked_inputs(inputs)
+    outs = [o for o in _outputs(func, inputs) if o.requires_grad]
+    if grad_outputs is None:
+        grad_outputs = tuple(randn_like(o).requires_grad_() for o in outs)
+    grad_outputs = _as_tuple(grad_outputs)
+    n = len(inputs)
+
+    def first_derivatives(*args):
+        diff = [args[i] for i in wanted]
+        got = [o for o in _outputs(func, args[:n]) if o.requires_grad]
+        grads = _grad(got, diff, list(args[n:]), create_graph=True, allow_unused=True)
+        return tuple(g if g is not None else zeros_like(d) for g, d in zip(grads, diff))
+
+    return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol)
