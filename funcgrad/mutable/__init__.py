@@ -92,7 +92,7 @@ from ._tensor_ops import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, Floa
                           HalfTensor, IntTensor, LongTensor, ShortTensor, all, angle, any,
                           bernoulli, conj,
                           bucketize, count_nonzero, default_generator, erf, imag, real,
-                          nanmedian, scatter_reduce, searchsorted, sgn, sign, unique,
+                          nanmedian, scatter_reduce, searchsorted, sgn, sign, signbit, unique,
                           unique_consecutive)
 __version__ = "2.13.0+funcgrad"
 inf = _math.inf

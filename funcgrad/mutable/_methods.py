@@ -345,11 +345,18 @@ def _resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
     if STATE.grad_enabled and self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     shape = F._shape_arg(sizes)
+    if tuple(shape) == tuple(self._data.shape):
+        return self  # no change, no version bump (as torch)
     new = np.zeros(shape, self._data.dtype)
     keep = builtins_min(new.size, self._data.size)
     new.reshape(-1)[:keep] = self._data.reshape(-1)[:keep]
     self._data = new
+    self._vc.value += 1
     return self
+
+
+def _resize_as_(self: Tensor, other: Tensor, memory_format=None) -> Tensor:
+    return _resize_(self, *other._data.shape)
 
 
 def _set_(self: Tensor, source=None) -> Tensor:
@@ -406,7 +413,7 @@ _METHODS = {
     "select": F.select, "diagonal": F.diagonal, "split": F.split, "chunk": F.chunk,
     "unbind": F.unbind, "to": F._to, "eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le,
     "gt": F.gt, "ge": F.ge, "copy_": copy_, "fill_": fill_, "zero_": zero_,
-    "resize_": _resize_, "set_": _set_,
+    "resize_": _resize_, "resize_as_": _resize_as_, "set_": _set_,
     "add_": _inplace_binary(O.ADD), "sub_": _checked(F.check_sub, _inplace_binary(O.SUB)),
     "mul_": _inplace_binary(O.MUL), "div_": _inplace_binary(O.DIV), "pow_": _pow_,
     "neg_": _inplace_unary(O.NEG), "abs_": _inplace_unary(O.ABS), "exp_": _inplace_unary(O.EXP),

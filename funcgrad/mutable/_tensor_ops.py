@@ -30,7 +30,7 @@ __all__ = ["real", "imag", "conj", "angle", "sign", "sgn", "erf", "bernoulli", "
            "default_generator", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
            "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "searchsorted",
            "bucketize", "count_nonzero", "unique", "unique_consecutive", "scatter_reduce",
-           "nanmedian", "all", "any", "repeat", "masked_fill", "trace", "atan2", "isin", "randint", "randperm", "softmax", "log_softmax", "logsumexp", "norm", "var", "std", "var_mean", "std_mean",
+           "nanmedian", "all", "any", "signbit", "repeat", "masked_fill", "trace", "atan2", "isin", "randint", "randperm", "softmax", "log_softmax", "logsumexp", "norm", "var", "std", "var_mean", "std_mean",
            "cumsum", "sort", "argsort", "topk", "median", "kthvalue", "gather", "index_select",
            "einsum", "bmm", "outer", "dot", "addcmul", "addcdiv"]
 
@@ -1316,6 +1316,16 @@ def nanmedian(input: Tensor, dim=None, keepdim: bool = False):
     return _reduced_pick("Nanmedian", return_types.nanmedian, input, dim, keepdim, pick)
 
 
+def signbit(input: Tensor) -> Tensor:
+    """Whether the sign bit is set (negative numbers and -0.0), as a bool tensor.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.signbit(torch.tensor([-1.0, 0.0, -0.0]))
+    tensor([ True, False,  True])
+    """
+    return Tensor._wrap(np.signbit(input._data))
+
+
 def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Whether every element (along `dim`) is true, as a bool tensor.
 
@@ -1354,6 +1364,7 @@ _METHODS = {
     "new": _new, "type": _type, "type_as": _type_as, "count_nonzero": count_nonzero,
     "unique": unique, "unique_consecutive": unique_consecutive,
     "scatter_reduce": scatter_reduce, "scatter_reduce_": _scatter_reduce_, "nanmedian": nanmedian,
+    "signbit": signbit,
 }
 
 

@@ -143,3 +143,265 @@ def test_scatter_reduce_values(torch):
     assert got.tolist() == [4.0, 6.0]
     got.sum().backward()
     assert x.grad.tolist() == [1.0] * 4
+
+
+@both()
+def test_where_with_tensors_and_numbers_passes_gradcheck(torch):
+    cond = torch.tensor([[True, False, True], [False, True, False], [True, True, False]])
+    x = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)
+    y = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(torch.where, [cond, x, y])
+    assert torch.autograd.gradgradcheck(torch.where, [cond, x, y])
+    x = torch.randn(3, 1, 3, dtype=torch.float64, requires_grad=True)
+    y = torch.randn(3, 3, 1, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(torch.where, [cond, x, y])
+    x = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda c, t: torch.where(c, 4.0, t), (cond, x))
+    assert torch.autograd.gradcheck(lambda c, t: torch.where(c, t, 4.0), (cond, x))
+
+
+@both(xfail="the .grad setter accepts the tensor itself as its gradient "
+            "(mutable-core findings)")
+def test_grad_assignment_checks(torch):
+    x = torch.randn(3, 3)
+    with pytest.raises(TypeError, match="expected to be a Tensor or None"):
+        x.grad = 0
+    with pytest.raises(RuntimeError):
+        x.grad = torch.randn(2, 2)
+    with pytest.raises(RuntimeError):
+        x.grad = torch.randn(3, 3).to(torch.long)
+    with pytest.raises(RuntimeError):
+        x.grad = x
+
+
+@both()
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_like_factories_take_requires_grad(torch, dtype):
+    dt = getattr(torch, dtype)
+    x = torch.randn(2, 3, dtype=dt)
+    for fn in (torch.ones_like, torch.randn_like):
+        for requires_grad in (True, False):
+            out = fn(x, dtype=dt, device="cpu", requires_grad=requires_grad)
+            assert out.requires_grad == requires_grad and out.dtype is dt
+            assert str(x.device) == "cpu"
+
+
+@both()
+def test_copy_into_other_float_types_requires_grad(torch):
+    x = torch.randn(6, requires_grad=True)
+    for dt in (torch.float32, torch.float64, torch.float16):
+        y = torch.empty(6, dtype=dt)
+        y.copy_(x)
+        assert y.requires_grad
+
+
+@both()
+def test_in_place_on_views_and_backprop(torch):
+    root = torch.randn(2, 2, requires_grad=True)
+    x = root.clone()
+    x.narrow(0, 0, 1).mul_(2)
+    x.sum().backward()
+    assert root.grad.tolist() == [[2, 2], [1, 1]]
+    root = torch.randn(2, 2, requires_grad=True)
+    x = root.clone()
+    v1 = x.narrow(0, 0, 1)
+    v2 = x.narrow(0, 0, 1)
+    v1.mul_(2)
+    v2.sum().backward()
+    assert root.grad.tolist() == [[2, 2], [0, 0]]
+    root = torch.randn(2, 2, requires_grad=True)
+    x = root.clone()
+    x.narrow(0, 0, 1).narrow(1, 1, 1).mul_(2)
+    x.sum().backward()
+    assert root.grad.tolist() == [[1, 2], [1, 1]]
+    root = torch.ones(2, 3, 2).select(2, 1).t().requires_grad_(True)
+    x = root.clone()
+    x.narrow(0, 0, 1).narrow(1, 1, 1).mul_(2)
+    x.sum().backward()
+    assert root.grad.tolist() == [[1, 2], [1, 1], [1, 1]]
+
+
+@both()
+def test_in_place_on_a_view_then_no_grad_refresh(torch):
+    a = torch.ones(3, 1, dtype=torch.float64, requires_grad=True)
+    c = (a * 2).view_as(a)
+    c[0][0] = 3
+    with torch.no_grad():
+        c.grad_fn
+    c.sum().backward()
+    assert a.grad.tolist() == [[0.0], [2.0], [2.0]]
+
+
+@both()
+def test_in_place_on_views_passes_gradcheck(torch):
+    a = torch.randn(4, 4, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(2, 2, dtype=torch.float64, requires_grad=True)
+
+    def func(root, b):
+        x = root.clone()
+        x.narrow(1, 2, 2).narrow(0, 1, 2).mul_(b)
+        x.narrow(1, 0, 2).narrow(0, 1, 2).mul_(b)
+        return x
+
+    assert torch.autograd.gradcheck(func, [a, b])
+    go = torch.randn(4, 4, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradgradcheck(func, (a, b), (go,))
+
+
+@both()
+def test_in_place_on_multi_output_views_is_refused(torch):
+    root = torch.arange(9.0, dtype=torch.float64).reshape(3, 3).requires_grad_()
+    with pytest.raises(RuntimeError):
+        root.clone().unbind()[0].mul_(2)
+    a = torch.rand(10, dtype=torch.float64, requires_grad=True).clone()
+    with pytest.raises(RuntimeError):
+        a.unbind(0)[0].view_as(a.unbind(0)[0]).mul_(2)
+    with pytest.raises(RuntimeError):
+        a.view_as(a).unbind(0)[0].mul_(2)
+    for split in (lambda t: t.split(1), lambda t: t.split_with_sizes((1, 1, 1)),
+                  lambda t: t.chunk(3)):
+        b = torch.randn(3, 3, requires_grad=True) * 2
+        s1, s2, s3 = split(b)
+        with pytest.raises(RuntimeError, match="This view is the output of a function that "
+                                               "returns multiple views."):
+            s1.mul_(s2)
+
+
+@both()
+def test_in_place_on_a_view_makes_its_base_require_grad(torch):
+    a = torch.randn(4, 4, dtype=torch.float64)
+    b = torch.randn(4, 2, dtype=torch.float64, requires_grad=True)
+
+    def func(root, b):
+        x = root.clone()
+        assert not x.requires_grad
+        x.narrow(1, 2, 2).mul_(b)
+        assert x.requires_grad
+        return x
+
+    assert torch.autograd.gradcheck(func, [a, b])
+    a = torch.tensor([2.0, 5.0])
+    b = torch.tensor([3.0], requires_grad=True)
+    a.narrow(0, 1, 1).mul_(b).sum().backward()
+    assert b.grad.tolist() == [5.0] and a.grad is None
+
+
+@both()
+def test_in_place_on_a_base_reaches_earlier_views(torch):
+    r = torch.ones(1, dtype=torch.float64, requires_grad=True)
+
+    def fn(r):
+        x = torch.ones(5, dtype=torch.float64)
+        v = x.select(0, 1)
+        assert not v.requires_grad and v.grad_fn is None
+        x.add_(r)
+        assert v.requires_grad
+        return v
+
+    assert torch.autograd.gradcheck(fn, [r])
+    assert torch.autograd.gradgradcheck(fn, [r])
+
+
+@both()
+def test_custom_in_place_function_on_views_passes_gradcheck(torch):
+    class PyAdd(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.mark_dirty(x)
+            x.add_(y)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+    def func(root, b):
+        x = root.clone()
+        PyAdd.apply(x.narrow(1, 2, 2).narrow(0, 1, 2), b)
+        PyAdd.apply(x.narrow(1, 0, 2).narrow(0, 1, 2), b)
+        return x
+
+    a = torch.randn(4, 4, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(2, 2, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(func, [a, b])
+
+
+@both()
+def test_custom_in_place_on_a_view_with_unused_input(torch):
+    a = torch.tensor([1.0], requires_grad=True)
+    v = a.clone()[:]
+    b = torch.tensor(1.0, requires_grad=True)
+
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, other):
+            ctx.mark_dirty(x)
+            return x.mul_(2)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, None
+
+    Double.apply(v, b).backward()
+    assert b.grad is None and a.grad.item() == 2
+
+
+@both()
+def test_matrix_times_expanded_vector(torch):
+    mat = torch.randn(2, 2, dtype=torch.float64)
+    vec = torch.randn(1, dtype=torch.float64).requires_grad_(True)
+    fn = lambda v: (mat @ v.expand(2)).sum()  # noqa: E731
+    assert torch.autograd.gradcheck(fn, (vec,))
+    assert torch.autograd.gradgradcheck(fn, (vec,))
+
+
+@both()
+def test_real_to_complex_copy_and_to(torch):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out_c = torch.empty(3, 2, dtype=torch.cdouble)
+        inp = torch.randn(3, 2, dtype=torch.float64, requires_grad=True)
+        out_c.copy_(inp)
+        s = out_c.sum()
+        s.abs().backward()
+        with torch.no_grad():
+            close(inp.grad, np.ones((3, 2)) * torch.sgn(s).real.item())
+        inp = torch.randn(3, 2, dtype=torch.float64, requires_grad=True)
+        s = inp.to(torch.complex128).sum()
+        s.abs().backward()
+        with torch.no_grad():
+            close(inp.grad, np.ones((3, 2)) * torch.sgn(s).real.item())
+
+
+@both()
+def test_boolean_results_do_not_require_grad(torch):
+    x = torch.tensor([[1, 2], [3, 4.0]], requires_grad=True)
+    assert not torch.isin(x, torch.tensor([2, 3])).requires_grad
+    assert not torch.signbit(torch.randn(3, 3, requires_grad=True)).requires_grad
+
+
+@both()
+def test_complex_output_needs_an_explicit_gradient(torch):
+    a = torch.zeros(1, requires_grad=True)
+    b = a * 0.5j
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for real scalar "
+                                           "outputs"):
+        b.backward()
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for real scalar "
+                                           "outputs"):
+        torch.autograd.grad(b, a)
+
+
+@both()
+def test_resize_bumps_the_version_only_when_it_changes_the_shape(torch):
+    x = torch.rand((1,))
+    y = torch.randn((3,))
+    x.resize_((1, 2))
+    assert x._version == 1
+    x.resize_as_(y)
+    assert x._version == 2
+    x.resize_((3,))
+    assert x._version == 2
+    x.resize_as_(y)
+    assert x._version == 2
