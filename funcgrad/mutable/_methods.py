@@ -66,6 +66,7 @@ def _convert_index(index, shape=()):
                                        or i is Ellipsis for i in index):
         index = tuple(index)  # PyTorch (like old NumPy) reads such a list as a tuple index
     items = index if isinstance(index, tuple) else (index,)
+    items = tuple(list(i) if isinstance(i, range) else i for i in items)  # a range is a list
     out = []
     advanced = False
     for k, item in enumerate(items):

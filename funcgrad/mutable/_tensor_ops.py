@@ -783,6 +783,8 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     """
     if size is None:
         low, high, size = 0, low, high
+    elif high is None:  # randint(high, size=...)
+        low, high = 0, low
     check_device(device)
     values = _random.randint(low, high, F._shape_arg(size), generator)
     return Tensor._wrap(values.astype(D.to_dtype(dtype).np if dtype is not None else np.int64))

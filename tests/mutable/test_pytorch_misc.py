@@ -296,3 +296,23 @@ def test_detaching_a_saved_input_in_place(torch):
     b = a.exp()
     a.detach_()
     b.backward()
+
+
+@both()
+def test_randint_with_high_and_size_keyword(torch):
+    torch.manual_seed(0)
+    a = torch.randint(600, size=(3,))
+    torch.manual_seed(0)
+    b = torch.randint(0, 600, (3,))
+    assert a.tolist() == b.tolist() and a.dtype == torch.int64
+    assert all(0 <= v < 600 for v in a.tolist())
+
+
+@both()
+def test_indexing_with_a_range(torch):
+    x = torch.arange(12.0).view(3, 4).requires_grad_()
+    y = x[range(3), torch.tensor([0, 1, 2])]
+    assert y.tolist() == [0.0, 5.0, 10.0] and y.grad_fn.name() == "IndexBackward0"
+    y.sum().backward()
+    assert x.grad.tolist() == [[1.0, 0, 0, 0], [0, 1.0, 0, 0], [0, 0, 1.0, 0]]
+    assert tuple(x.detach()[range(1, 3)].shape) == (2, 4)
