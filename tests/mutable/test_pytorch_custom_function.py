@@ -362,7 +362,7 @@ def test_hook_on_an_output_that_is_an_input(torch):
     assert x.grad.tolist() == [[3.0] * 3] * 3 and y.grad.tolist() == [[1.0] * 3] * 3
 
 
-@both(xfail="Function._backward_cls missing (mutable-core findings)")
+@both()
 def test_inplace_function_returning_a_dirty_plain_input(torch):
     class AddInPlace(torch.autograd.function.InplaceFunction):
         @staticmethod
@@ -520,7 +520,7 @@ def test_error_inside_a_nested_backward(torch):
         Outer.apply(c).sum().backward()
 
 
-@both(xfail="instantiating a Function does not warn DeprecationWarning (mutable-core findings)")
+@both()
 def test_instantiating_a_function_warns_and_its_call_fails(torch):
     class Id(torch.autograd.Function):
         @staticmethod
@@ -707,7 +707,7 @@ def test_backward_inside_a_non_leaf_hook(torch):
     close(param.grad, 6 * values(param))
 
 
-@both(xfail="a custom Function's node has no saved_tensors (mutable-core findings)")
+@both()
 def test_saved_tensors_seen_from_the_node(torch):
     def make(save):
         class Keep(torch.autograd.Function):
@@ -733,7 +733,7 @@ def test_saved_tensors_seen_from_the_node(torch):
     assert y.grad_fn.saved_tensors == ()
 
 
-@both(xfail="clear_saved_tensors_on_access not honoured (mutable-core findings)")
+@both()
 def test_saved_tensors_cleared_on_access(torch):
     import weakref
 
@@ -758,7 +758,7 @@ def test_saved_tensors_cleared_on_access(torch):
     assert x.grad.tolist() == [1.0] * 3
 
 
-@both(xfail="Variable._execution_engine.queue_callback missing (mutable-core findings)")
+@both()
 def test_queued_callbacks_run_once_at_the_end(torch):
     called = []
 

@@ -285,7 +285,7 @@ def test_saved_result_shares_the_version_counter(torch):
     assert saved.tolist() == b.tolist() and saved._version == b._version
 
 
-@both(xfail="detach_ of a saved input is not caught at backward (mutable-core findings)")
+@both()
 def test_detaching_a_saved_input_in_place(torch):
     a = torch.tensor(1.0, requires_grad=True).clone()
     b = a.sin()

@@ -76,12 +76,7 @@ def test_graph_nodes_are_instances_of_node(torch):
     pytest.param(False, True, ("A view was created in no_grad mode and is being modified inplace",)
                  * 3, id="no_grad-requires_grad"),
     (False, False, (None, None, None))])
-def test_view_as_and_unbind_views_under_grad_modes(torch, grad_mode, requires_grad, errors,
-                                                   request):
-    if torch is fm and not grad_mode and requires_grad:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "in-place on an unbind piece made under no_grad crashes in the error path "
-            "(mutable-core findings)")))
+def test_view_as_and_unbind_views_under_grad_modes(torch, grad_mode, requires_grad, errors):
     def attempt(fn, error):
         if error is None:
             fn()
@@ -388,7 +383,7 @@ def test_power_slope_at_a_zero_base(torch):
         assert b.grad.tolist() == [-np.inf, 0.0, 0.0]
 
 
-@both(xfail="a Function defining both backward and vjp is not refused (mutable-core findings)")
+@both()
 def test_custom_function_missing_methods(torch):
     class NoForward(torch.autograd.Function):
         @staticmethod
