@@ -160,8 +160,7 @@ def test_where_with_tensors_and_numbers_passes_gradcheck(torch):
     assert torch.autograd.gradcheck(lambda c, t: torch.where(c, t, 4.0), (cond, x))
 
 
-@both(xfail="the .grad setter accepts the tensor itself as its gradient "
-            "(mutable-core findings)")
+@both()
 def test_grad_assignment_checks(torch):
     x = torch.randn(3, 3)
     with pytest.raises(TypeError, match="expected to be a Tensor or None"):

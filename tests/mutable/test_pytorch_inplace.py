@@ -74,7 +74,7 @@ def test_backward_with_none_grad_for_a_non_scalar(torch):
         torch.autograd.backward([a + 2], [None])
 
 
-@both(xfail="index/index_put nodes save no indices, so a second backward is not refused (mutable-core findings)")
+@both()
 def test_second_backward_needs_retain_graph_only_with_saved_values(torch):
     ones = torch.tensor([1, 1, 1], dtype=torch.float64)
     b = torch.randn(3, requires_grad=True, dtype=torch.float64)

@@ -168,7 +168,7 @@ def test_python_numbers_are_not_packed(torch):
         torch.autograd.grad((a * 3).sum(), (a,))
 
 
-@both(xfail="register_multi_grad_hook missing (mutable-core findings)")
+@both()
 def test_multi_grad_hook_sees_which_grads_were_computed(torch):
     t1, t2, t3 = (torch.rand(2, requires_grad=True) for _ in range(3))
     t1 = t1.mul(2)
