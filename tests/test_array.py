@@ -212,3 +212,28 @@ def test_is_traced():
     fg.vmap(lambda a: flags.append(fg.is_traced(a)) or a)(fnp.arange(2.0))
     fg.jvp(lambda a: flags.append(fg.is_traced(a)) or a, (1.0,), (1.0,))
     assert flags == [True, True, True]
+
+
+def test_python_numbers_from_traced_values_as_jax():
+    """int() and operator.index read the concrete value where there is one (jvp, grad): an
+    integer carries no derivative, so nothing is lost (JAX: jvp(lambda x: int(x) * x) at
+    2.0 is (4.0, 2.0)). float() would drop the derivative and is refused (JAX raises
+    ConcretizationTypeError); NumPy conversions (np.int64(x)) likewise (JAX's
+    TracerArrayConversionError); under vmap there is no single value."""
+    import operator
+
+    primal, tangent = fg.jvp(lambda x: int(x) * x, (2.0,), (1.0,))
+    assert (primal.item(), tangent.item()) == (4.0, 2.0)
+    assert fg.grad(lambda x: int(x) * x)(2.7).item() == 2.0
+    assert fg.grad(lambda x: x * fnp.arange(5.0)[operator.index(x.astype(int))])(3.0) == 3.0
+    # nested: the value two levels down is concrete too
+    primal, tangent = fg.jvp(fg.grad(lambda x: int(x) * x ** 2), (2.0,), (1.0,))
+    assert (primal.item(), tangent.item()) == (8.0, 4.0)
+    with pytest.raises(TypeError, match=r"float\(\) of a traced funcgrad array \(jvp\)"):
+        fg.jvp(lambda x: float(x) * x, (2.0,), (1.0,))
+    with pytest.raises(TypeError, match="stop_gradient"):
+        fg.grad(lambda x: np.int64(x) * x)(2.0)
+    with pytest.raises(TypeError, match=r"int\(\) of a value batched by vmap"):
+        fg.vmap(lambda x: int(x) * x)(np.ones(2))
+    with pytest.raises(TypeError, match="batched by vmap"):
+        fg.vmap(lambda i: fnp.arange(3.0)[operator.index(i)])(np.arange(2))

@@ -147,3 +147,66 @@ def test_the_context_manager_is_per_thread_as_jaxs():
             fg.grad(fnp.sqrt)(-1.0)
     t.join()
     assert np.isnan(errors["other"])
+
+
+def test_a_nan_made_without_an_invalid_operation_is_caught_at_its_primitive():
+    # NaN * x raises no floating-point flag: only a check of the output finds it (as JAX's)
+    def f(x):
+        y = fnp.sin(x)
+        return fnp.sum(y * np.nan)  # the NaN enters here
+
+    with fg.debug_nans():
+        with pytest.raises(FloatingPointError) as err:
+            fg.grad(f)(0.5)
+    message = str(err.value)
+    assert "the forward pass of multiply produced NaN" in message
+    assert f"line {_line_of(f, 'y * np.nan')}" in message
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(fg.grad(f)(0.5))  # off again: the NaN gradient comes back
+
+
+def test_eager_calls_and_jvp_are_checked_on_their_outputs():
+    with fg.debug_nans():
+        with pytest.raises(FloatingPointError, match="forward pass of sin"):
+            fnp.sin(np.array([0.0, np.nan]))
+        with pytest.raises(FloatingPointError, match="forward pass of add"):
+            fg.jvp(lambda x: x + np.nan, (1.0,), (1.0,))
+        assert fnp.sin(fnp.array([0.0, 1.0])).shape == (2,)  # no NaN: nothing happens
+        assert fnp.isnan(fnp.array([np.nan])).tolist() == [True]  # booleans are not checked
+    assert np.isnan(fnp.sin(np.nan))
+
+
+def test_a_nan_cotangent_from_a_rule_names_the_entry_and_where_it_was_recorded():
+    @fg.custom_vjp
+    def scaled(x):
+        return x * 2.0
+
+    scaled.defvjp(lambda x: (scaled(x), None), lambda res, g: (g * np.nan,))
+
+    def f(x):
+        return scaled(x) + 1.0  # recorded here
+
+    with fg.debug_nans():
+        with pytest.raises(FloatingPointError) as err:
+            fg.grad(f)(1.0)
+    message = str(err.value)
+    assert "the backward pass of" in message and "scaled" in message
+    assert f"line {_line_of(f, 'scaled(x) + 1.0')}" in message
+
+
+def test_the_check_costs_nothing_when_off():
+    sin = fnp.sin.primitive
+    assert sin.impl is np.sin
+    with fg.debug_nans():
+        assert sin.impl is not np.sin  # wrapped while on
+        with fg.debug_nans():
+            pass
+        assert sin.impl is not np.sin
+    assert sin.impl is np.sin  # and unwrapped once nothing turns it on
+    fg.config.update("debug_nans", True)
+    try:
+        with fg.debug_nans(False):
+            assert np.isnan(fnp.sin(np.nan))  # a thread or block may turn it off
+    finally:
+        fg.config.update("debug_nans", False)
+    assert sin.impl is np.sin

@@ -9,14 +9,18 @@ pass. The backward walk also checks each cotangent it adds when `debug_nans` is 
 """
 from __future__ import annotations
 
+import cmath
 import contextlib
 import contextvars
 import os
 import sys
+import threading
 import warnings
 from typing import Any, Iterator
 
 import numpy as np
+
+from . import core
 
 __all__ = ["config", "debug_nans", "numpy_errors", "user_frame", "nan_error", "Recorded"]
 
@@ -38,11 +42,13 @@ class Config:
     >>> fg.config.update("debug_nans", False)
     """
 
-    __slots__ = ("_debug_nans", "_saved_numpy_state")
+    __slots__ = ("_debug_nans", "_saved_numpy_state", "_nan_checkers", "_lock")
 
     def __init__(self) -> None:
         self._debug_nans = False
         self._saved_numpy_state = None
+        self._nan_checkers = 0  # how many settings turn debug_nans on (process, contexts)
+        self._lock = threading.Lock()
 
     @property
     def debug_nans(self) -> bool:
@@ -60,12 +66,25 @@ class Config:
             self._saved_numpy_state = (np.geterr(), np.geterrcall())
             np.seterr(invalid="call")
             np.seterrcall(_on_numpy_error)
-        elif not value and self._debug_nans and self._saved_numpy_state is not None:
-            errors, call = self._saved_numpy_state
-            np.seterr(**errors)
-            np.seterrcall(call)
-            self._saved_numpy_state = None
+            self._count_nan_checker(1)
+        elif not value and self._debug_nans:
+            if self._saved_numpy_state is not None:
+                errors, call = self._saved_numpy_state
+                np.seterr(**errors)
+                np.seterrcall(call)
+                self._saved_numpy_state = None
+            self._count_nan_checker(-1)
         self._debug_nans = value
+
+    def _count_nan_checker(self, change: int) -> None:
+        """Primitives' forwards check their outputs for NaN while anything turns debug_nans
+        on (each check then asks this thread's setting), and cost nothing otherwise."""
+        with self._lock:
+            self._nan_checkers += change
+            if self._nan_checkers == 1 and change > 0:
+                core.checked_forwards(_check_forward)
+            elif self._nan_checkers == 0:
+                core.checked_forwards(None)
 
 
 _LOCAL_DEBUG_NANS: contextvars.ContextVar = contextvars.ContextVar("debug_nans", default=None)
@@ -87,6 +106,8 @@ def debug_nans(enabled: bool = True) -> Iterator[None]:
     debug_nans: the forward pass of log produced NaN (invalid value)
     """
     token = _LOCAL_DEBUG_NANS.set(bool(enabled))
+    if enabled:
+        config._count_nan_checker(1)
     try:
         if enabled:
             with np.errstate(invalid="call", call=_on_numpy_error):
@@ -95,6 +116,8 @@ def debug_nans(enabled: bool = True) -> Iterator[None]:
             yield
     finally:
         _LOCAL_DEBUG_NANS.reset(token)
+        if enabled:
+            config._count_nan_checker(-1)
 
 
 def _is_internal(filename: str) -> bool:
@@ -160,6 +183,29 @@ class Recorded:
         self.f_code = type("code", (), {"co_filename": filename, "co_name": function})
 
 
+def _has_nan(value) -> bool:
+    if type(value) in (tuple, list):
+        return any(_has_nan(v) for v in value)
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        return dtype.kind in "fc" and bool(np.isnan(value).any())
+    return type(value) in (float, complex) and cmath.isnan(value)
+
+
+def _check_forward(prim, out) -> None:
+    """What every primitive's forward runs while `debug_nans` is on anywhere: this thread's
+    setting decides; a NaN output raises, naming the primitive and the pass (a NaN made
+    inside a derivative rule is blamed on the entry whose rule the backward pass runs)."""
+    if config.debug_nans and _has_nan(out):
+        caller = sys._getframe(1)
+        name, pass_name, recorded = _primitive_and_pass(caller)
+        if pass_name == "forward":
+            name = prim.name
+        raise nan_error(name, pass_name, recorded or user_frame(caller)[0],
+                        f"in the output of {prim.name}" if pass_name == "backward"
+                        else "in its output")
+
+
 def _on_numpy_error(kind: str, flag: int) -> None:
     """NumPy's floating-point error callback (see `numpy_errors`)."""
     caller = sys._getframe(1)
@@ -176,12 +222,23 @@ def _on_numpy_error(kind: str, flag: int) -> None:
 def numpy_errors() -> contextlib.AbstractContextManager:
     """NumPy's error state for running a transform: every kind of floating-point error that
     would warn is reported through `_on_numpy_error` instead (which warns at the user's
-    line); errors the user set to raise or ignore stay so."""
-    current = np.geterr()
-    changes = {kind: "call" for kind, mode in current.items() if mode == "warn"}
-    if config.debug_nans:
+    line); errors the user set to raise or ignore stay so. Inside a transform that already
+    set it up, nothing changes (a cheap no-op)."""
+    state = _numpy_error_state()
+    changes = {kind: "call" for kind in _ERROR_KINDS if state[kind] == "warn"}
+    if config.debug_nans and state["invalid"] != "call":
         changes["invalid"] = "call"
-    if not changes or (np.geterrcall() not in (None, _on_numpy_error)
-                       and "call" in current.values()):
+    call = state["call"]
+    if not changes or (call is not None and call is not _on_numpy_error
+                       and any(state[kind] == "call" for kind in _ERROR_KINDS)):
         return contextlib.nullcontext()
     return np.errstate(call=_on_numpy_error, **changes)
+
+
+_ERROR_KINDS = ("divide", "over", "under", "invalid")
+
+try:  # one C call for the four modes and the callback (np.geterr and np.geterrcall are two)
+    from numpy._core._multiarray_umath import _get_extobj_dict as _numpy_error_state
+except ImportError:  # NumPy 1.x
+    def _numpy_error_state() -> dict:
+        return {**np.geterr(), "call": np.geterrcall()}

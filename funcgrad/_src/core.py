@@ -9,7 +9,9 @@ on sight, so rules only ever meet raw values and tracers.
 """
 from __future__ import annotations
 
+import functools
 import itertools
+import weakref
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
@@ -464,13 +466,15 @@ class Primitive:
     """
 
     __slots__ = ("name", "impl", "nargs", "params", "vjps", "jvps", "linear", "batch",
-                 "differentiable", "multiple_results", "doc", "reads", "_keep", "__weakref__")
+                 "differentiable", "multiple_results", "doc", "reads", "_keep", "_direct",
+                 "__weakref__")
 
     def __init__(self, name: str, impl: Callable, *, nargs: int = 1,
                  params: Sequence[str] = (), vjps: Sequence[Callable | None] | None = None,
                  jvps: Sequence[Callable | None] | None = None, linear: bool = False,
                  batch: Callable | None = None, differentiable: bool = True,
                  multiple_results: bool = False, doc: str = "") -> None:
+        _PRIMITIVES.add(self)
         self.name = name
         self.impl = impl
         self.nargs = nargs
@@ -492,7 +496,22 @@ class Primitive:
         reads = residuals.rule_reads(self.vjps, self.nargs, self.linear)
         object.__setattr__(self, "reads", reads)
         # the tape's mask (keep the output? keep argument i?), read once per recorded op
-        object.__setattr__(self, "_keep", residuals.keep_mask(reads, self.multiple_results))
+        keep = residuals.keep_mask(reads, self.multiple_results)
+        object.__setattr__(self, "_keep", keep)
+        # The reverse tape's short path, for a differentiable primitive of one or two
+        # arguments, one result and a rule for each argument: flags saying what its entries
+        # keep (`residuals.KEEP_OUT`, `residuals.SHAPE_OF_ARG`); None sends them down the
+        # general path.
+        vjps = self.vjps
+        keep_out, keep_args = keep
+        direct = None
+        if self.differentiable and not self.multiple_results and type(vjps) is tuple \
+                and self.nargs in (1, 2) and len(vjps) == self.nargs and None not in vjps:
+            direct = residuals.KEEP_OUT if keep_out else 0
+            for i in range(self.nargs):
+                if keep_args is not None and not keep_args[i]:
+                    direct |= residuals.SHAPE_OF_ARG[i]
+        object.__setattr__(self, "_direct", direct)
 
     def __new__(cls, name: str, impl: Callable, *, nargs: int = 1, **kwargs):
         if cls is Primitive:  # one- and two-argument primitives get a faster __call__
@@ -525,8 +544,33 @@ class Primitive:
         return top.process(self, args, params)
 
 
+#: Every primitive declared, written only by `Primitive.__init__`: `debug_nans` wraps their
+#: forwards with a NaN check while it is on anywhere (`checked_forwards`), so that the check
+#: costs nothing while it is off.
+_PRIMITIVES: "weakref.WeakSet[Primitive]" = weakref.WeakSet()
+
+
+def checked_forwards(check: Callable | None) -> None:
+    """Wrap every primitive's forward (``impl``) so that ``check(prim, out)`` sees each
+    output (`check` None: unwrap them again). Called by `config` as `debug_nans` is first
+    turned on, and after it is turned off everywhere."""
+    for prim in list(_PRIMITIVES):
+        impl = getattr(prim.impl, "unchecked", prim.impl)
+        prim.impl = impl if check is None else _checked(prim, impl, check)
+
+
+def _checked(prim: Primitive, impl: Callable, check: Callable) -> Callable:
+    @functools.wraps(impl)
+    def checked_impl(*args, **params):
+        out = impl(*args, **params)
+        check(prim, out)
+        return out
+    checked_impl.unchecked = impl  # type: ignore[attr-defined]
+    return checked_impl
+
+
 # Declaring or replacing one of these re-derives `reads`; set only at declaration time.
-_RULE_FIELDS = frozenset(("vjps", "nargs", "linear", "multiple_results"))
+_RULE_FIELDS = frozenset(("vjps", "nargs", "linear", "multiple_results", "differentiable"))
 
 
 class _UnaryPrimitive(Primitive):

@@ -58,9 +58,16 @@ class Namespace:
     def public(self, prim: Primitive, *, name: str | None = None, numpy: Any = None,
                doc: str = "") -> Callable:
         """Export `prim` itself: the public function returns `Array`s, never raw values."""
-        def public_fn(*args, **params):
-            out = prim(*args, **params)
-            return out if isinstance(out, Array) else wrap(out)
+        if prim.nargs == 1 and not prim.params:
+            call1 = prim.call1  # one array and nothing else: no keywords to pass on
+
+            def public_fn(*args, **params):
+                out = call1(*args) if len(args) == 1 and not params else prim(*args, **params)
+                return out if isinstance(out, Array) else wrap(out)
+        else:
+            def public_fn(*args, **params):
+                out = prim(*args, **params)
+                return out if isinstance(out, Array) else wrap(out)
         public_fn.__name__ = public_fn.__qualname__ = name or prim.name
         public_fn.__doc__ = doc or prim.doc or f"Differentiable ``numpy.{prim.name}``."
         public_fn.primitive = prim  # type: ignore[attr-defined]

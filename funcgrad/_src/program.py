@@ -18,6 +18,13 @@ class ProgramTrace(ReverseTrace):
     name = "program"
     prune = False
 
+    # every entry takes the general path, which keeps what `prune = False` asks
+    def process1(self, prim, a, params):
+        return self.process(prim, (a,), params)
+
+    def process2(self, prim, a, b, params):
+        return self.process(prim, (a, b), params)
+
 
 def replay(tape: list, n_leaves: int, leaf_values: Sequence[Any],
            out_ids: Sequence[int | None]) -> list:

@@ -66,6 +66,8 @@ class ReverseTracer(Tracer):
 
 
 _new_object = object.__new__
+_KEEP_OUT = residuals.KEEP_OUT
+_SHAPE_OF_ARG0, _SHAPE_OF_ARG1 = residuals.SHAPE_OF_ARG
 
 
 def _tracer(trace, value, node_id):
@@ -106,22 +108,22 @@ class ReverseTrace(Trace):
             out = prim.impl(x, **params)
         else:
             out = prim.impl(x)
-        if not prim.differentiable:
-            return out
-        if prim.vjps is None or prim.vjps[0] is None:
-            raise _no_rule(prim, "a derivative (VJP) rule", 0)
-        keep_out, keep_args = prim._keep if self.prune else residuals.KEEP_ALL
-        if keep_args is not None and not keep_args[0]:
+        keep = prim._direct
+        if keep is None:
+            return self._record(prim, params, out, (a._id,), [x])
+        if keep & _SHAPE_OF_ARG0:  # (`_record`'s pruning, spelled out)
             if type(x) is np.ndarray:
                 if x.size >= residuals.PRUNE_MIN_SIZE:
                     x = residuals.ShapeOnly(x)
             else:
                 x = _SCALAR_STANDINS.get(type(x), x)
         tape = self.tape
-        tape.append((prim, params or None, out if keep_out else None, a._id, x))
-        if prim.multiple_results:
-            return self._outputs(out)
-        return _tracer(self, out, len(tape) - 1)
+        tape.append((prim, params or None, out if keep & _KEEP_OUT else None, a._id, x))
+        t = _new_object(ReverseTracer)  # (`_tracer` spelled out: this runs once per op)
+        t._trace = self
+        t._value = out
+        t._id = len(tape) - 1
+        return t
 
     def process2(self, prim: Primitive, a: Any, b: Any, params: dict):
         """Two arguments: the next commonest, also spelled out."""
@@ -139,30 +141,28 @@ class ReverseTrace(Trace):
             out = prim.impl(xa, xb, **params)
         else:
             out = prim.impl(xa, xb)
-        if not prim.differentiable or (ia is None and ib is None):
-            return out
-        vjps = prim.vjps
-        if vjps is None or (ia is not None and vjps[0] is None) or (ib is not None and vjps[1] is None):
-            raise _no_rule(prim, "a derivative (VJP) rule", 0 if ia is not None else 1)
-        keep_out, keep_args = prim._keep if self.prune else residuals.KEEP_ALL
-        if keep_args is not None:  # (residuals.pruned, spelled out: this runs once per op)
-            if not keep_args[0]:
-                if type(xa) is np.ndarray:
-                    if xa.size >= residuals.PRUNE_MIN_SIZE:
-                        xa = residuals.ShapeOnly(xa)
-                else:
-                    xa = _SCALAR_STANDINS.get(type(xa), xa)
-            if not keep_args[1]:
-                if type(xb) is np.ndarray:
-                    if xb.size >= residuals.PRUNE_MIN_SIZE:
-                        xb = residuals.ShapeOnly(xb)
-                else:
-                    xb = _SCALAR_STANDINS.get(type(xb), xb)
+        keep = prim._direct
+        if keep is None or (ia is None and ib is None):
+            return self._record(prim, params, out, (ia, ib), [xa, xb])
+        if keep & _SHAPE_OF_ARG0:
+            if type(xa) is np.ndarray:
+                if xa.size >= residuals.PRUNE_MIN_SIZE:
+                    xa = residuals.ShapeOnly(xa)
+            else:
+                xa = _SCALAR_STANDINS.get(type(xa), xa)
+        if keep & _SHAPE_OF_ARG1:
+            if type(xb) is np.ndarray:
+                if xb.size >= residuals.PRUNE_MIN_SIZE:
+                    xb = residuals.ShapeOnly(xb)
+            else:
+                xb = _SCALAR_STANDINS.get(type(xb), xb)
         tape = self.tape
-        tape.append((prim, params or None, out if keep_out else None, ia, xa, ib, xb))
-        if prim.multiple_results:
-            return self._outputs(out)
-        return _tracer(self, out, len(tape) - 1)
+        tape.append((prim, params or None, out if keep & _KEEP_OUT else None, ia, xa, ib, xb))
+        t = _new_object(ReverseTracer)
+        t._trace = self
+        t._value = out
+        t._id = len(tape) - 1
+        return t
 
     def process(self, prim: Primitive, args: Sequence[Any], params: dict):
         nodes = []
@@ -179,6 +179,11 @@ class ReverseTrace(Trace):
             if isinstance(x, Tracer):
                 lower = True
         out = prim(*values, **params) if lower else prim.impl(*values, **params)
+        return self._record(prim, params, out, nodes, values)
+
+    def _record(self, prim: Primitive, params: dict, out: Any, nodes: Sequence, values: list):
+        """The general path of recording: checks the rules, keeps what they read (all of it
+        on an unpruned trace), and returns the tracer(s) of `out`."""
         if not prim.differentiable or all(n is None for n in nodes):
             return out
         vjps = prim.vjps
@@ -187,7 +192,11 @@ class ReverseTrace(Trace):
                 raise _no_rule(prim, "a derivative (VJP) rule", argnum)
         keep_out, keep_args = prim._keep if self.prune else residuals.KEEP_ALL
         if keep_args is not None:
-            values = [residuals.pruned(v, kept) for v, kept in zip(values, keep_args)]
+            for k, kept in enumerate(keep_args):
+                if not kept:
+                    x = values[k]
+                    values[k] = (residuals.pruned(x, False) if type(x) is np.ndarray
+                                 else _SCALAR_STANDINS.get(type(x), x))
         return self._append(prim, params or None, out if keep_out else None, nodes, values,
                             out)
 
@@ -387,6 +396,9 @@ def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
     pop = cts.pop
     accumulate = _accumulate
     check = config.debug_nans
+    in_place_min_size = IN_PLACE_MIN_SIZE
+    ndarray = np.ndarray
+    one_arg, two_args = ARGS + 2, ARGS + 4
     for i in range(len(tape) - 1, n_leaves - 1, -1):
         entry = tape[i]
         if entry is None:
@@ -406,65 +418,93 @@ def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
             tape[i] = None
         if check:
             accumulate = _checking(prim, i, tape)
-        params = entry[PARAMS]
-        out = entry[OUT]
         rules = prim.vjps
-        big = type(ct) is np.ndarray and ct.size >= IN_PLACE_MIN_SIZE and params is None
-        if len(entry) == ARGS + 2:  # one argument, the commonest entry: no slicing
-            x = entry[ARGS + 1]
-            if big:
+        n = len(entry)
+        if n == one_arg:  # one argument, the commonest entry: unpacked in the layout's order
+            _, params, out, node, x = entry
+            entry = None
+            if params is not None:
+                g = rules[0](ct, out, x, **params)
+            elif type(ct) is ndarray and ct.size >= in_place_min_size:
                 g = _elementwise_vjp(rules[0], ct, out, (x,), True)
                 ct = None  # (so that an in-place sum below sees the walk's true holders)
             else:
-                g = rules[0](ct, out, x) if params is None else rules[0](ct, out, x, **params)
+                g = rules[0](ct, out, x)
             if g is not None:
-                node = entry[ARGS]
-                # the commonest case inline: a first cotangent of the argument's type
-                if not check and node not in cts and type(g) is not Array \
-                        and g.shape == x.shape and g.dtype is x.dtype:
-                    cts[node] = g
-                else:
+                # the commonest cases inline: a cotangent of the argument's shape and type,
+                # the first for its node, or a small one added to the earlier
+                if check or type(g) is Array or g.shape != x.shape or g.dtype is not x.dtype:
                     accumulate(cts, node, g, x)
+                else:
+                    prev = cts.get(node)
+                    if prev is None:
+                        cts[node] = g
+                    elif type(prev) is ndarray and prev.size >= in_place_min_size:
+                        prev = None
+                        accumulate(cts, node, g, x)  # (in place, where it may be)
+                    else:
+                        cts[node] = prev + g
                 g = None
             continue
-        if len(entry) == ARGS + 4:  # two arguments, the next commonest
-            node_a, x, node_b, y = entry[ARGS:]
+        if n == two_args:  # two arguments, the next commonest
+            _, params, out, node_a, x, node_b, y = entry
+            entry = None
+            big = params is None and type(ct) is ndarray and ct.size >= in_place_min_size
             if node_a is not None:
                 if big:
                     g = _elementwise_vjp(rules[0], ct, out, (x, y), node_b is None)
+                elif params is None:
+                    g = rules[0](ct, out, x, y)
                 else:
-                    g = rules[0](ct, out, x, y) if params is None else rules[0](ct, out, x, y, **params)
+                    g = rules[0](ct, out, x, y, **params)
                 if g is not None:
-                    if not check and node_a not in cts and type(g) is not Array \
-                            and g.shape == x.shape and g.dtype is x.dtype:
-                        cts[node_a] = g
-                    else:
+                    if check or type(g) is Array or g.shape != x.shape \
+                            or g.dtype is not x.dtype:
                         accumulate(cts, node_a, g, x)
+                    else:
+                        prev = cts.get(node_a)
+                        if prev is None:
+                            cts[node_a] = g
+                        elif type(prev) is ndarray and prev.size >= in_place_min_size:
+                            prev = None
+                            accumulate(cts, node_a, g, x)
+                        else:
+                            cts[node_a] = prev + g
                     g = None
             if node_b is not None:
                 if big:
                     g = _elementwise_vjp(rules[1], ct, out, (x, y), True)
                     ct = None
+                elif params is None:
+                    g = rules[1](ct, out, x, y)
                 else:
-                    g = rules[1](ct, out, x, y) if params is None else rules[1](ct, out, x, y, **params)
+                    g = rules[1](ct, out, x, y, **params)
                 if g is not None:
-                    if not check and node_b not in cts and type(g) is not Array \
-                            and g.shape == y.shape and g.dtype is y.dtype:
-                        cts[node_b] = g
-                    else:
+                    if check or type(g) is Array or g.shape != y.shape \
+                            or g.dtype is not y.dtype:
                         accumulate(cts, node_b, g, y)
+                    else:
+                        prev = cts.get(node_b)
+                        if prev is None:
+                            cts[node_b] = g
+                        elif type(prev) is ndarray and prev.size >= in_place_min_size:
+                            prev = None
+                            accumulate(cts, node_b, g, y)
+                        else:
+                            cts[node_b] = prev + g
                     g = None
             x = y = None  # hold no value of this entry into the next one
             continue
-        values = entry[ARGS + 1::2]
-        for k in range(ARGS, len(entry), 2):
-            node = entry[k]
+        params = entry[PARAMS]
+        out = entry[OUT]
+        values = arg_values(entry)
+        for argnum, node, x in arg_slots(entry):
             if node is None:
                 continue
-            rule = rules[(k - ARGS) >> 1]
+            rule = rules[argnum]
             g = rule(ct, out, *values) if params is None else rule(ct, out, *values, **params)
             if g is not None:
-                accumulate(cts, node, g, entry[k + 1])
+                accumulate(cts, node, g, x)
 
 
 def _checking(prim, i, tape):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import types
 from typing import Callable
 
 import numpy as np
@@ -160,7 +161,8 @@ def _block_codes() -> dict:
     return codes
 
 
-_CODES: dict | None = None
+#: Built once, at import, and never written: make_tape's readers share it across threads.
+_CODES = types.MappingProxyType(_block_codes())
 
 
 def _current_block(stop_frame) -> tuple:
@@ -221,9 +223,6 @@ def make_tape(f: Callable) -> Callable:
     """
     @functools.wraps(f)
     def recorded(*args):
-        global _CODES
-        if _CODES is None:
-            _CODES = _block_codes()
         leaves, treedef = tree_flatten(tuple(args))
         trace = ProgramTrace()
         trace.tape = _RecordingTape(sys._getframe(0))

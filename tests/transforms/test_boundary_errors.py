@@ -94,12 +94,26 @@ def test_argnums_naming_an_argument_twice():
 
 
 def test_errors_of_grad_say_grad_and_of_value_and_grad_say_value_and_grad():
-    with pytest.raises(TypeError, match="^grad needs a scalar output"):
+    with pytest.raises(TypeError, match=r"\(2,\)\. grad needs a scalar output"):
         fg.grad(lambda a: a * 2)(np.ones(2))
-    with pytest.raises(TypeError, match="^value_and_grad needs a scalar output"):
+    with pytest.raises(TypeError, match=r"\(2,\)\. value_and_grad needs a scalar output"):
         fg.value_and_grad(lambda a: a * 2)(np.ones(2))
     with pytest.raises(TypeError, match="^grad: argument 0 has dtype int"):
         fg.grad(lambda a: a * 2)(np.array(3))
+
+
+def test_grad_of_a_one_element_output_is_refused_as_jax_does():
+    # JAX: "Gradient only defined for scalar-output functions. Output had shape: (1,)."
+    for shape in [(1,), (1, 1)]:
+        with pytest.raises(TypeError, match=r"^Gradient only defined for scalar-output "
+                           rf"functions\. Output had shape: \({shape[0]},{' 1' if len(shape) > 1 else ''}\)"):
+            fg.grad(lambda a: a * fnp.ones(shape))(1.0)
+    with pytest.raises(TypeError, match=r"out\.reshape\(\(\)\)"):  # names the fix
+        fg.grad(lambda a: a * fnp.ones(1))(1.0)
+    with pytest.raises(TypeError, match="^Gradient only defined for scalar-output functions"):
+        fg.grad(lambda a: (a, a))(1.0)
+    # the fix works, and gives what the one element's gradient is
+    assert fg.grad(lambda a: (a * fnp.ones(1) * 3.0).reshape(()))(1.0) == 3.0
 
 
 def test_vmap_axis_size():
