@@ -66,6 +66,19 @@ def test_vjp_fn_called_twice_sees_an_intact_tape():
     np.testing.assert_array_equal(out, e * x)  # the forward result the tape kept, intact
 
 
+def test_blockwise_derivatives_cover_every_element(monkeypatch):
+    """Blocks of 7 over 100 elements (the last one short), in several shapes; a derivative
+    that is an argument itself (exp's output) is not computed block by block."""
+    monkeypatch.setattr(reverse, "BLOCKWISE_MIN_SIZE", 1)
+    monkeypatch.setattr(reverse, "BLOCK", 7)
+    for shape in [(100,), (4, 25), (2, 5, 10)]:
+        x = rng.standard_normal(shape)
+        np.testing.assert_allclose(fg.grad(_w6)(x), _w6_grad_by_hand(x), rtol=1e-13)
+        g = fg.grad(lambda x: fnp.sum(fnp.tanh(fnp.cos(x) * 2.0)))(x)
+        np.testing.assert_allclose(g, (1 - np.tanh(np.cos(x) * 2) ** 2) * -2 * np.sin(x),
+                                   rtol=1e-12)
+
+
 def test_a_shared_cotangent_is_not_multiplied_in_place():
     """add's rule hands the same cotangent object to both arguments."""
     x = rng.standard_normal(N)
@@ -78,9 +91,10 @@ def test_a_shared_cotangent_is_not_multiplied_in_place():
     np.testing.assert_allclose(fg.grad(f)(x), 2 * e * (np.cos(x) - np.sin(x)), rtol=1e-12, atol=1e-14)
 
 
-def test_backward_peak_is_three_arrays_for_a_big_elementwise_chain():
-    """sum(exp(sin(x)) * x): its own result, the cotangent of sin and cos(x) are alive at
-    once in the backward pass; nothing more (hand-written NumPy needs two)."""
+def test_backward_peak_is_two_arrays_for_a_big_elementwise_chain():
+    """sum(exp(sin(x)) * x): its own result and the cotangent of sin are alive at once in
+    the backward pass; cos(x) is computed block by block into the cotangent (hand-written
+    NumPy needs two arrays too)."""
     x = rng.standard_normal(500_000)
     grad = fg.grad(_w6)
     grad(x)
@@ -90,7 +104,7 @@ def test_backward_peak_is_three_arrays_for_a_big_elementwise_chain():
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak <= 3.05 * x.nbytes, f"peak {peak / x.nbytes:.2f} arrays"
+    assert peak <= 2.1 * x.nbytes, f"peak {peak / x.nbytes:.2f} arrays"
 
 
 # --- the sweep with the in-place paths on for every size -----------------------------------
@@ -123,9 +137,14 @@ def test_sweep_in_place_backward_equals_the_plain_rules(name, i, monkeypatch):
     monkeypatch.setattr(reverse, "IN_PLACE_MIN_SIZE", 10**12)
     plain = pullback()
     monkeypatch.setattr(reverse, "IN_PLACE_MIN_SIZE", 1)
+    monkeypatch.setattr(reverse, "BLOCKWISE_MIN_SIZE", 10**12)
     in_place = pullback()
-    for p, q in zip(plain, in_place):
-        assert p.dtype == q.dtype and p.shape == q.shape, name
+    monkeypatch.setattr(reverse, "BLOCKWISE_MIN_SIZE", 1)
+    monkeypatch.setattr(reverse, "BLOCK", 2)  # several blocks, the last one short
+    blockwise = pullback()
+    for p, q, b in zip(plain, in_place, blockwise):
+        assert p.dtype == q.dtype == b.dtype and p.shape == q.shape == b.shape, name
         np.testing.assert_allclose(q, p, rtol=1e-13, atol=1e-14, equal_nan=True, err_msg=name)
+        np.testing.assert_allclose(b, p, rtol=1e-13, atol=1e-14, equal_nan=True, err_msg=name)
     for a, k in zip(args, keep):
         np.testing.assert_array_equal(a, k, err_msg=f"{name}: an input was written")

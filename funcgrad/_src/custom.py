@@ -225,11 +225,14 @@ class _VJPRule(_Rule):
         return out, _checked_pull(pull, lower, name)
 
     def forward(self, trace, lower, tangents, in_def):
-        raise TypeError(
-            f"can't apply forward-mode autodiff (jvp) to a custom_vjp function: "
-            f"{self.prim.name} defines a reverse-mode rule only, so jvp, jacfwd, hessian "
-            "and linearize cannot use it. Use reverse mode (grad, vjp, jacrev), or declare "
-            "the function with funcgrad.custom_jvp instead")
+        # JAX runs the fwd rule on the primals before refusing (a user may see it print)
+        self.fwd(*_args(lower, in_def))
+        error = TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+        error.add_note(
+            f"{self.prim.name} defines a reverse-mode rule only, so jvp, jacfwd, hessian and "
+            "linearize cannot use it. Use reverse mode (grad, vjp, jacrev), or declare the "
+            "function with funcgrad.custom_jvp instead")
+        raise error
 
     def batched(self, axes, in_def):
         in_axes = tuple(tree_unflatten(in_def, axes))

@@ -17,7 +17,7 @@ from .core import Array, Tracer, engine, raw, wrap
 from .program import ProgramTrace, replay
 from .reverse import ReverseTracer
 from .transforms import _argnums_tuple, _as_input, grad, jvp, vjp, vmap
-from .tree_util import tree_flatten, tree_unflatten
+from .tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["linearize", "jacfwd", "jacrev", "jacobian", "hessian", "hvp"]
 
@@ -116,6 +116,26 @@ def _with_dynamic(f, args, nums):
     return partial
 
 
+def _check_input_dtypes(transform: str, dynamic: tuple) -> None:
+    """JAX's first step: a check mapped over the differentiated arguments (so a registered
+    class is rebuilt from the check's None results, as JAX rebuilds it)."""
+    def check(x):
+        dtype = x.dtype if isinstance(x, (Array, np.ndarray, np.generic)) else \
+            np.asarray(x).dtype
+        if dtype.kind not in "fc":
+            if transform == "jacrev":
+                raise TypeError(
+                    "jacrev requires real- or complex-valued inputs (input dtype that is a "
+                    f"sub-dtype of np.inexact), but got {dtype}. Pass float values "
+                    "(2.0, not 2; x.astype(float)), or leave the argument out of argnums")
+            raise TypeError(
+                "jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
+                f"np.floating), but got {dtype}. Pass float values (2.0, not 2; "
+                "x.astype(float)), or leave the argument out of argnums")
+        return None
+    tree_map(check, dynamic)
+
+
 def _input_tree(argnums, nums, args):
     """The structure a Jacobian's inner pytree takes: the argument's, or a tuple of them."""
     dynamic = tuple(args[n] for n in nums)
@@ -134,6 +154,7 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
     def jacobian_fn(*args):
         nums = _argnums_tuple(argnums, len(args), "jacrev")
         dynamic = tuple(args[n] for n in nums)
+        _check_input_dtypes("jacrev", dynamic)
         result = vjp(_with_dynamic(f, args, nums), *dynamic, has_aux=has_aux)
         out, vjp_fn = result[0], result[1]
         out_leaves, out_def = tree_flatten(out)
@@ -181,6 +202,7 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
     def jacobian_fn(*args):
         nums = _argnums_tuple(argnums, len(args), "jacfwd")
         dynamic = tuple(args[n] for n in nums)
+        _check_input_dtypes("jacfwd", dynamic)
         d_leaves, d_def = tree_flatten(dynamic)
         in_info = [_shape_dtype(x) for x in d_leaves]
         slabs, sizes, total = _basis(in_info)

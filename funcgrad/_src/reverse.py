@@ -341,6 +341,12 @@ def _elementwise_vjp(rule, ct, out, args, may_overwrite_ct: bool):
     deriv = getattr(rule, "deriv", None)
     if deriv is None:
         return rule(ct, out, *args)
+    if (may_overwrite_ct and ct.size >= BLOCKWISE_MIN_SIZE and ct.dtype.kind == "f"
+            and _refcount(ct) == _HELD_BY_WALK and ct.base is None and ct.flags.writeable
+            and ct.flags.c_contiguous):
+        done = _blockwise_vjp(deriv, ct, out, args)
+        if done is not None:
+            return done
     d = deriv(out, *args)
     if type(d) is Array:
         d = d._value
@@ -362,6 +368,48 @@ def _elementwise_vjp(rule, ct, out, args, may_overwrite_ct: bool):
             and np.broadcast_shapes(ct.shape, np.shape(d)) == ct.shape):
         return np.multiply(ct, d, out=ct)
     return ct * d
+
+
+#: Cotangents this big whose derivative is computed afresh are multiplied in blocks of
+#: `BLOCK` elements, each derivative block computed into cache-sized scratch: no temporary
+#: as big as the array (one array less at the backward pass's peak), and faster.
+BLOCKWISE_MIN_SIZE = 1 << 17
+BLOCK = 1 << 14
+
+
+def _blockwise_vjp(deriv, ct, out, args):
+    """``ct *= deriv(out, *args)`` block by block, in place in `ct` (which the walk alone
+    holds), for an elementwise derivative over arrays of `ct`'s shape and scalars; None
+    (nothing done) where that does not apply: another shape, or a derivative that is not
+    a fresh array of `ct`'s dtype (an argument itself, a number)."""
+    values = (out,) + tuple(args)
+    flat = []
+    for v in values:
+        if type(v) is np.ndarray and v.ndim:
+            if v.shape != ct.shape or not v.flags.c_contiguous:
+                return None
+            flat.append(v.reshape(-1))
+        elif type(v) is np.ndarray or v is None or isinstance(
+                v, (residuals.ShapeOnly, float, int, np.generic)):
+            flat.append(None)  # a scalar, or a value the derivative does not read
+        else:
+            return None  # a tracer (higher order): the rule's own product
+
+    def derivative(start, stop):
+        d = deriv(*[v if f is None else f[start:stop] for v, f in zip(values, flat)])
+        return d._value if type(d) is Array else d
+
+    cts = ct.reshape(-1)
+    n = cts.size
+    d = derivative(0, BLOCK)
+    if not (type(d) is np.ndarray and d.dtype == ct.dtype and d.shape == (BLOCK,)
+            and d.base is None):
+        return None
+    np.multiply(cts[:BLOCK], d, out=cts[:BLOCK])
+    for start in range(BLOCK, n, BLOCK):
+        stop = start + BLOCK
+        np.multiply(cts[start:stop], derivative(start, stop), out=cts[start:stop])
+    return ct
 
 
 def backward(tape: list, out_ids: Sequence[int | None], out_cts: Sequence[Any], n_leaves: int,

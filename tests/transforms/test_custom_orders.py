@@ -191,6 +191,19 @@ def test_jvp_of_custom_vjp_is_a_type_error_as_in_jax():
         fg.jacfwd(f)(0.7)
 
 
+def test_jvp_of_custom_vjp_runs_fwd_first_and_says_jaxs_words():
+    # JAX 0.10 prints "called f_fwd!", "called f!", then the one-sentence error
+    calls = []
+    f = fg.custom_vjp(lambda x: calls.append("f") or fnp.sin(x))
+    f.defvjp(lambda x: calls.append("f_fwd") or (f(x), fnp.cos(x)),
+             lambda cos_x, g: (cos_x * g,))
+    with pytest.raises(TypeError) as err:
+        fg.jvp(f, (3.0,), (1.0,))
+    assert str(err.value) == "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
+    assert "custom_jvp" in "".join(err.value.__notes__)  # the fix, beside the message
+    assert calls == ["f_fwd", "f"]
+
+
 def test_custom_jvp_wrongly_shaped_tangent_is_blamed_on_the_jvp_rule_under_grad():
     @fg.custom_jvp
     def f(x):

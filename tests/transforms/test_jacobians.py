@@ -245,3 +245,30 @@ def test_linearize_nests_under_grad_and_vmap():
     assert float(g) == pytest.approx(-np.sin(0.7), rel=1e-12)
     batched = fg.vmap(lambda x: fg.linearize(fnp.sin, x)[1](1.0))(fnp.array([0.0, 0.7]))
     np.testing.assert_allclose(batched, np.cos([0.0, 0.7]), rtol=1e-12)
+
+
+def test_jacobians_check_input_dtypes_first_with_jaxs_words():
+    with pytest.raises(TypeError, match=r"^jacrev requires real- or complex-valued inputs "
+                       r"\(input dtype that is a sub-dtype of np\.inexact\), but got int64"):
+        fg.jacrev(lambda x: x)(np.int64(1))
+    with pytest.raises(TypeError, match=r"^jacfwd requires real-valued inputs \(input dtype "
+                       r"that is a sub-dtype of np\.floating\), but got int64"):
+        fg.jacfwd(lambda x: x)(np.int64(1))
+
+
+def test_jacrev_rebuilds_registered_classes_from_its_check_as_jax():
+    # JAX maps its dtype check over the arguments, so a class is rebuilt from None leaves
+    # before anything runs: a constructor that validates its children fails there
+    from funcgrad.tree_util import register_pytree_node
+
+    built = []
+
+    class Validating:
+        def __init__(self, a):
+            built.append(a)
+            self.a = a
+
+    register_pytree_node(Validating, lambda t: ((t.a,), None), lambda _, c: Validating(*c))
+    jac = fg.jacrev(lambda t: t.a * 2.0)(Validating(np.arange(3.0)))
+    assert built[1] is None  # the check's rebuild (after the user's own construction)
+    np.testing.assert_allclose(jac.a, 2 * np.eye(3))
