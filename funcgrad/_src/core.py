@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import threading
 import weakref
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -20,7 +21,7 @@ from . import residuals
 
 __all__ = [
     "Array", "Tracer", "Trace", "Primitive", "wrap", "raw", "engine",
-    "FuncgradError", "new_level", "is_traced",
+    "FuncgradError", "new_level", "is_traced", "declared", "primitive_of",
 ]
 
 
@@ -467,7 +468,7 @@ class Primitive:
 
     __slots__ = ("name", "impl", "nargs", "params", "vjps", "jvps", "linear", "batch",
                  "differentiable", "multiple_results", "doc", "reads", "_keep", "_direct",
-                 "__weakref__")
+                 "_code", "__weakref__")
 
     def __init__(self, name: str, impl: Callable, *, nargs: int = 1,
                  params: Sequence[str] = (), vjps: Sequence[Callable | None] | None = None,
@@ -475,6 +476,7 @@ class Primitive:
                  batch: Callable | None = None, differentiable: bool = True,
                  multiple_results: bool = False, doc: str = "") -> None:
         _PRIMITIVES.add(self)
+        self._code = None  # its number among the declared primitives (`declared`)
         self.name = name
         self.impl = impl
         self.nargs = nargs
@@ -548,6 +550,29 @@ class Primitive:
 #: forwards with a NaN check while it is on anywhere (`checked_forwards`), so that the check
 #: costs nothing while it is off.
 _PRIMITIVES: "weakref.WeakSet[Primitive]" = weakref.WeakSet()
+
+
+#: The primitives namespaces declare (`declared`), by number: a tape entry names one by its
+#: number, so that the entry holds nothing the cyclic garbage collector tracks (CPython stops
+#: tracking a tuple of untracked values at its first collection), and a long recording
+#: costs the collector nothing. Appended to at declaration only.
+_DECLARED: list = []
+_DECLARING = threading.Lock()
+
+
+def declared(prim: Primitive) -> Primitive:
+    """Number `prim` among the declared primitives (for the primitives of a namespace,
+    which live as long as the program)."""
+    with _DECLARING:
+        if prim._code is None:
+            object.__setattr__(prim, "_code", len(_DECLARED))
+            _DECLARED.append(prim)
+    return prim
+
+
+def primitive_of(key: Any) -> Primitive:
+    """The primitive a tape entry names: itself, or its number among the declared ones."""
+    return _DECLARED[key] if type(key) is int else key
 
 
 def checked_forwards(check: Callable | None) -> None:

@@ -10,7 +10,7 @@ import functools
 from typing import Any, Callable
 
 from .batching import batch_elementwise
-from .core import Array, Primitive, function_handlers, ufunc_handlers, wrap
+from .core import Array, Primitive, declared, function_handlers, ufunc_handlers, wrap
 
 __all__ = ["Namespace", "elementwise", "linear", "primitive", "nondiff"]
 
@@ -94,7 +94,7 @@ def _returning_arrays(fn: Callable) -> Callable:
 
 def primitive(name: str, impl: Callable, **kwargs) -> Primitive:
     """A primitive with hand-written rules (see `Primitive` for every keyword)."""
-    return Primitive(name, impl, **kwargs)
+    return declared(Primitive(name, impl, **kwargs))
 
 
 def _times(deriv: Callable, nargs: int) -> Callable:
@@ -123,19 +123,20 @@ def elementwise(name: str, impl: Callable, *derivs: Callable | None,
     (the same product: a VJP is the plain transpose, also for complex values, as in JAX; see
     docs/complex.md). A ``None`` derivative marks an argument that carries no derivative."""
     rules = tuple(None if d is None else _times(d, len(derivs)) for d in derivs)
-    return Primitive(name, impl, nargs=len(derivs), vjps=rules, jvps=rules, batch=batch,
-                     **kwargs)
+    return declared(Primitive(name, impl, nargs=len(derivs), vjps=rules, jvps=rules,
+                              batch=batch, **kwargs))
 
 
 def linear(name: str, impl: Callable, *transposes: Callable | None, nargs: int | None = None,
            batch: Callable | None = None, **kwargs) -> Primitive:
     """A function linear in its array arguments jointly. Its JVP is itself; each
     ``transposes[i](ct, out, *args, **params)`` gives the VJP for argument ``i``."""
-    return Primitive(name, impl, nargs=len(transposes) if nargs is None else nargs,
-                     vjps=transposes, linear=True, batch=batch, **kwargs)
+    return declared(Primitive(name, impl, nargs=len(transposes) if nargs is None else nargs,
+                              vjps=transposes, linear=True, batch=batch, **kwargs))
 
 
 def nondiff(name: str, impl: Callable, *, nargs: int = 1, batch: Callable = batch_elementwise,
             **kwargs) -> Primitive:
     """A function whose result never carries a derivative (comparisons, argmax, floor)."""
-    return Primitive(name, impl, nargs=nargs, differentiable=False, batch=batch, **kwargs)
+    return declared(Primitive(name, impl, nargs=nargs, differentiable=False, batch=batch,
+                              **kwargs))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from .core import primitive_of
 from .reverse import ARGS, PARAMS, PRIM, ReverseTrace
 
 __all__ = ["ProgramTrace", "replay"]
@@ -46,7 +47,7 @@ def replay(tape: list, n_leaves: int, leaf_values: Sequence[Any],
         entry = tape[i]
         if entry is None:  # the later results of a multiple-result entry
             continue
-        prim, params = entry[PRIM], entry[PARAMS]
+        prim, params = primitive_of(entry[PRIM]), entry[PARAMS]
         args = [entry[k + 1] if entry[k] is None else values[entry[k]]
                 for k in range(ARGS, len(entry), 2)]
         out = prim(*args, **params) if params else prim(*args)

@@ -5,6 +5,9 @@ The tape entry layout, named once here and read through these names everywhere::
     (prim, params, out, node_0, value_0, node_1, value_1, ...)
      PRIM  PARAMS  OUT  ARGS ...
 
+``prim`` is the primitive, or its number when it is a declared one (`core.declared`; read it
+with `core.primitive_of`): then an entry of plain values holds nothing the cyclic garbage
+collector tracks, so recording a long tape costs no collections over it.
 ``params`` is ``None`` when empty; ``node_i`` is the id of the entry that produced argument
 ``i`` (``None`` for a constant); ``value_i`` is the argument's value, of which only what the
 rules read is kept (``Primitive.reads``; `ShapeOnly` stands in for the rest), and likewise
@@ -23,7 +26,7 @@ import numpy as np
 
 from . import residuals
 from .config import Recorded, config, nan_error, numpy_errors, user_frame
-from .core import Array, FuncgradError, Primitive, Trace, Tracer, engine, raw, wrap
+from .core import _DECLARED, Array, FuncgradError, Primitive, Trace, Tracer, engine, raw, wrap
 from .tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["ReverseTrace", "ReverseTracer", "backward", "PRIM", "PARAMS", "OUT", "ARGS",
@@ -117,8 +120,10 @@ class ReverseTrace(Trace):
                     x = residuals.ShapeOnly(x)
             else:
                 x = _SCALAR_STANDINS.get(type(x), x)
+        code = prim._code
         tape = self.tape
-        tape.append((prim, params or None, out if keep & _KEEP_OUT else None, a._id, x))
+        tape.append((prim if code is None else code, params or None,
+                     out if keep & _KEEP_OUT else None, a._id, x))
         t = _new_object(ReverseTracer)  # (`_tracer` spelled out: this runs once per op)
         t._trace = self
         t._value = out
@@ -156,8 +161,10 @@ class ReverseTrace(Trace):
                     xb = residuals.ShapeOnly(xb)
             else:
                 xb = _SCALAR_STANDINS.get(type(xb), xb)
+        code = prim._code
         tape = self.tape
-        tape.append((prim, params or None, out if keep & _KEEP_OUT else None, ia, xa, ib, xb))
+        tape.append((prim if code is None else code, params or None,
+                     out if keep & _KEEP_OUT else None, ia, xa, ib, xb))
         t = _new_object(ReverseTracer)
         t._trace = self
         t._value = out
@@ -444,6 +451,7 @@ def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
     pop = cts.pop
     accumulate = _accumulate
     check = config.debug_nans
+    declared = _DECLARED
     in_place_min_size = IN_PLACE_MIN_SIZE
     ndarray = np.ndarray
     one_arg, two_args = ARGS + 2, ARGS + 4
@@ -452,6 +460,8 @@ def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
         if entry is None:
             continue
         prim = entry[PRIM]
+        if type(prim) is int:
+            prim = declared[prim]
         if prim.multiple_results:
             ct = _gather_multiple(cts, i, entry[OUT])
             if ct is None:

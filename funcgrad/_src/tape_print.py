@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 
 from . import custom, jacobians, program, reverse, transforms
-from .core import Tracer, raw
+from .core import Tracer, primitive_of, raw
 from .program import ProgramTrace
 from .reverse import OUT, PARAMS, PRIM, ReverseTracer, arg_nodes, arg_values
 from .tree_util import tree_flatten, tree_unflatten
@@ -247,7 +247,7 @@ def make_tape(f: Callable) -> Callable:
         for i, entry in enumerate(tape):
             if entry is None:
                 continue
-            prim, params, result = entry[PRIM], entry[PARAMS], entry[OUT]
+            prim, params, result = primitive_of(entry[PRIM]), entry[PARAMS], entry[OUT]
             results = result if prim.multiple_results else (result,)
             nodes = list(arg_nodes(entry))
             values = arg_values(entry)
