@@ -91,6 +91,31 @@ def test_non_array_argument_names_static_argnums():
         fg.jit(lambda x, name: x)(np.ones(2), "name")
 
 
+def test_non_array_argument_leaf_gets_jaxs_message_with_its_path():
+    # JAX 0.10: "Error interpreting argument to <function f at 0x...> as an abstract array.
+    # The problematic value is of type <class 'str'> and was passed to the function at
+    # path x.name. ..." (custom_pytrees.md prints it)
+    from typing import Any, NamedTuple
+
+    class C(NamedTuple):
+        name: str
+        a: Any
+
+    def f(x):
+        return x.a
+
+    with pytest.raises(TypeError) as err:
+        fg.jit(f)(C("moc", 1.0))
+    assert str(err.value).startswith(
+        f"Error interpreting argument to {f!r} as an abstract array. The problematic value "
+        "is of type <class 'str'> and was passed to the function at path x.name.\n")
+    assert "static_argnums or static_argnames" in str(err.value)
+    with pytest.raises(TypeError, match=r"at path opts\['k'\]"):
+        fg.jit(lambda x, opts: x, static_argnums=())(1.0, {"k": "s"})
+    with pytest.raises(TypeError, match="at path y"):  # after a static argument
+        fg.jit(lambda flag, y: y, static_argnums=0)(True, "s")
+
+
 # --- concretization ------------------------------------------------------------------------
 def test_python_branch_on_a_traced_value_names_static_argnums():
     def f(x):

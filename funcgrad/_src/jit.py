@@ -37,6 +37,7 @@ tape shows exactly what jit runs.
 from __future__ import annotations
 
 import functools
+import inspect
 import itertools
 import operator
 from typing import Any, Callable, Sequence
@@ -45,7 +46,7 @@ import numpy as np
 
 from .core import Array, FuncgradError, Primitive, Trace, Tracer, raw, wrap
 from .program import ProgramTrace
-from .tree_util import tree_flatten, tree_unflatten
+from .tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
 __all__ = ["jit", "ConcretizationTypeError", "Lowered"]
 
@@ -705,6 +706,30 @@ class _Program:
 
 
 # --- the public transform -----------------------------------------------------------------
+def _non_array_error(f, leaf, index: int, dynamic: tuple, static_pos: set) -> TypeError:
+    """JAX's error for an argument leaf that is not an array, naming where it was passed."""
+    path, _ = tree_flatten_with_path(dynamic)[0][index]
+    where = keystr(tuple(path[2:]))
+    if path[0].idx == 0:  # a positional argument: its parameter's name where it has one
+        position = [k for k in range(len(dynamic[0]) + len(static_pos))
+                    if k not in static_pos][path[1].idx]
+        try:
+            params = list(inspect.signature(f).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        name = (params[position].name if position < len(params) and params[position].kind
+                in (params[position].POSITIONAL_ONLY, params[position].POSITIONAL_OR_KEYWORD)
+                else f"args[{position}]")
+    else:
+        name = str(path[1].key)
+    return TypeError(
+        f"Error interpreting argument to {f!r} as an abstract array. The problematic value "
+        f"is of type {type(leaf)!r} and was passed to the function at path {name}{where}.\n"
+        "This typically means that a jit-wrapped function was called with a non-array "
+        "argument, and this argument was not marked as static using the static_argnums or "
+        "static_argnames parameters of funcgrad.jit.")
+
+
 class Lowered:
     """The program `jit` runs for one signature: ``as_text()`` gives its Python source."""
 
@@ -787,10 +812,7 @@ def jit(f: Callable, static_argnums: int | Sequence[int] = (),
                 return None, leaves, treedef, static_pos
             key = _leaf_key(leaf)
             if key is None:
-                raise TypeError(
-                    f"jit: an argument leaf is a {type(leaf).__name__}, not an array: pass "
-                    "arrays or numbers (in pytrees), or mark the argument static with "
-                    "static_argnums / static_argnames")
+                raise _non_array_error(f, leaf, len(keys), (dyn_args, dyn_kwargs), static_pos)
             keys.append(key)
         try:
             key = (treedef, tuple(keys), static, len(args))
