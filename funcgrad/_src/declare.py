@@ -10,7 +10,8 @@ import functools
 from typing import Any, Callable
 
 from .batching import batch_elementwise
-from .core import Array, Primitive, declared, function_handlers, ufunc_handlers, wrap
+from .core import (_NO_PARAMS, Array, Primitive, Tracer, declared, function_handlers,
+                   ufunc_handlers, wrap)
 
 __all__ = ["Namespace", "elementwise", "linear", "primitive", "nondiff"]
 
@@ -62,7 +63,15 @@ class Namespace:
             call1 = prim.call1  # one array and nothing else: no keywords to pass on
 
             def public_fn(*args, **params):
-                out = call1(*args) if len(args) == 1 and not params else prim(*args, **params)
+                if len(args) != 1 or params:
+                    out = prim(*args, **params)
+                else:
+                    x = args[0]
+                    trace = x._trace if isinstance(x, Tracer) else None
+                    if trace is not None and trace.alive:  # (`call1` spelled out: per op)
+                        out = trace.process1(prim, x, _NO_PARAMS)
+                    else:
+                        out = call1(x)
                 return out if isinstance(out, Array) else wrap(out)
         else:
             def public_fn(*args, **params):
