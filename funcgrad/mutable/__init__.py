@@ -73,6 +73,7 @@ from ._tensor_ops import (_ALIASED, addcdiv, addcmul, atan2, bmm, dot, einsum, g
                           trace)
 from . import linalg, return_types
 from ._tensor import Size, Tensor
+from .serialization import load, save
 
 argmax, argmin, argsort, cumsum, kthvalue, log_softmax, logsumexp, max, mean, median, min, norm, \
     prod, softmax, sort, std, sum, topk, var = (  # noqa: A001

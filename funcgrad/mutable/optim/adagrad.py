@@ -5,8 +5,9 @@ from typing import Callable
 
 import numpy as np
 
-from .optimizer import (Optimizer, addcdiv, addcmul, axpy, check, common_checks, scalar_step,
-                        values, write)
+from .._functions import full_like
+from .optimizer import (Optimizer, addcdiv, addcmul, advance, axpy, check, common_checks,
+                        scalar_step, update, values, write)
 
 __all__ = ["Adagrad"]
 
@@ -41,7 +42,7 @@ class Adagrad(Optimizer):
             for p in group["params"]:
                 state = self.state[p]
                 state["step"] = scalar_step()
-                state["sum"] = p.detach().clone().fill_(group["initial_accumulator_value"])
+                state["sum"] = full_like(p, group["initial_accumulator_value"])
 
     def step(self, closure: Callable | None = None):
         """One update of every parameter that has a gradient; returns closure() if given."""
@@ -49,13 +50,12 @@ class Adagrad(Optimizer):
         for group in self.param_groups:
             for p, g in self._with_grads(group):
                 state = self.state[p]
-                step_t = values(state["step"])
-                step_t[...] = step_t + 1
+                step = advance(state["step"])
                 if group["weight_decay"] != 0:
                     g = axpy(g, group["weight_decay"], values(p))
-                clr = group["lr"] / (1 + (float(step_t) - 1) * group["lr_decay"])
-                total = values(state["sum"])
-                total[...] = addcmul(total, g, g, 1)
+                clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
+                total = values(state["sum"])  # state_sum.addcmul_(g, g, value=1)
+                update(state["sum"], addcmul(total, g, g, 1))
                 std = np.sqrt(total) + total.dtype.type(group["eps"])
                 write(p, addcdiv(values(p), g, std, -clr))
         return loss

@@ -5,8 +5,9 @@ from typing import Callable
 
 import numpy as np
 
-from .optimizer import (Optimizer, addcdiv, addcmul, axpy, check, common_checks, lerp, scale,
-                        scalar_step, values, write)
+from .._functions import zeros_like
+from .optimizer import (Optimizer, addcdiv, addcmul, advance, axpy, check, common_checks, lerp,
+                        scale, scalar_step, update, values, write)
 
 __all__ = ["Adam", "AdamW"]
 
@@ -48,26 +49,25 @@ class Adam(Optimizer):
                 state = self.state[p]
                 if not state:
                     state["step"] = scalar_step()
-                    state["exp_avg"] = p.detach().clone().zero_()
-                    state["exp_avg_sq"] = p.detach().clone().zero_()
+                    state["exp_avg"] = zeros_like(p)
+                    state["exp_avg_sq"] = zeros_like(p)
                     if group["amsgrad"]:
-                        state["max_exp_avg_sq"] = p.detach().clone().zero_()
-                step_t = values(state["step"])
-                step_t[...] = step_t + 1
+                        state["max_exp_avg_sq"] = zeros_like(p)
+                step = advance(state["step"])
                 if wd != 0:
                     if group["decoupled_weight_decay"]:
                         write(p, scale(values(p), 1 - lr * wd))
                     else:
                         g = axpy(g, wd, values(p))
                 m, v = values(state["exp_avg"]), values(state["exp_avg_sq"])
-                m[...] = lerp(m, g, 1 - beta1)
-                v[...] = addcmul(scale(v, beta2), g, g, 1 - beta2)
-                step = float(step_t)
+                update(state["exp_avg"], lerp(m, g, 1 - beta1))  # exp_avg.lerp_(g, 1 - beta1)
+                # exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+                update(state["exp_avg_sq"], addcmul(scale(v, beta2), g, g, 1 - beta2), 2)
                 step_size = lr / (1 - beta1 ** step)
                 correction2_sqrt = (1 - beta2 ** step) ** 0.5
                 if group["amsgrad"]:
-                    vmax = values(state["max_exp_avg_sq"])
-                    vmax[...] = np.maximum(vmax, v)
+                    vmax = values(state["max_exp_avg_sq"])  # torch.maximum(..., out=vmax)
+                    update(state["max_exp_avg_sq"], np.maximum(vmax, v))
                     v = vmax
                 denom = np.sqrt(v) / v.dtype.type(correction2_sqrt) + v.dtype.type(eps)
                 write(p, addcdiv(values(p), m, denom, -step_size))

@@ -2,8 +2,10 @@
 
 The updates are computed on the parameters' arrays with PyTorch's arithmetic (each torch
 op's rounding, fused multiply-adds where PyTorch's kernels fuse), then written into each
-parameter once, as one in-place op under no_grad: a step bumps a parameter's version
-exactly as PyTorch's single-tensor implementations do.
+parameter once, as one in-place op under no_grad. State tensors (momentum buffers, Adam's
+moments, step counters) are written in place too, their versions counting the in-place
+ops PyTorch's single-tensor implementations run (``buf.mul_(m).add_(g)`` is two): a
+parameter's and a buffer's ``_version`` after a step equal PyTorch's.
 """
 from __future__ import annotations
 
@@ -77,12 +79,26 @@ def values(t: Tensor) -> np.ndarray:
 
 def write(t: Tensor, array: np.ndarray) -> None:
     """One in-place write of `t` outside autograd (PyTorch's ``with no_grad: t.op_(...)``)."""
-    t.detach().copy_(from_numpy(np.ascontiguousarray(array, values(t).dtype)))
+    dst = values(t)
+    t.detach().copy_(from_numpy(np.asarray(array, dst.dtype).reshape(dst.shape).copy()))
+
+
+def update(state: Tensor, array: np.ndarray, ops: int = 1) -> None:
+    """Store `array` into an optimizer's state tensor in place, counting `ops` in-place ops
+    (the number PyTorch's update of that tensor runs) on its version counter."""
+    values(state)[...] = array
+    state._vc.value += ops
 
 
 def scalar_step(value: float = 0.0) -> Tensor:
     """PyTorch's per-parameter step counter: a float32 0-d tensor."""
     return tensor(value)
+
+
+def advance(step: Tensor) -> float:
+    """``step += 1`` on a step counter; returns the new count."""
+    update(step, values(step) + 1)
+    return float(values(step))
 
 
 class Optimizer:

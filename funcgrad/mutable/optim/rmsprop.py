@@ -5,8 +5,9 @@ from typing import Callable
 
 import numpy as np
 
-from .optimizer import (Optimizer, addcdiv, addcmul, axpy, check, common_checks, lerp, scale,
-                        scalar_step, values, write)
+from .._functions import zeros_like
+from .optimizer import (Optimizer, addcdiv, addcmul, advance, axpy, check, common_checks, lerp,
+                        scale, scalar_step, update, values, write)
 
 __all__ = ["RMSprop"]
 
@@ -46,27 +47,26 @@ class RMSprop(Optimizer):
                 state = self.state[p]
                 if not state:
                     state["step"] = scalar_step()
-                    state["square_avg"] = p.detach().clone().zero_()
+                    state["square_avg"] = zeros_like(p)
                     if momentum > 0:
-                        state["momentum_buffer"] = p.detach().clone().zero_()
+                        state["momentum_buffer"] = zeros_like(p)
                     if group["centered"]:
-                        state["grad_avg"] = p.detach().clone().zero_()
-                step_t = values(state["step"])
-                step_t[...] = step_t + 1
+                        state["grad_avg"] = zeros_like(p)
+                advance(state["step"])
                 if group["weight_decay"] != 0:
                     g = axpy(g, group["weight_decay"], values(p))
-                sq = values(state["square_avg"])
-                sq[...] = addcmul(scale(sq, alpha), g, g, 1 - alpha)
+                sq = values(state["square_avg"])  # square_avg.mul_(alpha).addcmul_(g, g, ...)
+                update(state["square_avg"], addcmul(scale(sq, alpha), g, g, 1 - alpha), 2)
                 if group["centered"]:
                     ga = values(state["grad_avg"])
-                    ga[...] = lerp(ga, g, 1 - alpha)
+                    update(state["grad_avg"], lerp(ga, g, 1 - alpha))
                     avg = np.sqrt(addcmul(sq, ga, ga, -1))
                 else:
                     avg = np.sqrt(sq)
                 avg = avg + avg.dtype.type(eps)
                 if momentum > 0:
-                    buf = values(state["momentum_buffer"])
-                    buf[...] = addcdiv(scale(buf, momentum), g, avg, 1)
+                    buf = values(state["momentum_buffer"])  # buf.mul_(m).addcdiv_(g, avg)
+                    update(state["momentum_buffer"], addcdiv(scale(buf, momentum), g, avg, 1), 2)
                     write(p, axpy(values(p), -lr, buf))
                 else:
                     write(p, addcdiv(values(p), g, avg, -lr))

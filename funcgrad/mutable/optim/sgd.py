@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .._functions import from_numpy
-from .optimizer import Optimizer, axpy, common_checks, scale, values, write
+from .optimizer import Optimizer, axpy, common_checks, scale, update, values, write
 
 __all__ = ["SGD"]
 
@@ -53,8 +53,8 @@ class SGD(Optimizer):
                     if buf is None:
                         state["momentum_buffer"] = buf = from_numpy(g.copy())
                     else:
-                        b = values(buf)
-                        b[...] = axpy(scale(b, momentum), 1 - group["dampening"], g)
+                        b = values(buf)  # buf.mul_(momentum).add_(g, alpha=1 - dampening)
+                        update(buf, axpy(scale(b, momentum), 1 - group["dampening"], g), 2)
                     g = axpy(g, momentum, values(buf)) if group["nesterov"] else values(buf)
                 write(p, axpy(values(p), -lr, g))
         return loss

@@ -37,8 +37,11 @@ def _np(t):
 def test_steps_match_torch(name, kwargs, dtype):
     w0 = RNG.standard_normal((4, 3)).astype(dtype)
     b0 = RNG.standard_normal(3).astype(dtype)
-    pa = [nn.Parameter(fm.tensor(w0)), nn.Parameter(fm.tensor(b0))]
-    pb = [torch.nn.Parameter(torch.tensor(w0)), torch.nn.Parameter(torch.tensor(b0))]
+    # a 0-d parameter, as the tutorials' a, b, c, d (its own stream: the others' values stay)
+    s0 = np.random.default_rng(7).standard_normal(()).astype(dtype)
+    pa = [nn.Parameter(fm.tensor(w0)), nn.Parameter(fm.tensor(b0)), nn.Parameter(fm.tensor(s0))]
+    pb = [torch.nn.Parameter(torch.tensor(w0)), torch.nn.Parameter(torch.tensor(b0)),
+          torch.nn.Parameter(torch.tensor(s0))]
     opt_a = getattr(fm.optim, name)(pa, **kwargs)
     opt_b = getattr(torch.optim, name)(pb, **kwargs)
     assert repr(opt_a) == repr(opt_b)
@@ -46,7 +49,7 @@ def test_steps_match_torch(name, kwargs, dtype):
     for step in range(6):
         for params, lib in ((pa, fm), (pb, torch)):
             out = (lib.tensor(x) @ params[0] + params[1]).tanh()
-            (out * out).sum().backward()
+            ((out * out).sum() + params[2] * params[2].cos()).backward()
         opt_a.step()
         opt_b.step()
         for p, q in zip(pa, pb):
@@ -54,6 +57,10 @@ def test_steps_match_torch(name, kwargs, dtype):
                                        atol=1e-7 if dtype == "float32" else 1e-15,
                                        err_msg=f"step {step}")
             assert p._version == q._version, f"step {step}"
+            # state tensors count the in-place ops torch's update runs on them
+            versions_a = {k: v._version for k, v in opt_a.state[p].items()}
+            versions_b = {k: v._version for k, v in opt_b.state[q].items()}
+            assert versions_a == versions_b, f"step {step}"
         opt_a.zero_grad()
         opt_b.zero_grad()
         assert pa[0].grad is None
