@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._src.declare import primitive
+from ..._src.declare import linear, primitive
+from ...numpy import _helpers as H
 from ...numpy import _primitives as NP
 from .. import _ops as O
 from .._ops import apply
 from .._tensor import Tensor
 
 __all__ = ["addmm", "nll_loss", "mse_loss", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits"]
+           "binary_cross_entropy_with_logits", "embedding", "conv2d", "max_pool2d",
+           "average_pool2d"]
 
 
 # --- addmm: bias + input @ weight_t ------------------------------------------------------------
@@ -176,3 +178,157 @@ def binary_cross_entropy_with_logits(x: Tensor, t: Tensor, weight, pos_weight,
     """Sigmoid plus binary cross-entropy (``BinaryCrossEntropyWithLogitsBackward0``)."""
     return apply(BCE_LOGITS, (x, t), {"weight": weight, "pos_weight": pos_weight,
                                       "reduction": reduction})
+
+
+# --- embedding: rows of a table picked by integer indices ----------------------------------
+def _embedding_impl(weight, indices, padding_idx):
+    return weight[indices]
+
+
+def _embedding_vjp(ct, out, weight, indices, padding_idx):
+    if padding_idx is not None:  # the padding row gets no gradient
+        ct = NP.multiply(ct, (indices != padding_idx)[..., None].astype(H.dtype(ct)))
+    template, arrays = H.split_index((indices,))
+    return NP.index_add(NP.zeros_like(weight), ct, *arrays, template=template)
+
+
+embedding_p = primitive("embedding", _embedding_impl, params=("indices", "padding_idx"),
+                        vjps=(_embedding_vjp,))
+EMBEDDING = O.Op("embedding", embedding_p, "EmbeddingBackward0", result="same")
+
+
+def embedding(weight: Tensor, indices: np.ndarray, padding_idx: int | None) -> Tensor:
+    """``weight[indices]`` as one node (``EmbeddingBackward0``); repeated indices add up."""
+    return apply(EMBEDDING, (weight,), {"indices": indices, "padding_idx": padding_idx})
+
+
+# --- convolution: every output pixel a dot product with its input patch --------------------
+# A patch is gathered with index arrays `rows` (kh, 1, oh, 1) and `cols` (1, kw, 1, ow) into
+# the unpadded input (clamped), times `mask` (kh, kw, oh, ow), zero where the window lies on
+# padding: x[:, :, rows, cols] * mask is (N, C, kh, kw, oh, ow). The input's cotangent
+# scatters the patches' cotangents back with the same indices (overlaps add up).
+def _patch_index(rows, cols):
+    return H.split_index((slice(None), slice(None), rows, cols))
+
+
+def _conv_impl(x, weight, bias, rows, cols, mask, groups):
+    n, c = x.shape[:2]
+    o, cg, kh, kw = weight.shape
+    oh, ow = mask.shape[2:]
+    patches = x[:, :, rows, cols] * mask.astype(x.dtype)
+    patches = patches.reshape(n, groups, cg * kh * kw, oh * ow)
+    kernels = weight.reshape(groups, o // groups, cg * kh * kw)
+    out = np.matmul(kernels, patches).reshape(n, o, oh, ow)
+    return out if bias is None else out + bias.reshape(1, o, 1, 1)
+
+
+def _conv_impl_biased(x, weight, bias, rows, cols, mask, groups):
+    return _conv_impl(x, weight, bias, rows, cols, mask, groups)
+
+
+def _conv_impl_unbiased(x, weight, rows, cols, mask, groups):
+    return _conv_impl(x, weight, None, rows, cols, mask, groups)
+
+
+def _grouped_ct(ct, groups):
+    n, o, oh, ow = H.shape(ct)
+    return NP.reshape(ct, (n, groups, o // groups, oh * ow))
+
+
+def _conv_vjp_x(ct, out, x, weight, *rest, rows, cols, mask, groups):
+    n, c, h, w = H.shape(x)
+    o, cg, kh, kw = H.shape(weight)
+    kernels = NP.reshape(weight, (groups, o // groups, cg * kh * kw))
+    per_patch = NP.matmul(NP.transpose(kernels, (0, 2, 1)), _grouped_ct(ct, groups))
+    per_patch = NP.reshape(per_patch, (n, c, kh, kw) + mask.shape[2:])
+    per_patch = NP.multiply(per_patch, mask.astype(H.dtype(ct)))
+    template, arrays = _patch_index(rows, cols)
+    return NP.index_add(NP.zeros_like(x), per_patch, *arrays, template=template)
+
+
+def _conv_vjp_w(ct, out, x, weight, *rest, rows, cols, mask, groups):
+    n = H.shape(x)[0]
+    o, cg, kh, kw = H.shape(weight)
+    template, arrays = _patch_index(rows, cols)
+    patches = NP.multiply(NP.getitem(x, *arrays, template=template), mask.astype(H.dtype(x)))
+    patches = NP.reshape(patches, (n, groups, cg * kh * kw, -1))
+    per_sample = NP.matmul(_grouped_ct(ct, groups), NP.transpose(patches, (0, 1, 3, 2)))
+    return NP.reshape(NP.sum(per_sample, axis=0), (o, cg, kh, kw))
+
+
+def _conv_vjp_b(ct, out, x, weight, bias, rows, cols, mask, groups):
+    return NP.sum(ct, axis=(0, 2, 3))
+
+
+_CONV_PARAMS = ("rows", "cols", "mask", "groups")
+conv_p = primitive("convolution", _conv_impl_biased, nargs=3, params=_CONV_PARAMS,
+                   vjps=(_conv_vjp_x, _conv_vjp_w, _conv_vjp_b))
+conv_nobias_p = primitive("convolution_nobias", _conv_impl_unbiased, nargs=2,
+                          params=_CONV_PARAMS, vjps=(_conv_vjp_x, _conv_vjp_w))
+CONV = O.Op("convolution", conv_p, "ConvolutionBackward0")
+CONV_NOBIAS = O.Op("convolution", conv_nobias_p, "ConvolutionBackward0")
+
+
+def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None, rows: np.ndarray, cols: np.ndarray,
+           mask: np.ndarray, groups: int) -> Tensor:
+    """Batched 2-d cross-correlation over the patches `rows`, `cols`, `mask` describe
+    (``ConvolutionBackward0``)."""
+    params = {"rows": rows, "cols": cols, "mask": mask, "groups": groups}
+    if bias is None:
+        return apply(CONV_NOBIAS, (x, weight), params)
+    return apply(CONV, (x, weight, bias), params)
+
+
+# --- max pooling: each output the input element at a flat index chosen by the forward ------
+def _plane_index(planes, index):
+    """Index arrays picking, in a (planes, H * W) array, each plane's elements at `index`."""
+    return H.split_index((np.arange(planes).reshape(planes, 1), index.reshape(planes, -1)))
+
+
+def _max_pool_impl(x, index):
+    h, w = x.shape[-2:]
+    planes = x.reshape(-1, h * w)
+    return np.take_along_axis(planes, index.reshape(len(planes), -1), 1).reshape(index.shape)
+
+
+def _max_pool_vjp(ct, out, x, index):
+    shape = H.shape(x)
+    planes = NP.reshape(x, (-1, shape[-2] * shape[-1]))
+    template, arrays = _plane_index(H.shape(planes)[0], index)
+    flat = NP.index_add(NP.zeros_like(planes), NP.reshape(ct, (H.shape(planes)[0], -1)),
+                        *arrays, template=template)
+    return NP.reshape(flat, shape)
+
+
+max_pool_p = primitive("max_pool2d_with_indices", _max_pool_impl, params=("index",),
+                       vjps=(_max_pool_vjp,))
+MAX_POOL2D = O.Op("max_pool2d", max_pool_p, "MaxPool2DWithIndicesBackward0", result="same")
+
+
+def max_pool2d(x: Tensor, index: np.ndarray) -> Tensor:
+    """(..., H, W) -> the elements at flat positions `index` (..., oh, ow) of each plane
+    (``MaxPool2DWithIndicesBackward0``)."""
+    return apply(MAX_POOL2D, (x,), {"index": index})
+
+
+# --- average pooling: separable, out = rows @ x @ cols.T over the last two dimensions -------
+def _average_impl(x, rows, cols):
+    return np.matmul(np.matmul(rows.astype(x.dtype), x), cols.T.astype(x.dtype))
+
+
+def _average_t(ct, out, x, rows, cols):
+    dt = H.dtype(ct)
+    return NP.matmul(NP.matmul(rows.T.astype(dt), ct), cols.astype(dt))
+
+
+average_p = linear("separable_average", _average_impl, _average_t, params=("rows", "cols"))
+AVG_POOL2D = O.Op("avg_pool2d", average_p, "AvgPool2DBackward0", result="same")
+ADAPTIVE_AVG_POOL2D = O.Op("adaptive_avg_pool2d", average_p, "AdaptiveAvgPool2DBackward0",
+                           result="same")
+
+
+def average_pool2d(x: Tensor, rows: np.ndarray, cols: np.ndarray, adaptive: bool) -> Tensor:
+    """Window means as ``rows @ x @ cols.T`` (rows: (oh, H) weights, cols: (ow, W)), named
+    ``AvgPool2DBackward0`` or ``AdaptiveAvgPool2DBackward0``."""
+    return apply(ADAPTIVE_AVG_POOL2D if adaptive else AVG_POOL2D, (x,),
+                 {"rows": rows, "cols": cols})

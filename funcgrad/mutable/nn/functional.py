@@ -28,7 +28,8 @@ from . import _ops
 __all__ = ["relu", "relu_", "leaky_relu", "sigmoid", "tanh", "silu", "gelu", "softmax",
            "log_softmax", "linear", "dropout", "mse_loss", "l1_loss", "nll_loss",
            "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "embedding", "one_hot", "conv2d", "max_pool2d", "avg_pool2d", "batch_norm"]
+           "embedding", "one_hot", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+           "batch_norm"]
 
 
 # --- helpers -------------------------------------------------------------------------------
@@ -512,13 +513,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     idx = _values(input)
     if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
         raise IndexError("index out of range in self")
-    rows = weight[_const(idx.astype(np.int64))]
-    if padding_idx is None:
-        return rows
-    if padding_idx < 0:
+    if padding_idx is not None and padding_idx < 0:
         padding_idx += weight.shape[0]
-    padded = _const(np.expand_dims(idx == padding_idx, -1))
-    return T.where(padded, rows.detach(), rows)
+    return _ops.embedding(weight, idx.astype(np.int64), padding_idx)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
@@ -550,25 +547,6 @@ def _pair(v, name: str) -> tuple:
                                f"{name}={list(v)}")
         return int(v[0]), int(v[1])
     return int(v), int(v)
-
-
-def _pad2d(x: Tensor, top: int, bottom: int, left: int, right: int, value: float) -> Tensor:
-    """Pad the last two dimensions of a 4-d tensor with a constant (differentiable)."""
-    n, c, h, w = x.shape
-    if top or bottom:
-        parts = [T.full((n, c, top, w), value, dtype=x.dtype)] if top else []
-        parts.append(x)
-        if bottom:
-            parts.append(T.full((n, c, bottom, w), value, dtype=x.dtype))
-        x = T.cat(parts, 2)
-        h += top + bottom
-    if left or right:
-        parts = [T.full((n, c, h, left), value, dtype=x.dtype)] if left else []
-        parts.append(x)
-        if right:
-            parts.append(T.full((n, c, h, right), value, dtype=x.dtype))
-        x = T.cat(parts, 3)
-    return x
 
 
 def _windows(kh, kw, oh, ow, stride, dilation):
@@ -630,14 +608,11 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
         raise RuntimeError(f"Calculated padded input size per channel: ({hp} x {wp}). Kernel "
                            f"size: ({dilation[0] * (kh - 1) + 1} x {dilation[1] * (kw - 1) + 1})."
                            " Kernel size can't be greater than actual input size")
-    x = _pad2d(x, *pads, 0.0)
     rows, cols = _windows(kh, kw, oh, ow, stride, dilation)
-    patches = x[:, :, _const(rows), _const(cols)]          # (N, C, kh, kw, oh, ow)
-    patches = patches.reshape(n, groups, cg * kh * kw, oh * ow)
-    kernels = weight.reshape(groups, o // groups, cg * kh * kw)
-    out = T.matmul(kernels, patches).reshape(n, o, oh, ow)
-    if bias is not None:
-        out = out + bias.reshape(1, o, 1, 1)
+    rows, cols = rows - pads[0], cols - pads[2]
+    inside = (rows >= 0) & (rows < h) & (cols >= 0) & (cols < w)
+    out = _ops.conv2d(x, weight, bias, np.clip(rows, 0, h - 1), np.clip(cols, 0, w - 1),
+                      inside.astype(np.float64), groups)
     return out.squeeze(0) if unbatched else out
 
 
@@ -689,13 +664,10 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     at_col = np.take_along_axis(np.broadcast_to(cols, (n, c) + cols.shape), best[:, :, None],
                                 2)[:, :, 0] - pw
     flat_index = (at_row * w + at_col).astype(np.int64)     # (N, C, oh, ow)
-    planes = _const(np.arange(n * c).reshape(n * c, 1, 1))
-    out = x.reshape(n * c, h * w)[planes, _const(flat_index.reshape(n * c, oh, ow))]
-    out = out.reshape(n, c, oh, ow)
-    indices = _const(flat_index)
-    if unbatched:
-        out, indices = out.squeeze(0), indices.squeeze(0)
-    return (out, indices) if return_indices else out
+    if unbatched:  # PyTorch pools a (C, H, W) input as it is: one node, no squeeze
+        flat_index = flat_index[0]
+    out = _ops.max_pool2d(input, flat_index)
+    return (out, _const(flat_index)) if return_indices else out
 
 
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -708,21 +680,65 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     tensor([[[[ 2.5000,  4.5000],
               [10.5000, 12.5000]]]])
     """
-    x, unbatched = _batched("avg_pool2d", input)
-    if ceil_mode or not count_include_pad:
-        raise NotImplementedError("avg_pool2d: ceil_mode and count_include_pad=False are not "
-                                  "supported by funcgrad.mutable yet")
+    x, _ = _batched("avg_pool2d", input)
     kh, kw = _pair(kernel_size, "kernel_size")
     sh, sw = _pair(stride if stride not in (None, ()) else (kh, kw), "stride")
     ph, pw = _pair(padding, "padding")
+    if ph > kh // 2 or pw > kw // 2:
+        raise RuntimeError("pad should be at most half of effective kernel size, but got "
+                           f"pad={ph if ph > kh // 2 else pw}, kernel_size="
+                           f"{kh if ph > kh // 2 else kw} and dilation=1")
     n, c, h, w = x.shape
-    oh = (h + 2 * ph - kh) // sh + 1
-    ow = (w + 2 * pw - kw) // sw + 1
-    x = _pad2d(x, ph, ph, pw, pw, 0.0)
-    rows, cols = _windows(kh, kw, oh, ow, (sh, sw), (1, 1))
-    patches = x[:, :, _const(rows), _const(cols)].reshape(n, c, kh * kw, oh, ow)
-    out = patches.sum(2) / (divisor_override or kh * kw)
-    return out.squeeze(0) if unbatched else out
+    oh = _pool_geometry(h, kh, sh, ph, 1, ceil_mode)
+    ow = _pool_geometry(w, kw, sw, pw, 1, ceil_mode)
+    rows, row_counts = _average_weights(h, oh, kh, sh, ph, count_include_pad)
+    cols, col_counts = _average_weights(w, ow, kw, sw, pw, count_include_pad)
+    if divisor_override:
+        rows, cols = rows * row_counts[:, None] / divisor_override, cols * col_counts[:, None]
+    return _ops.average_pool2d(input, rows, cols, adaptive=False)
+
+
+def _average_weights(size: int, out: int, kernel: int, stride: int, pad: int,
+                     count_include_pad: bool) -> tuple:
+    """(out, size) weights averaging each window along one dimension, as PyTorch counts: the
+    padding inside the (clipped) window counts when `count_include_pad`; and the counts."""
+    weights = np.zeros((out, size))
+    counts = np.zeros(out)
+    for i in range(out):
+        start = i * stride - pad
+        end = min(start + kernel, size + pad)
+        lo, hi = max(start, 0), min(end, size)
+        counts[i] = (end - start) if count_include_pad else (hi - lo)
+        weights[i, lo:hi] = 1.0 / counts[i]
+    return weights, counts
+
+
+def _adaptive_weights(size: int, out: int) -> np.ndarray:
+    """(out, size) weights of adaptive pooling's windows [floor(i * size / out),
+    ceil((i + 1) * size / out))."""
+    weights = np.zeros((out, size))
+    for i in range(out):
+        lo, hi = (i * size) // out, -(-(i + 1) * size // out)
+        weights[i, lo:hi] = 1.0 / (hi - lo)
+    return weights
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """Average over `output_size` windows that tile each plane (``None`` keeps a size).
+
+    >>> import funcgrad.mutable as torch
+    >>> import funcgrad.mutable.nn.functional as F
+    >>> F.adaptive_avg_pool2d(torch.arange(16.0).reshape(1, 1, 4, 4), (1, 2))
+    tensor([[[[ 6.5000,  8.5000]]]])
+    """
+    x, _ = _batched("adaptive_avg_pool2d", input)
+    h, w = x.shape[-2:]
+    oh, ow = output_size if isinstance(output_size, (tuple, list)) else (output_size,) * 2
+    oh, ow = h if oh is None else int(oh), w if ow is None else int(ow)
+    if (oh, ow) == (1, 1):  # PyTorch takes the mean here (MeanBackward1)
+        return input.mean((-2, -1), keepdim=True)
+    return _ops.average_pool2d(input, _adaptive_weights(h, oh), _adaptive_weights(w, ow),
+                               adaptive=True)
 
 
 # --- normalisation -------------------------------------------------------------------------

@@ -7,12 +7,13 @@ from .dropout import Dropout
 from .linear import Flatten, Identity, Linear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
-from .pooling import AvgPool2d, MaxPool2d
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .rnn import LSTM
 from .sparse import Embedding
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "Linear", "Identity", "Flatten",
            "ReLU", "LeakyReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "Softmax", "LogSoftmax",
            "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
-           "Conv2d", "MaxPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Embedding",
+           "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d",
+           "Embedding",
            "Dropout", "LSTM"]

@@ -1,11 +1,11 @@
-"""MaxPool2d and AvgPool2d."""
+"""MaxPool2d, AvgPool2d and AdaptiveAvgPool2d."""
 from __future__ import annotations
 
 from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
 
-__all__ = ["MaxPool2d", "AvgPool2d"]
+__all__ = ["MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
 
 
 class MaxPool2d(Module):
@@ -63,3 +63,25 @@ class AvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool2d(Module):
+    """Mean over `output_size` windows tiling each plane of (N, C, H, W).
+
+    >>> import funcgrad.mutable as torch
+    >>> from funcgrad.mutable import nn
+    >>> nn.AdaptiveAvgPool2d(1)
+    AdaptiveAvgPool2d(output_size=1)
+    >>> nn.AdaptiveAvgPool2d((2, 3))(torch.ones(1, 1, 5, 7)).shape
+    torch.Size([1, 1, 2, 3])
+    """
+
+    def __init__(self, output_size) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool2d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
