@@ -18,6 +18,7 @@ import numpy as np
 from .. import _random
 from .._functions import from_numpy, tensor
 from .._tensor import Tensor
+from ..autograd.graph import increment_version
 
 __all__ = ["Optimizer", "required"]
 
@@ -87,7 +88,8 @@ def update(state: Tensor, array: np.ndarray, ops: int = 1) -> None:
     """Store `array` into an optimizer's state tensor in place, counting `ops` in-place ops
     (the number PyTorch's update of that tensor runs) on its version counter."""
     values(state)[...] = array
-    state._vc.value += ops
+    for _ in range(ops):
+        increment_version(state)
 
 
 def scalar_step(value: float = 0.0) -> Tensor:
