@@ -19,7 +19,7 @@ from .._tensor import Tensor
 
 __all__ = ["addmm", "nll_loss", "mse_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "embedding", "conv2d", "max_pool2d",
-           "average_pool2d"]
+           "average_pool2d", "threshold"]
 
 
 # --- addmm: bias + input @ weight_t ------------------------------------------------------------
@@ -332,3 +332,26 @@ def average_pool2d(x: Tensor, rows: np.ndarray, cols: np.ndarray, adaptive: bool
     ``AvgPool2DBackward0`` or ``AdaptiveAvgPool2DBackward0``."""
     return apply(ADAPTIVE_AVG_POOL2D if adaptive else AVG_POOL2D, (x,),
                  {"rows": rows, "cols": cols})
+
+
+# --- threshold: x where x > threshold, else value ------------------------------------------
+def _threshold_impl(x, threshold, value):
+    return np.where(x > threshold, x, np.asarray(value, x.dtype))
+
+
+def _threshold_vjp(ct, out, x, threshold, value):
+    return NP.multiply(ct, NP.astype(NP.greater(x, threshold), H.dtype(ct)))
+
+
+threshold_p = primitive("threshold", _threshold_impl, params=("threshold", "value"),
+                        vjps=(_threshold_vjp,))
+THRESHOLD = O.Op("threshold", threshold_p, "ThresholdBackward0", result="same")
+THRESHOLD_ = O.Op("threshold_", threshold_p, "ThresholdBackward1", result="same")
+
+
+def threshold(x: Tensor, threshold: float, value: float, inplace: bool) -> Tensor:
+    """``x if x > threshold else value`` (``ThresholdBackward0``; in place ``...1``)."""
+    params = {"threshold": threshold, "value": value}
+    if inplace:
+        return O.inplace(THRESHOLD_, x, (), params)
+    return apply(THRESHOLD, (x,), params)

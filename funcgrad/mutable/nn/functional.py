@@ -25,7 +25,7 @@ from .._tensor import Tensor
 from ..autograd import Function
 from . import _ops
 
-__all__ = ["relu", "relu_", "leaky_relu", "sigmoid", "tanh", "silu", "gelu", "softmax",
+__all__ = ["relu", "relu_", "threshold", "threshold_", "leaky_relu", "sigmoid", "tanh", "silu", "gelu", "softmax",
            "log_softmax", "linear", "dropout", "mse_loss", "l1_loss", "nll_loss",
            "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "embedding", "one_hot", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
@@ -98,6 +98,23 @@ def relu_(input: Tensor) -> Tensor:
     tensor([0., 2.])
     """
     return input.relu_()
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """`input` where it exceeds `threshold`, `value` elsewhere (in place with ``inplace``).
+
+    >>> import funcgrad.mutable as torch
+    >>> import funcgrad.mutable.nn.functional as F
+    >>> F.threshold(torch.tensor([-1.0, 0.5, 2.0]), 0.5, 7.0)
+    tensor([7., 7., 2.])
+    """
+    _check_tensor("threshold", input)
+    return _ops.threshold(input, threshold, value, inplace)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """In-place `threshold`."""
+    return _ops.threshold(input, threshold, value, True)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -729,7 +746,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     >>> import funcgrad.mutable as torch
     >>> import funcgrad.mutable.nn.functional as F
     >>> F.adaptive_avg_pool2d(torch.arange(16.0).reshape(1, 1, 4, 4), (1, 2))
-    tensor([[[[ 6.5000,  8.5000]]]])
+    tensor([[[[6.5000, 8.5000]]]])
     """
     x, _ = _batched("adaptive_avg_pool2d", input)
     h, w = x.shape[-2:]

@@ -88,3 +88,22 @@ def test_max_pool_returns_torch_indices():
     out_b, idx_b = torch.nn.functional.max_pool2d(torch.tensor(x), 2, return_indices=True)
     np.testing.assert_array_equal(idx_a.numpy(), idx_b.numpy())
     np.testing.assert_array_equal(out_a.numpy(), out_b.numpy())
+
+
+def test_threshold_as_torch():
+    x = np.array([-1.0, 0.05, 0.1, 0.5, 2.0])
+    results = []
+    for lib in (fm, torch):
+        a = lib.tensor(x, requires_grad=True)
+        out = lib.nn.functional.threshold(a, 0.1, 20.0)
+        out.backward(lib.tensor([1.0, 2.0, 3.0, 4.0, 5.0]))
+        view_base = a.clone()
+        view = view_base[1:]
+        lib.nn.functional.threshold(view, 0.1, 20.0, inplace=True)
+        (view_base * view_base).sum().backward()
+        b = a.detach().clone().requires_grad_(True).clone()
+        lib.nn.functional.threshold_(b, 0.1, 20.0)
+        results.append((type(out.grad_fn).__name__, out.tolist(), a.grad.tolist(),
+                        view_base.tolist(), type(b.grad_fn).__name__,
+                        repr(lib.nn.Threshold(0.1, 20)), repr(lib.nn.Threshold(1, 2, True))))
+    assert results[0] == results[1]

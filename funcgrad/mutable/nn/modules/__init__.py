@@ -1,5 +1,6 @@
 """The layers of torch.nn, one family per module."""
-from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .activation import (GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh,
+                         Threshold)
 from .batchnorm import BatchNorm1d, BatchNorm2d
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv2d
@@ -12,7 +13,8 @@ from .rnn import LSTM
 from .sparse import Embedding
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "Linear", "Identity", "Flatten",
-           "ReLU", "LeakyReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "Softmax", "LogSoftmax",
+           "ReLU", "Threshold", "LeakyReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "Softmax",
+           "LogSoftmax",
            "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
            "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d",
            "Embedding",

@@ -1,11 +1,11 @@
-"""Activation modules: ReLU, LeakyReLU, Tanh, Sigmoid, GELU, SiLU, Softmax, LogSoftmax."""
+"""Activation modules: ReLU, Threshold, LeakyReLU, Tanh, Sigmoid, GELU, SiLU, Softmax, LogSoftmax."""
 from __future__ import annotations
 
 from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
 
-__all__ = ["ReLU", "LeakyReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "Softmax", "LogSoftmax"]
+__all__ = ["ReLU", "Threshold", "LeakyReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "Softmax", "LogSoftmax"]
 
 
 class ReLU(Module):
@@ -26,6 +26,27 @@ class ReLU(Module):
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
+
+
+class Threshold(Module):
+    """x where x > threshold, else value.
+
+    >>> import funcgrad.mutable as torch
+    >>> from funcgrad.mutable import nn
+    >>> nn.Threshold(0.1, 20)
+    Threshold(threshold=0.1, value=20)
+    """
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"threshold={self.threshold}, value={self.value}{inplace}"
 
 
 class LeakyReLU(Module):
