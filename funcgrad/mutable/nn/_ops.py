@@ -31,7 +31,7 @@ addmm_p = primitive("addmm", _addmm_impl, nargs=3, vjps=(
     lambda ct, out, bias, x, wt: NP.sum(ct, axis=0),  # bias: one row, broadcast down
     lambda ct, out, bias, x, wt: NP.matmul(ct, NP.transpose(wt)),
     lambda ct, out, bias, x, wt: NP.matmul(NP.transpose(x), ct)))
-ADDMM = O.Op("addmm", addmm_p, "AddmmBackward0", ((), (2,), (1,)))
+ADDMM = O.Op("addmm", addmm_p, "AddmmBackward0")
 
 
 def addmm(bias: Tensor, x: Tensor, wt: Tensor) -> Tensor:
@@ -70,7 +70,7 @@ def _nll_vjp(ct, out, logp, picks, weights, reduction, total):
 
 nll_loss_p = primitive("nll_loss", _nll_impl, params=("picks", "weights", "reduction", "total"),
                        vjps=(_nll_vjp,))
-NLL_LOSS = O.Op("nll_loss", nll_loss_p, "NllLossBackward0", ((),), result="same")
+NLL_LOSS = O.Op("nll_loss", nll_loss_p, "NllLossBackward0", result="same")
 
 
 def nll_loss(logp: Tensor, picks: np.ndarray, weights: np.ndarray, reduction: str) -> Tensor:
@@ -90,8 +90,8 @@ def _mse_vjp_x(ct, out, x, t, reduction):
 
 
 mse_loss_p = primitive("mse_loss", _mse_impl, nargs=2, params=("reduction",), vjps=(
-    _mse_vjp_x, lambda ct, out, x, t, reduction: -_mse_vjp_x(ct, out, x, t, reduction)))
-MSE_LOSS = O.Op("mse_loss", mse_loss_p, "MseLossBackward0", ((0, 1), (0, 1)))
+    _mse_vjp_x, lambda ct, out, x, t, reduction: -2 * (x - t) * _reduced_ct(ct, x, reduction)))
+MSE_LOSS = O.Op("mse_loss", mse_loss_p, "MseLossBackward0")
 
 
 def mse_loss(x: Tensor, t: Tensor, reduction: str) -> Tensor:
@@ -119,7 +119,7 @@ def _bce_vjp_t(ct, out, p, t, weight, reduction):
 
 bce_p = primitive("binary_cross_entropy", _bce_impl, nargs=2, params=("weight", "reduction"),
                   vjps=(_bce_vjp_p, _bce_vjp_t))
-BCE = O.Op("binary_cross_entropy", bce_p, "BinaryCrossEntropyBackward0", ((0, 1), (0,)))
+BCE = O.Op("binary_cross_entropy", bce_p, "BinaryCrossEntropyBackward0")
 
 
 def binary_cross_entropy(p: Tensor, t: Tensor, weight, reduction: str) -> Tensor:
@@ -170,7 +170,7 @@ bcel_p = primitive("binary_cross_entropy_with_logits", _bcel_impl, nargs=2,
                    params=("weight", "pos_weight", "reduction"),
                    vjps=(_bcel_vjp_x, _bcel_vjp_t))
 BCE_LOGITS = O.Op("binary_cross_entropy_with_logits", bcel_p,
-                  "BinaryCrossEntropyWithLogitsBackward0", ((0, 1), (0,)))
+                  "BinaryCrossEntropyWithLogitsBackward0")
 
 
 def binary_cross_entropy_with_logits(x: Tensor, t: Tensor, weight, pos_weight,
