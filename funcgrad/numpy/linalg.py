@@ -341,11 +341,14 @@ def _svd_vjp(ct, out, x, full_matrices=False):
     u_ct, s_ct, vh_ct = ct
     v, v_ct = _H(vh), _H(vh_ct)
     f = _gap_inverse(s * s)
-    j = f * P.matmul(_H(u), u_ct)
+    uh_uct = P.matmul(_H(u), u_ct)
+    j = f * uh_uct
     k = f * P.matmul(_H(v), v_ct)
     s_row = P.expand_axis(s, -2)
     s_col = P.expand_axis(s, -1)
     inner = (j + _H(j)) * s_row + s_col * (k + _H(k)) + _diag_embed(s_ct)
+    if H.dtype(u).kind == "c":  # the adjoint of the phase term of the JVP (see _svd_phase)
+        inner = inner + _svd_phase(uh_uct, s)
     grad = P.matmul(u, P.matmul(inner, vh))
     m, n = H.shape(x)[-2:]
     if m > n:
@@ -357,6 +360,15 @@ def _svd_vjp(ct, out, x, full_matrices=False):
     return grad
 
 
+def _svd_phase(m, s):
+    """diag(i Im(m_kk) / s_k): for complex matrices the singular vectors are fixed up to a
+    phase per pair; LAPACK's choice moves u_k's phase by i Im((U^H dA V)_kk) / s_k, the
+    skew-Hermitian diagonal part (JAX's dUdV_diag), and 0 where s_k is 0."""
+    zero = P.equal(s, 0)
+    s_inv = P.where(zero, 0, 1 / P.where(zero, 1, s))
+    return _diag_embed(1j * P.imag(_diag(m)) * s_inv)
+
+
 def _svd_jvp(t, out, x, full_matrices=False):
     _check_unique(x, full_matrices)
     u, s, vh = out
@@ -366,6 +378,8 @@ def _svd_jvp(t, out, x, full_matrices=False):
     f = _gap_inverse(s * s)
     s_row, s_col = P.expand_axis(s, -2), P.expand_axis(s, -1)
     du = P.matmul(u, f * (dp * s_row + s_col * _H(dp)))
+    if H.dtype(u).kind == "c":
+        du = du + P.matmul(u, _svd_phase(dp, s))
     dv = P.matmul(v, f * (s_col * dp + _H(dp) * s_row))
     m, n = H.shape(x)[-2:]
     if m > n:
@@ -878,7 +892,8 @@ ns.kinds["matmul"] = ns.kinds.pop("matmul_public")
 public(matrix_rank_p, numpy=np.linalg.matrix_rank)
 
 globals().update(ns.exports)
-__all__ = sorted(ns.exports)
+LinAlgError = np.linalg.LinAlgError  # what the functions raise, as NumPy's (one class)
+__all__ = sorted(ns.exports) + ["LinAlgError"]
 
 
 def __getattr__(name: str):
