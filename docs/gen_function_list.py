@@ -46,6 +46,53 @@ def _summary(fn, kind: str) -> str:
     return line
 
 
+# NumPy's public names that funcgrad does not offer, by reason (written down here, not read
+# off the installed NumPy, so the page is the same under every NumPy version;
+# tests/numpy/test_docs_page.py checks that none of them exists in funcgrad meanwhile).
+NOT_COVERED: dict[str, tuple[str, ...]] = {
+    "writes into an existing array; funcgrad arrays are immutable (use `where` or "
+    "`x.at[idx].set(v)`; `put`, `place`, `fill_diagonal` take `inplace=False`)":
+        ("copyto", "putmask"),
+    "NumPy's other array classes, views and iterators (masked, record, matrix, memory-mapped "
+    "arrays, `poly1d`): use funcgrad arrays and the polynomial functions":
+        ("ma", "matrix", "asmatrix", "bmat", "recarray", "record", "rec", "memmap", "poly1d",
+         "broadcast", "flatiter", "nditer", "nested_iters", "ndenumerate", "ndindex", "char",
+         "strings"),
+    "dates and times carry no derivative: use NumPy on `numpy.asarray(x)`":
+        ("datetime64", "timedelta64", "busday_count", "busday_offset", "busdaycalendar",
+         "is_busday", "isnat", "datetime_as_string", "datetime_data"),
+    "text formatting and text files: use NumPy on `numpy.asarray(x)` (`save`, `savez` and "
+    "`load` are covered)":
+        ("loadtxt", "savetxt", "genfromtxt", "fromregex", "savez_compressed", "array2string",
+         "base_repr", "binary_repr", "format_float_positional", "format_float_scientific"),
+    "about NumPy's memory layout, build, buffers or type codes, which funcgrad arrays do not "
+    "expose":
+        ("shares_memory", "may_share_memory", "require", "isfortran", "getbufsize", "setbufsize",
+         "seterrcall", "geterrcall", "little_endian", "show_config", "show_runtime",
+         "get_include", "info", "test", "typename", "mintypecode", "common_type",
+         "min_scalar_type", "sctypeDict", "typecodes", "ScalarType"),
+    "a NumPy submodule (funcgrad offers `linalg` and `fft`; `funcgrad.scipy` for more)":
+        ("core", "lib", "ctypeslib", "f2py", "dtypes", "emath", "exceptions", "random", "testing",
+         "typing", "polynomial"),
+    "more of NumPy's scalar types: pass NumPy's own as a dtype":
+        ("False_", "True_", "byte", "short", "intc", "intp", "long", "longlong", "ubyte",
+         "ushort", "uintc", "uintp", "ulong", "ulonglong", "half", "longdouble", "clongdouble",
+         "float128", "complex256", "str_", "bytes_", "void"),
+}
+
+
+def not_covered_section() -> list[str]:
+    lines = ["## Not covered", "",
+             "NumPy's public names (main namespace, `linalg`, `fft`) that funcgrad.numpy does "
+             "not offer, and why. Every differentiable function `jax.numpy` offers is covered; "
+             "`jax.numpy`'s machine-learning dtypes (`bfloat16`, `float8_*`, `int4`...) are not "
+             "NumPy's and are left out.", "", "| why | names |", "|---|---|"]
+    for why, names in NOT_COVERED.items():
+        lines.append(f"| {why} | {', '.join(f'`{n}`' for n in sorted(names))} |")
+    lines.append("")
+    return lines
+
+
 def render() -> str:
     spaces = _namespaces()
     lines = ["# Supported functions", "",
@@ -72,6 +119,7 @@ def render() -> str:
             kind = ns.kinds[name]
             lines.append(f"| `{name}` | {kind} | {_how(fn, kind, first_name, name)} | {_summary(fn, kind)} |")
         lines.append("")
+    lines += not_covered_section()
     return "\n".join(lines)
 
 

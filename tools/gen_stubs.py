@@ -69,6 +69,9 @@ PARAM_TYPES: dict[str, str] = {
     "nan": "float", "posinf": "float", "neginf": "float", "kth": A, "UPLO": "str",
     "rcond": "float", "hermitian": "bool", "ddof": "float", "m": "int", "ndim": "int",
     "sparse": "bool", "upper": "bool", "tol": "float",
+    "from_": "Any", "to": "Any", "casting": "str", "arg1": "Any", "arg2": "Any", "beta": "float",
+    "mask_func": "Callable[..., Any]", "bitorder": "str", "type1": "DTypeLike",
+    "type2": "DTypeLike", "assume_unique": "bool", "count": "int | None",
 }
 
 # Return types other than `Array`.
@@ -91,10 +94,19 @@ RETURN_TYPES: dict[str, str] = {
     "funcgrad.numpy.linalg.eig": "tuple[Array, Array]",
     "funcgrad.numpy.linalg.lstsq": "tuple[Array, Array, Any, Array]",
     "funcgrad.numpy.linalg.matrix_rank": "Array",
+    "funcgrad.numpy.fromfunction": "Any", "funcgrad.numpy.load": "Any",
+    **{f"funcgrad.numpy.{n}": TUPLE for n in ("unique_all", "unique_counts", "unique_inverse")},
+    "funcgrad.numpy.unique_values": "Array",
 }
 
-# Functions whose return type depends on a flag: written out as overloads.
+# Functions whose return type depends on a flag: written out as overloads (and classes).
 OVERLOADS: dict[str, str] = {
+    "funcgrad.numpy.vectorize": '''\
+class vectorize:
+    def __init__(self, pyfunc: Callable[..., Any], otypes: Any = ..., doc: str | None = ...,
+                 excluded: Any = ..., cache: bool = ..., signature: str | None = ...) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+''',
     "funcgrad.numpy.where": '''\
 @overload
 def where(condition: ArrayLike, /) -> tuple[Array, ...]: ...
@@ -335,23 +347,58 @@ ndarray = Array
 __version__: str
 r_: Any
 c_: Any
+euler_gamma: float
+uint = _np.uint
+uint16 = _np.uint16
+uint32 = _np.uint32
+uint64 = _np.uint64
+int_ = _np.int_
+float_ = _np.float64
+complex_ = _np.complex128
+single = _np.single
+double = _np.double
+csingle = _np.csingle
+cdouble = _np.cdouble
+generic = _np.generic
+number = _np.number
+inexact = _np.inexact
+floating = _np.floating
+complexfloating = _np.complexfloating
+integer = _np.integer
+signedinteger = _np.signedinteger
+unsignedinteger = _np.unsignedinteger
+character = _np.character
+flexible = _np.flexible
+object_ = _np.object_
+ufunc = _np.ufunc
+ComplexWarning = _np.exceptions.ComplexWarning
+s_ = _np.s_
+index_exp = _np.index_exp
+mgrid = _np.mgrid
+ogrid = _np.ogrid
+printoptions = _np.printoptions
+get_printoptions = _np.get_printoptions
+set_printoptions = _np.set_printoptions
 '''
 
 
 def render_stub(module: str, ns: Any) -> str:
     summary = " ".join((sys.modules[module].__doc__ or "").strip().split("\n\n")[0].split())
     body = ['"""' + "\n".join(textwrap.wrap(summary, 96)) + '"""', HEADER,
-            "from typing import Any, Literal, Sequence, overload", "",
+            "from typing import Any, Callable, Literal, Sequence, overload", "",
             "import numpy as _np", "",
             "from funcgrad._src.core import Array as Array",
             "from funcgrad.numpy._typing import ArrayLike as ArrayLike, Axis, DTypeLike, Shape"]
     if module == "funcgrad.numpy":
         body.append(NUMPY_EXTRAS)
+    if module == "funcgrad.numpy.linalg":
+        body.append("\nLinAlgError = _np.linalg.LinAlgError")
     body.append("")
     for name in sorted(ns.exports):
         body.append(stub_of(module, name, ns.exports[name]))
     text = "\n".join(body).rstrip() + "\n"
-    for unused in ("Literal", "overload", "Sequence", "Any", "Shape", "DTypeLike", "Axis"):
+    for unused in ("Literal", "overload", "Sequence", "Any", "Callable", "Shape", "DTypeLike",
+                   "Axis"):
         if len(re.findall(rf"\b{unused}\b", text)) == 1:
             text = _drop_import(text, unused)
     if text.count("_np.") == 0:
@@ -560,6 +607,61 @@ EXAMPLE_CALLS: dict[str, list[str]] = {
     **{f"funcgrad.numpy.fft.{n}": ["x = fnp.array([[4.0, 0.0], [0.0, 0.0]])", f"fnp.fft.{n}(x)",
                                    f"fg.grad(lambda x: fnp.fft.{n}(x)[0, 0])(x)"]
        for n in ("irfft2", "irfftn")},
+    "funcgrad.numpy.array_equiv": ["fnp.array_equiv(fnp.ones((2, 2)), [1.0, 1.0])"],
+    "funcgrad.numpy.array_repr": ["fnp.array_repr(fnp.array([1.0, 2.0]))"],
+    "funcgrad.numpy.array_str": ["fnp.array_str(fnp.array([1.0, 2.0]))"],
+    **{f"funcgrad.numpy.{n}": [f"fnp.{n}(5)"]
+       for n in ("bartlett", "blackman", "hamming", "hanning")},
+    "funcgrad.numpy.kaiser": ["fnp.kaiser(4, 2.0)"],
+    **{f"funcgrad.numpy.{n}": [f"fnp.{n}(fnp.array([12, 10]), fnp.array([10, 6]))"]
+       for n in ("bitwise_and", "bitwise_or", "bitwise_xor", "gcd", "lcm")},
+    **{f"funcgrad.numpy.{n}": [f"fnp.{n}(fnp.array([12, 10]), 1)"]
+       for n in ("left_shift", "right_shift", "bitwise_left_shift", "bitwise_right_shift")},
+    **{f"funcgrad.numpy.{n}": [f"fnp.{n}(fnp.array([12, 10], dtype=fnp.uint8))"]
+       for n in ("bitwise_not", "invert", "bitwise_invert", "bitwise_count")},
+    "funcgrad.numpy.broadcast_shapes": ["fnp.broadcast_shapes((2, 1), (3,))"],
+    "funcgrad.numpy.can_cast": ["fnp.can_cast(fnp.float32, fnp.float64)"],
+    "funcgrad.numpy.promote_types": ["fnp.promote_types(fnp.float32, fnp.int64)"],
+    "funcgrad.numpy.isdtype": ["fnp.isdtype(fnp.float32, 'real floating')"],
+    "funcgrad.numpy.issubdtype": ["fnp.issubdtype(fnp.zeros(2), fnp.floating)"],
+    "funcgrad.numpy.iterable": ["fnp.iterable(fnp.zeros(2)), fnp.iterable(fnp.array(1.0))"],
+    "funcgrad.numpy.cumulative_sum": [
+        "fnp.cumulative_sum(fnp.array([1.0, 2.0, 3.0]), include_initial=True)",
+        "fg.grad(lambda x: fnp.cumulative_sum(x)[1])(fnp.array([1.0, 2.0, 3.0]))"],
+    "funcgrad.numpy.cumulative_prod": [
+        "fnp.cumulative_prod(fnp.array([1.0, 2.0, 3.0]))",
+        "fg.grad(lambda x: fnp.cumulative_prod(x)[2])(fnp.array([1.0, 2.0, 3.0]))"],
+    "funcgrad.numpy.diag_indices_from": ["fnp.diag_indices_from(fnp.zeros((2, 2)))"],
+    "funcgrad.numpy.tril_indices_from": ["fnp.tril_indices_from(fnp.zeros((2, 2)))"],
+    "funcgrad.numpy.triu_indices_from": ["fnp.triu_indices_from(fnp.zeros((2, 2)))"],
+    "funcgrad.numpy.mask_indices": ["import numpy", "fnp.mask_indices(2, numpy.triu)"],
+    "funcgrad.numpy.ix_": ["fnp.ix_([0, 1], [1])"],
+    "funcgrad.numpy.einsum_path": ["fnp.einsum_path('ij,jk', fnp.ones((2, 3)), fnp.ones((3, 2)))[0]"],
+    "funcgrad.numpy.from_dlpack": ["import numpy", "fnp.from_dlpack(numpy.arange(3.0))"],
+    "funcgrad.numpy.frombuffer": ["fnp.frombuffer(bytes([1, 2]), dtype=fnp.uint8)"],
+    "funcgrad.numpy.fromiter": ["fnp.fromiter(range(3), dtype=fnp.float64)"],
+    "funcgrad.numpy.fromstring": ["fnp.fromstring('1 2', dtype=fnp.float64, sep=' ')"],
+    "funcgrad.numpy.fromfile": ["import tempfile, os", "path = os.path.join(tempfile.mkdtemp(), 'x.bin')",
+                                "import numpy", "numpy.arange(3.0).tofile(path)", "fnp.fromfile(path)"],
+    "funcgrad.numpy.save": ["import io", "buf = io.BytesIO()", "fnp.save(buf, fnp.array([1.0, 2.0]))",
+                            "_ = buf.seek(0)", "fnp.load(buf)"],
+    "funcgrad.numpy.load": ["import io", "buf = io.BytesIO()", "fnp.save(buf, fnp.array([1.0, 2.0]))",
+                            "_ = buf.seek(0)", "fnp.load(buf)"],
+    "funcgrad.numpy.savez": ["import io", "buf = io.BytesIO()", "fnp.savez(buf, a=fnp.array([1.0]))",
+                             "_ = buf.seek(0)", "fnp.load(buf)['a']"],
+    "funcgrad.numpy.histogram2d": ["fnp.histogram2d(fnp.array([0.0, 1.0]), fnp.array([0.0, 0.0]), bins=2)[0]"],
+    "funcgrad.numpy.histogramdd": ["fnp.histogramdd(fnp.array([[0.0, 1.0], [1.0, 1.0]]), bins=2)[0]"],
+    "funcgrad.numpy.histogram_bin_edges": ["fnp.histogram_bin_edges(fnp.array([0.0, 1.0, 3.0]), bins=3)"],
+    "funcgrad.numpy.isin": ["fnp.isin(fnp.array([1, 2, 3]), [2, 3])"],
+    "funcgrad.numpy.lexsort": ["fnp.lexsort((fnp.array([1, 0, 1]), fnp.array([2, 2, 1])))"],
+    **{f"funcgrad.numpy.{n}": [f"fnp.{n}(fnp.array([1, 2, 3]), fnp.array([2, 4]))"]
+       for n in ("intersect1d", "setdiff1d", "setxor1d", "union1d")},
+    **{f"funcgrad.numpy.{n}": [f"fnp.{n}(fnp.array([2, 1, 2]))"]
+       for n in ("unique_all", "unique_counts", "unique_inverse", "unique_values")},
+    "funcgrad.numpy.packbits": ["fnp.packbits(fnp.array([1, 0, 1]))"],
+    "funcgrad.numpy.unpackbits": ["fnp.unpackbits(fnp.array([160], dtype=fnp.uint8))"],
+    "funcgrad.numpy.ravel_multi_index": ["fnp.ravel_multi_index(([1, 0], [2, 1]), (2, 3))"],
+    "funcgrad.numpy.unravel_index": ["fnp.unravel_index(fnp.array([5, 1]), (2, 3))"],
     "funcgrad.numpy.fft.fftfreq": ["fnp.fft.fftfreq(4)"],
     "funcgrad.numpy.fft.rfftfreq": ["fnp.fft.rfftfreq(4)"],
 }

@@ -12,7 +12,8 @@ from .._src.core import Array as _Array
 # The family modules declare the public functions into the namespace as they are imported;
 # _methods gives Array its operators and methods.
 from . import (_creation, _nondiff, _elementwise, _indexing, _shapes, _reductions,  # noqa: F401
-               _cumulative, _statistics, _products, _methods, fft, linalg)
+               _cumulative, _statistics, _products, _methods, fft, linalg, _polynomial,
+               _functional)
 from ._namespace import ns as _ns
 
 globals().update(_ns.exports)
@@ -33,11 +34,35 @@ dtype, finfo, iinfo = _np.dtype, _np.finfo, _np.iinfo
 # Floating-point error handling is NumPy's own: funcgrad's forward and rules run in NumPy.
 seterr, geterr, errstate = _np.seterr, _np.geterr, _np.errstate
 ndarray = _Array
+euler_gamma = _np.euler_gamma
+# NumPy's scalar types and their abstract classes, for dtype= and issubdtype; `bool` and
+# `float_`/`complex_` as jax.numpy spells them (NumPy 2 dropped the last two). `bool` stays
+# out of __all__: a star import must not shadow the builtin.
+bool = _np.bool_
+uint, uint16, uint32, uint64 = _np.uint, _np.uint16, _np.uint32, _np.uint64
+int_, float_, complex_ = _np.int_, _np.float64, _np.complex128
+single, double, csingle, cdouble = _np.single, _np.double, _np.csingle, _np.cdouble
+(generic, number, inexact, floating, complexfloating, integer, signedinteger, unsignedinteger,
+ character, flexible, object_) = (_np.generic, _np.number, _np.inexact, _np.floating,
+                                  _np.complexfloating, _np.integer, _np.signedinteger,
+                                  _np.unsignedinteger, _np.character, _np.flexible, _np.object_)
+ufunc = _np.ufunc
+ComplexWarning = _np.exceptions.ComplexWarning
+# Index-building objects (they make index tuples and ranges, no arrays to differentiate).
+s_, index_exp, mgrid, ogrid = _np.s_, _np.index_exp, _np.mgrid, _np.ogrid
+printoptions, get_printoptions, set_printoptions = (_np.printoptions, _np.get_printoptions,
+                                                    _np.set_printoptions)
 
 __all__ = sorted(_ns.exports) + ["r_", "c_", "pi", "e", "inf", "nan", "newaxis", "float16", "float32",
                                  "float64", "complex64", "complex128", "int8", "int16",
                                  "int32", "int64", "uint8", "bool_", "dtype", "finfo", "iinfo",
-                                 "seterr", "geterr", "errstate", "__version__"]
+                                 "seterr", "geterr", "errstate", "__version__", "euler_gamma",
+                                 "uint", "uint16", "uint32", "uint64", "int_", "float_",
+                                 "complex_", "single", "double", "csingle", "cdouble", "generic",
+                                 "number", "inexact", "floating", "complexfloating", "integer",
+                                 "signedinteger", "unsignedinteger", "character", "flexible",
+                                 "object_", "ufunc", "ComplexWarning", "s_", "index_exp", "mgrid",
+                                 "ogrid", "printoptions", "get_printoptions", "set_printoptions"]
 
 
 def __getattr__(name: str):

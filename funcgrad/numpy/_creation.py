@@ -182,3 +182,137 @@ def linspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = 
         out = astype(out, dtype)
     return (out, span / div) if retstep else out
 
+
+
+for _name in ("bartlett", "blackman", "hamming", "hanning", "kaiser"):
+    _constant(getattr(np, _name), _name)
+
+
+def _from_shape(np_fn, name):
+    """NumPy's index constructors read off an array's shape (its values are never used)."""
+    def make(arr: ArrayLike, *args: Any, **kwargs: Any) -> tuple[Array, ...]:
+        return tuple(Array(a) for a in np_fn(np.empty(H.shape(arr), dtype=bool), *args, **kwargs))
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = f"``numpy.{name}``: a tuple of constant index `Array`s from `arr`'s shape."
+    return export(make, numpy=np_fn, kind="constant")
+
+
+for _name in ("tril_indices_from", "triu_indices_from", "diag_indices_from"):
+    _from_shape(getattr(np, _name), _name)
+_constant_tuple(np.mask_indices, "mask_indices")
+_constant_tuple(np.ix_, "ix_")
+
+
+@export(numpy=np.frombuffer, kind="constant")
+def frombuffer(buffer: Any, dtype: DTypeLike = float, count: int = -1, offset: int = 0) -> Array:
+    """``numpy.frombuffer`` as a constant `Array` (a copy: funcgrad arrays own their data)."""
+    return Array(np.frombuffer(buffer, dtype, count, offset).copy())
+
+
+@export(numpy=np.fromfile, kind="constant")
+def fromfile(file: Any, dtype: DTypeLike = float, count: int = -1, sep: str = "",
+             offset: int = 0) -> Array:
+    """``numpy.fromfile`` as a constant `Array`."""
+    return Array(np.fromfile(file, dtype, count, sep, offset))
+
+
+@export(numpy=np.fromiter, kind="constant")
+def fromiter(iterable: Any, dtype: DTypeLike, count: int = -1) -> Array:
+    """``numpy.fromiter`` as a constant `Array`."""
+    return Array(np.fromiter(iterable, dtype, count))
+
+
+@export(numpy=np.fromstring, kind="constant")
+def fromstring(string: str, dtype: DTypeLike = float, count: int = -1, *, sep: str) -> Array:
+    """``numpy.fromstring`` (text with a separator) as a constant `Array`."""
+    return Array(np.fromstring(string, dtype, count, sep=sep))
+
+
+@export(numpy=np.from_dlpack, kind="constant")
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
+    """``numpy.from_dlpack`` as a constant `Array` (a copy)."""
+    return Array(np.array(np.from_dlpack(x), copy=True))
+
+
+@export(numpy=np.geomspace)
+def geomspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = True,
+              dtype: DTypeLike | None = None, axis: int = 0) -> Array:
+    """``numpy.geomspace``, differentiable in `start` and `stop`: each point is
+    ``start * (stop / start) ** t`` for fixed fractions ``t`` (real values of one sign).
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fnp.geomspace(1.0, 8.0, 4).tolist()
+    [1.0, 2.0, 4.0, 8.0]
+    """
+    if not isinstance(start, Tracer) and not isinstance(stop, Tracer):
+        return np.geomspace(raw(start), raw(stop), num, endpoint, dtype, axis)
+    start, stop = asarray(start), asarray(stop)
+    if np.result_type(H.dtype(start), H.dtype(stop)).kind == "c":
+        raise NotImplementedError("funcgrad.numpy.geomspace: complex endpoints are not "
+                                  "supported; pass real endpoints of one sign")
+    div = (num - 1 if endpoint else num) if num > 1 else 1
+    kind = np.result_type(H.dtype(start), H.dtype(stop), np.float16)
+    kind = kind if kind.kind == "f" else np.dtype(np.float64)
+    start, stop = P.astype(start, kind), P.astype(stop, kind)
+    lead = np.broadcast_shapes(H.shape(start), H.shape(stop))
+    fractions = (np.arange(num) / div).astype(kind).reshape((num,) + (1,) * len(lead))
+    ratio = P.reshape(stop / start, (1,) + H.shape(stop / start))
+    out = P.reshape(start, (1,) + H.shape(start)) * P.power(ratio, fractions)
+    if endpoint and num > 1:  # the last point is `stop` itself, as in NumPy
+        last = np.arange(num).reshape((num,) + (1,) * len(lead)) == num - 1
+        out = P.where(last, P.broadcast_to(stop, lead), out)
+    if axis % (len(lead) + 1):
+        out = P.moveaxis(out, 0, axis)
+    return out if dtype is None else astype(out, dtype)
+
+
+@export(numpy=np.save, kind="non-differentiable", wraps=False)
+def save(file: Any, arr: ArrayLike, allow_pickle: bool = True) -> None:
+    """``numpy.save`` of the array's values (read back with `load`)."""
+    np.save(file, np.asarray(raw(arr)), allow_pickle=allow_pickle)
+
+
+@export(numpy=np.savez, kind="non-differentiable", wraps=False)
+def savez(file: Any, *args: ArrayLike, **kwds: ArrayLike) -> None:
+    """``numpy.savez`` of the arrays' values."""
+    np.savez(file, *[np.asarray(raw(a)) for a in args],
+             **{k: np.asarray(raw(v)) for k, v in kwds.items()})
+
+
+@export(numpy=np.load, kind="constant", wraps=False)
+def load(file: Any, *args: Any, **kwargs: Any) -> Any:
+    """``numpy.load``: a saved array as a constant `Array` (an ``.npz`` archive comes back as
+    NumPy's mapping of arrays, as in JAX)."""
+    out = np.load(file, *args, **kwargs)
+    return Array(out) if isinstance(out, np.ndarray) else out
+
+
+def _as_array(name: str, what: str):
+    def convert(a: ArrayLike, dtype: DTypeLike | None = None) -> Array:
+        return asarray(a, dtype)
+    convert.__name__ = convert.__qualname__ = name
+    convert.__doc__ = (f"Differentiable ``numpy.{name}``: `asarray` ({what}).\n\n"
+                       f">>> import funcgrad.numpy as fnp\n>>> fnp.{name}([1.0, 2.0]).tolist()\n"
+                       "[1.0, 2.0]")
+    return export(convert, numpy=getattr(np, name))
+
+
+_as_array("asanyarray", "funcgrad has one array class")
+_as_array("ascontiguousarray", "funcgrad arrays are always C-contiguous")
+_as_array("asfortranarray", "funcgrad keeps C order; the values are the same")
+
+
+@export(numpy=np.asarray_chkfinite)
+def asarray_chkfinite(a: ArrayLike, dtype: DTypeLike | None = None, order: str | None = None) -> Array:
+    """Differentiable ``numpy.asarray_chkfinite``: `asarray`, refusing NaN and infinity.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.asarray_chkfinite([1.0, fnp.inf])
+    Traceback (most recent call last):
+    ...
+    ValueError: array must not contain infs or NaNs
+    """
+    a = asarray(a, dtype)
+    if not np.all(np.isfinite(np.asarray(H.bottom(a)))):
+        raise ValueError("array must not contain infs or NaNs")
+    return a

@@ -139,3 +139,32 @@ def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: float = 1.0, axis: A
         shape[axis] = -1
         widths = P.reshape(widths, tuple(H.resolve_shape(shape, (H.shape(x)[0] - 1,))))
     return P.sum(mids * widths, axis=axis)
+
+
+def _cumulative_with_initial(prim, name, initial):
+    def cumulative(x: ArrayLike, /, *, axis: int | None = None, dtype: DTypeLike | None = None,
+                   include_initial: bool = False) -> Array:
+        x = asarray(x)
+        if axis is None:
+            if H.ndim(x) > 1:
+                raise ValueError(f"{name}: axis must be given for an array of {H.ndim(x)} "
+                                 "dimensions (as NumPy's)")
+            x, axis = (ravel(x), 0)
+        if dtype is not None:
+            x = astype(x, dtype)
+        axis = axis % builtins.max(H.ndim(x), 1)
+        out = prim(x, axis=axis)
+        if include_initial:
+            shape = list(H.shape(out))
+            shape[axis] = 1
+            out = P.concatenate(np.full(shape, initial, dtype=H.dtype(out)), out, axis=axis)
+        return out
+    cumulative.__name__ = cumulative.__qualname__ = name
+    cumulative.__doc__ = (f"Differentiable ``numpy.{name}`` (the Array API's cumulative "
+                          f"function: ``include_initial`` prepends {initial}).")
+    cumulative.primitive = prim
+    return export(cumulative, numpy=getattr(np, name))
+
+
+cumulative_sum = _cumulative_with_initial(P.cumsum, "cumulative_sum", 0)
+cumulative_prod = _cumulative_with_initial(P.cumprod, "cumulative_prod", 1)

@@ -104,3 +104,96 @@ def float_power(x1: ArrayLike, x2: ArrayLike) -> Array:
     kind = np.result_type(H.dtype(x1), H.dtype(x2)).kind
     dtype = np.complex128 if kind == "c" else np.float64
     return P.power(P.astype(x1, dtype), P.astype(x2, dtype))
+
+
+# The Array API's names for the inverse trigonometric functions (NumPy 2 has both).
+public(P.arcsin, name="asin")
+public(P.arccos, name="acos")
+public(P.arctan, name="atan")
+public(P.arcsinh, name="asinh")
+public(P.arccosh, name="acosh")
+public(P.arctanh, name="atanh")
+public(P.arctan2, name="atan2")
+public(P.i0, numpy=np.i0)
+
+
+def _float_dtype(x) -> np.dtype:
+    dtype = H.dtype(x)
+    return dtype if dtype.kind in "fc" else np.dtype(np.float64)
+
+
+@export(numpy=np.ldexp)
+def ldexp(x1: ArrayLike, x2: ArrayLike) -> Array:
+    """Differentiable ``numpy.ldexp``: ``x1 * 2 ** x2`` for integer `x2` (slope ``2 ** x2``
+    in `x1`; `x2` carries none).
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda x: fnp.ldexp(x, 3))(1.5).item()
+    8.0
+    """
+    if H.dtype(x2).kind not in "iub":
+        raise TypeError(f"ldexp: the exponent x2 must be integers, got {H.dtype(x2)}")
+    dtype = _float_dtype(x1)
+    scale = P.astype(P.exp2(P.astype(x2, np.float64)), dtype)
+    return P.multiply(P.astype(x1, dtype), scale)
+
+
+@export(numpy=np.frexp)
+def frexp(x: ArrayLike) -> tuple[Array, Array]:
+    """Differentiable ``numpy.frexp``: ``(mantissa, exponent)`` with ``x = mantissa *
+    2 ** exponent``; the mantissa has slope ``2 ** -exponent``, the exponent none.
+
+    >>> import funcgrad.numpy as fnp
+    >>> [a.item() for a in fnp.frexp(12.0)]
+    [0.75, 4]
+    """
+    exponent = P.frexp_exponent(x)
+    return ldexp(x, P.negative(exponent)), exponent
+
+
+@export(numpy=np.modf)
+def modf(x: ArrayLike) -> tuple[Array, Array]:
+    """Differentiable ``numpy.modf``: ``(fractional, integral)`` parts; the fractional part
+    has slope 1, the integral part none.
+
+    >>> import funcgrad.numpy as fnp
+    >>> [a.item() for a in fnp.modf(-2.5)]
+    [-0.5, -2.0]
+    """
+    integral = P.trunc(x)
+    return P.subtract(x, integral), integral
+
+
+@export(numpy=np.divmod)
+def divmod(x1: ArrayLike, x2: ArrayLike) -> tuple[Array, Array]:
+    """Differentiable ``numpy.divmod``: ``(floor_divide(x1, x2), remainder(x1, x2))``; the
+    quotient carries no derivative, the remainder that of `remainder`.
+
+    >>> import funcgrad.numpy as fnp
+    >>> [a.item() for a in fnp.divmod(7.0, 2.0)]
+    [3.0, 1.0]
+    """
+    return P.floor_divide(x1, x2), P.remainder(x1, x2)
+
+
+@export(numpy=np.unwrap)
+def unwrap(p: ArrayLike, discont: float | None = None, axis: int = -1, *,
+           period: float = 2 * np.pi) -> Array:
+    """Differentiable ``numpy.unwrap``: the jumps it removes are constant, so the slope is 1.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.unwrap(fnp.array([0.0, 3.0, 6.5])).round(3).tolist()
+    [0.0, 3.0, 0.217]
+    """
+    p = P.astype(p, _float_dtype(p)) if H.dtype(p).kind not in "fc" else p
+    discont = period / 2 if discont is None else discont
+    half = period / 2
+    n = H.shape(p)[axis]
+    dd = P.subtract(P.slice_axis(p, axis, 1, None), P.slice_axis(p, axis, None, n - 1))
+    ddmod = P.subtract(P.remainder(P.add(dd, half), period), half)
+    ddmod = P.where(P.logical_and(P.equal(ddmod, -half), P.greater(dd, 0)), half, ddmod)
+    correct = P.where(P.less(P.absolute(dd), discont), 0,
+                      P.subtract(ddmod, dd))
+    steps = P.cumsum(correct, axis=axis)
+    first = P.zeros_like(P.slice_axis(p, axis, 0, 1))
+    return P.add(p, P.concatenate(first, steps, axis=axis % H.ndim(p)))

@@ -11,6 +11,16 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'abs': '>>> import fun
                                 'Array(2., dtype=float64)\n'
                                 '>>> fg.grad(fnp.absolute)(-2.0)\n'
                                 'Array(-1., dtype=float64)',
+                    'acos': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                            '>>> fnp.acos(0.5)\n'
+                            'Array(1.04719755, dtype=float64)\n'
+                            '>>> fg.grad(fnp.acos)(0.5)\n'
+                            'Array(-1.15470054, dtype=float64)',
+                    'acosh': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                             '>>> fnp.acosh(0.5)\n'
+                             'Array(nan, dtype=float64)\n'
+                             '>>> fg.grad(fnp.acosh)(0.5)\n'
+                             'Array(nan, dtype=float64)',
                     'add': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                            '>>> fnp.add(2.0, 3.0)\n'
                            'Array(5., dtype=float64)\n'
@@ -93,23 +103,95 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'abs': '>>> import fun
                     'array_equal': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                    '>>> fnp.array_equal(fnp.array([1.0, 2.0]), [1.0, 2.0])\n'
                                    'True',
+                    'array_equiv': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                   '>>> fnp.array_equiv(fnp.ones((2, 2)), [1.0, 1.0])\n'
+                                   'True',
+                    'array_repr': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                  '>>> fnp.array_repr(fnp.array([1.0, 2.0]))\n'
+                                  "'array([1., 2.])'",
+                    'array_str': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                 '>>> fnp.array_str(fnp.array([1.0, 2.0]))\n'
+                                 "'[1. 2.]'",
                     'asarray': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                '>>> fnp.asarray([1, 2], dtype=fnp.float64)\n'
                                'Array([1., 2.], dtype=float64)',
+                    'asin': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                            '>>> fnp.asin(0.5)\n'
+                            'Array(0.52359878, dtype=float64)\n'
+                            '>>> fg.grad(fnp.asin)(0.5)\n'
+                            'Array(1.15470054, dtype=float64)',
+                    'asinh': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                             '>>> fnp.asinh(0.5)\n'
+                             'Array(0.48121183, dtype=float64)\n'
+                             '>>> fg.grad(fnp.asinh)(0.5)\n'
+                             'Array(0.89442719, dtype=float64)',
                     'astype': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                               '>>> fnp.astype(fnp.array([1.5, 2.5]), fnp.float32)\n'
                               'Array([1.5, 2.5], dtype=float32)\n'
                               '>>> fg.grad(lambda x: fnp.astype(x, fnp.float32))(1.0)\n'
                               'Array(1., dtype=float64)',
+                    'atan': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                            '>>> fnp.atan(0.5)\n'
+                            'Array(0.46364761, dtype=float64)\n'
+                            '>>> fg.grad(fnp.atan)(0.5)\n'
+                            'Array(0.8, dtype=float64)',
+                    'atan2': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                             '>>> fnp.atan2(2.0, 3.0)\n'
+                             'Array(0.5880026, dtype=float64)\n'
+                             '>>> fg.grad(fnp.atan2, argnums=(0, 1))(2.0, 3.0)\n'
+                             '(Array(0.23076923, dtype=float64), Array(-0.15384615, '
+                             'dtype=float64))',
+                    'atanh': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                             '>>> fnp.atanh(0.5)\n'
+                             'Array(0.54930614, dtype=float64)\n'
+                             '>>> fg.grad(fnp.atanh)(0.5)\n'
+                             'Array(1.33333333, dtype=float64)',
                     'atleast_1d': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                   '>>> fnp.atleast_1d(1.0)\n'
                                   'Array([1.], dtype=float64)',
                     'atleast_2d': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                   '>>> fnp.atleast_2d(fnp.ones(2)).shape\n'
                                   '(1, 2)',
+                    'bartlett': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                '>>> fnp.bartlett(5)\n'
+                                'Array([0. , 0.5, 1. , 0.5, 0. ], dtype=float64)',
                     'bincount': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                 '>>> fnp.bincount(fnp.array([0, 1, 1, 3]))\n'
                                 'Array([1, 2, 0, 1], dtype=int64)',
+                    'bitwise_and': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                   '>>> fnp.bitwise_and(fnp.array([12, 10]), fnp.array([10, 6]))\n'
+                                   'Array([8, 2], dtype=int64)',
+                    'bitwise_count': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                     '>>> fnp.bitwise_count(fnp.array([12, 10], '
+                                     'dtype=fnp.uint8))\n'
+                                     'Array([2, 2], dtype=uint8)',
+                    'bitwise_invert': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                      '>>> fnp.bitwise_invert(fnp.array([12, 10], '
+                                      'dtype=fnp.uint8))\n'
+                                      'Array([243, 245], dtype=uint8)',
+                    'bitwise_left_shift': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                          '>>> fnp.bitwise_left_shift(fnp.array([12, 10]), 1)\n'
+                                          'Array([24, 20], dtype=int64)',
+                    'bitwise_not': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                   '>>> fnp.bitwise_not(fnp.array([12, 10], dtype=fnp.uint8))\n'
+                                   'Array([243, 245], dtype=uint8)',
+                    'bitwise_or': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                  '>>> fnp.bitwise_or(fnp.array([12, 10]), fnp.array([10, 6]))\n'
+                                  'Array([14, 14], dtype=int64)',
+                    'bitwise_right_shift': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                           '>>> fnp.bitwise_right_shift(fnp.array([12, 10]), 1)\n'
+                                           'Array([6, 5], dtype=int64)',
+                    'bitwise_xor': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                   '>>> fnp.bitwise_xor(fnp.array([12, 10]), fnp.array([10, 6]))\n'
+                                   'Array([ 6, 12], dtype=int64)',
+                    'blackman': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                '>>> fnp.blackman(5)\n'
+                                'Array([-1.38777878e-17,  3.40000000e-01,  1.00000000e+00,  '
+                                '3.40000000e-01,\n'
+                                '       -1.38777878e-17], dtype=float64)',
+                    'broadcast_shapes': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                        '>>> fnp.broadcast_shapes((2, 1), (3,))\n'
+                                        '(2, 3)',
                     'broadcast_to': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                     '>>> fnp.broadcast_to(fnp.array([1.0, 2.0]), (2, 2))\n'
                                     'Array([[1., 2.],\n'
@@ -117,6 +199,9 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'abs': '>>> import fun
                                     '>>> fg.grad(lambda x: fnp.sum(fnp.broadcast_to(x, '
                                     '(3,))))(1.0)\n'
                                     'Array(3., dtype=float64)',
+                    'can_cast': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                '>>> fnp.can_cast(fnp.float32, fnp.float64)\n'
+                                'True',
                     'cbrt': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                             '>>> fnp.cbrt(8.0)\n'
                             'Array(2., dtype=float64)\n'
@@ -172,6 +257,19 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'abs': '>>> import fun
                               'Array([1., 3., 6.], dtype=float64)\n'
                               '>>> fg.grad(lambda x: fnp.sum(fnp.cumsum(x)))(x)\n'
                               'Array([3., 2., 1.], dtype=float64)',
+                    'cumulative_prod': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                       '>>> fnp.cumulative_prod(fnp.array([1.0, 2.0, 3.0]))\n'
+                                       'Array([1., 2., 6.], dtype=float64)\n'
+                                       '>>> fg.grad(lambda x: '
+                                       'fnp.cumulative_prod(x)[2])(fnp.array([1.0, 2.0, 3.0]))\n'
+                                       'Array([6., 3., 2.], dtype=float64)',
+                    'cumulative_sum': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                      '>>> fnp.cumulative_sum(fnp.array([1.0, 2.0, 3.0]), '
+                                      'include_initial=True)\n'
+                                      'Array([0., 1., 3., 6.], dtype=float64)\n'
+                                      '>>> fg.grad(lambda x: '
+                                      'fnp.cumulative_sum(x)[1])(fnp.array([1.0, 2.0, 3.0]))\n'
+                                      'Array([1., 1., 0.], dtype=float64)',
                     'deg2rad': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                '>>> fnp.deg2rad(180.0)\n'
                                'Array(3.14159265, dtype=float64)\n'
@@ -185,6 +283,10 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'abs': '>>> import fun
                     'diag_indices': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                     '>>> fnp.diag_indices(2)\n'
                                     '(Array([0, 1], dtype=int64), Array([0, 1], dtype=int64))',
+                    'diag_indices_from': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                         '>>> fnp.diag_indices_from(fnp.zeros((2, 2)))\n'
+                                         '(Array([0, 1], dtype=int64), Array([0, 1], '
+                                         'dtype=int64))',
                     'digitize': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                 '>>> fnp.digitize(fnp.array([0.5, 1.5]), fnp.array([1.0, 2.0]))\n'
                                 'Array([0, 1], dtype=int64)',
@@ -199,6 +301,10 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'abs': '>>> import fun
                            'Array(11., dtype=float64)\n'
                            '>>> fg.grad(fnp.dot)(fnp.array([1.0, 2.0]), fnp.array([3.0, 4.0]))\n'
                            'Array([3., 4.], dtype=float64)',
+                    'einsum_path': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                   ">>> fnp.einsum_path('ij,jk', fnp.ones((2, 3)), fnp.ones((3, "
+                                   '2)))[0]\n'
+                                   "['einsum_path', (0, 1)]",
                     'empty': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                              '>>> fnp.empty((2, 3)).shape\n'
                              '(2, 3)',
@@ -262,12 +368,41 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'abs': '>>> import fun
                             'Array(1., dtype=float64)\n'
                             '>>> fg.grad(fnp.fmod, argnums=(0, 1))(7.0, 3.0)\n'
                             '(Array(1., dtype=float64), Array(-2., dtype=float64))',
+                    'from_dlpack': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                   '>>> import numpy\n'
+                                   '>>> fnp.from_dlpack(numpy.arange(3.0))\n'
+                                   'Array([0., 1., 2.], dtype=float64)',
+                    'frombuffer': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                  '>>> fnp.frombuffer(bytes([1, 2]), dtype=fnp.uint8)\n'
+                                  'Array([1, 2], dtype=uint8)',
+                    'fromfile': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                '>>> import tempfile, os\n'
+                                ">>> path = os.path.join(tempfile.mkdtemp(), 'x.bin')\n"
+                                '>>> import numpy\n'
+                                '>>> numpy.arange(3.0).tofile(path)\n'
+                                '>>> fnp.fromfile(path)\n'
+                                'Array([0., 1., 2.], dtype=float64)',
+                    'fromiter': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                '>>> fnp.fromiter(range(3), dtype=fnp.float64)\n'
+                                'Array([0., 1., 2.], dtype=float64)',
+                    'fromstring': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                  ">>> fnp.fromstring('1 2', dtype=fnp.float64, sep=' ')\n"
+                                  'Array([1., 2.], dtype=float64)',
+                    'gcd': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                           '>>> fnp.gcd(fnp.array([12, 10]), fnp.array([10, 6]))\n'
+                           'Array([2, 2], dtype=int64)',
                     'greater': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                '>>> fnp.greater(fnp.array([1.0, 2.0, 3.0]), 2.0)\n'
                                'Array([False, False,  True], dtype=bool)',
                     'greater_equal': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                      '>>> fnp.greater_equal(fnp.array([1.0, 2.0, 3.0]), 2.0)\n'
                                      'Array([False,  True,  True], dtype=bool)',
+                    'hamming': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                               '>>> fnp.hamming(5)\n'
+                               'Array([0.08, 0.54, 1.  , 0.54, 0.08], dtype=float64)',
+                    'hanning': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                               '>>> fnp.hanning(5)\n'
+                               'Array([0. , 0.5, 1. , 0.5, 0. ], dtype=float64)',
                     'heaviside': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                  '>>> fnp.heaviside(fnp.array([-1.0, 0.0, 3.0]), 0.5)\n'
                                  'Array([0. , 0.5, 1. ], dtype=float64)',
@@ -275,6 +410,20 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'abs': '>>> import fun
                                  '>>> counts, edges = fnp.histogram([0.0, 0.5, 1.0], bins=2)\n'
                                  '>>> counts\n'
                                  'Array([1, 2], dtype=int64)',
+                    'histogram2d': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                   '>>> fnp.histogram2d(fnp.array([0.0, 1.0]), fnp.array([0.0, '
+                                   '0.0]), bins=2)[0]\n'
+                                   'Array([[0., 1.],\n'
+                                   '       [0., 1.]], dtype=float64)',
+                    'histogram_bin_edges': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                           '>>> fnp.histogram_bin_edges(fnp.array([0.0, 1.0, '
+                                           '3.0]), bins=3)\n'
+                                           'Array([0., 1., 2., 3.], dtype=float64)',
+                    'histogramdd': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                   '>>> fnp.histogramdd(fnp.array([[0.0, 1.0], [1.0, 1.0]]), '
+                                   'bins=2)[0]\n'
+                                   'Array([[0., 1.],\n'
+                                   '       [0., 1.]], dtype=float64)',
                     'hstack': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                               '>>> fnp.hstack([fnp.ones(2), fnp.zeros(1)])\n'
                               'Array([1., 1., 0.], dtype=float64)',
@@ -283,6 +432,11 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'abs': '>>> import fun
                              'Array(5., dtype=float64)\n'
                              '>>> fg.grad(fnp.hypot, argnums=(0, 1))(3.0, 4.0)\n'
                              '(Array(0.6, dtype=float64), Array(0.8, dtype=float64))',
+                    'i0': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                          '>>> fnp.i0(1.0)\n'
+                          'Array(1.26606588, dtype=float64)\n'
+                          '>>> fg.grad(fnp.i0)(1.0)\n'
+                          'Array(0.5651591, dtype=float64)',
                     'identity': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                 '>>> fnp.identity(2)\n'
                                 'Array([[1., 0.],\n'
@@ -299,6 +453,12 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'abs': '>>> import fun
                     'inner': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                              '>>> fnp.inner(fnp.array([1.0, 2.0]), fnp.array([3.0, 4.0]))\n'
                              'Array(11., dtype=float64)',
+                    'intersect1d': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                   '>>> fnp.intersect1d(fnp.array([1, 2, 3]), fnp.array([2, 4]))\n'
+                                   'Array([2], dtype=int64)',
+                    'invert': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                              '>>> fnp.invert(fnp.array([12, 10], dtype=fnp.uint8))\n'
+                              'Array([243, 245], dtype=uint8)',
                     'isclose': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                '>>> fnp.isclose(fnp.array([1.0, 2.0]), fnp.array([1.0, 2.1]))\n'
                                'Array([ True, False], dtype=bool)',
@@ -308,9 +468,15 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'abs': '>>> import fun
                     'iscomplexobj': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                     '>>> fnp.iscomplexobj(fnp.array([1j]))\n'
                                     'True',
+                    'isdtype': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                               ">>> fnp.isdtype(fnp.float32, 'real floating')\n"
+                               'True',
                     'isfinite': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                 '>>> fnp.isfinite(fnp.array([1.0, fnp.nan, fnp.inf, -fnp.inf]))\n'
                                 'Array([ True, False, False, False], dtype=bool)',
+                    'isin': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                            '>>> fnp.isin(fnp.array([1, 2, 3]), [2, 3])\n'
+                            'Array([False,  True,  True], dtype=bool)',
                     'isinf': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                              '>>> fnp.isinf(fnp.array([1.0, fnp.nan, fnp.inf, -fnp.inf]))\n'
                              'Array([False, False,  True,  True], dtype=bool)',
@@ -332,12 +498,42 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'abs': '>>> import fun
                     'isscalar': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                 '>>> fnp.isscalar(1.0), fnp.isscalar([1.0])\n'
                                 '(True, False)',
+                    'issubdtype': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                  '>>> fnp.issubdtype(fnp.zeros(2), fnp.floating)\n'
+                                  'True',
+                    'iterable': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                '>>> fnp.iterable(fnp.zeros(2)), fnp.iterable(fnp.array(1.0))\n'
+                                '(True, False)',
+                    'ix_': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                           '>>> fnp.ix_([0, 1], [1])\n'
+                           '(Array([[0],\n'
+                           '       [1]], dtype=int64), Array([[1]], dtype=int64))',
+                    'kaiser': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                              '>>> fnp.kaiser(4, 2.0)\n'
+                              'Array([0.43867628, 0.92431388, 0.92431388, 0.43867628], '
+                              'dtype=float64)',
+                    'lcm': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                           '>>> fnp.lcm(fnp.array([12, 10]), fnp.array([10, 6]))\n'
+                           'Array([60, 30], dtype=int64)',
+                    'left_shift': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                  '>>> fnp.left_shift(fnp.array([12, 10]), 1)\n'
+                                  'Array([24, 20], dtype=int64)',
                     'less': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                             '>>> fnp.less(fnp.array([1.0, 2.0, 3.0]), 2.0)\n'
                             'Array([ True, False, False], dtype=bool)',
                     'less_equal': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                   '>>> fnp.less_equal(fnp.array([1.0, 2.0, 3.0]), 2.0)\n'
                                   'Array([ True,  True, False], dtype=bool)',
+                    'lexsort': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                               '>>> fnp.lexsort((fnp.array([1, 0, 1]), fnp.array([2, 2, 1])))\n'
+                               'Array([2, 1, 0], dtype=int64)',
+                    'load': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                            '>>> import io\n'
+                            '>>> buf = io.BytesIO()\n'
+                            '>>> fnp.save(buf, fnp.array([1.0, 2.0]))\n'
+                            '>>> _ = buf.seek(0)\n'
+                            '>>> fnp.load(buf)\n'
+                            'Array([1., 2.], dtype=float64)',
                     'log': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                            '>>> fnp.log(2.0)\n'
                            'Array(0.69314718, dtype=float64)\n'
@@ -386,6 +582,11 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'abs': '>>> import fun
                     'logspace': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                 '>>> fnp.logspace(0.0, 2.0, 3)\n'
                                 'Array([  1.,  10., 100.], dtype=float64)',
+                    'mask_indices': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                    '>>> import numpy\n'
+                                    '>>> fnp.mask_indices(2, numpy.triu)\n'
+                                    '(Array([0, 0, 1], dtype=int64), Array([0, 1, 1], '
+                                    'dtype=int64))',
                     'matmul': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                               '>>> a = fnp.array([[1.0, 2.0], [3.0, 4.0]])\n'
                               '>>> fnp.matmul(a, fnp.array([1.0, 1.0]))\n'
@@ -541,6 +742,9 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'abs': '>>> import fun
                              '>>> fnp.outer(fnp.array([1.0, 2.0]), fnp.array([1.0, 10.0]))\n'
                              'Array([[ 1., 10.],\n'
                              '       [ 2., 20.]], dtype=float64)',
+                    'packbits': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                '>>> fnp.packbits(fnp.array([1, 0, 1]))\n'
+                                'Array([160], dtype=uint8)',
                     'percentile': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                   '>>> fnp.percentile(fnp.array([1.0, 2.0, 3.0, 4.0]), 50.0)\n'
                                   'Array(2.5, dtype=float64)',
@@ -566,6 +770,9 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'abs': '>>> import fun
                             '>>> fg.grad(fnp.prod)(x)\n'
                             'Array([[24., 12.],\n'
                             '       [ 8.,  6.]], dtype=float64)',
+                    'promote_types': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                     '>>> fnp.promote_types(fnp.float32, fnp.int64)\n'
+                                     "dtype('float64')",
                     'quantile': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                 '>>> x = fnp.array([1.0, 2.0, 3.0, 4.0])\n'
                                 '>>> fnp.quantile(x, 0.5)\n'
@@ -585,6 +792,9 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'abs': '>>> import fun
                     'ravel': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                              '>>> fnp.ravel(fnp.array([[1.0, 2.0], [3.0, 4.0]]))\n'
                              'Array([1., 2., 3., 4.], dtype=float64)',
+                    'ravel_multi_index': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                         '>>> fnp.ravel_multi_index(([1, 0], [2, 1]), (2, 3))\n'
+                                         'Array([5, 1], dtype=int64)',
                     'real': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                             '>>> fnp.real(fnp.array([1.0 + 2j]))\n'
                             'Array([1.], dtype=float64)\n'
@@ -607,15 +817,38 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'abs': '>>> import fun
                     'result_type': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                    '>>> fnp.result_type(fnp.array([1], dtype=fnp.int32), 1.0)\n'
                                    "dtype('float64')",
+                    'right_shift': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                   '>>> fnp.right_shift(fnp.array([12, 10]), 1)\n'
+                                   'Array([6, 5], dtype=int64)',
                     'rint': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                             '>>> fnp.rint(fnp.array([-1.5, 0.0, 2.5]))\n'
                             'Array([-2.,  0.,  2.], dtype=float64)',
                     'round': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                              '>>> fnp.round(fnp.array([1.234, 5.678]), 1)\n'
                              'Array([1.2, 5.7], dtype=float64)',
+                    'save': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                            '>>> import io\n'
+                            '>>> buf = io.BytesIO()\n'
+                            '>>> fnp.save(buf, fnp.array([1.0, 2.0]))\n'
+                            '>>> _ = buf.seek(0)\n'
+                            '>>> fnp.load(buf)\n'
+                            'Array([1., 2.], dtype=float64)',
+                    'savez': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                             '>>> import io\n'
+                             '>>> buf = io.BytesIO()\n'
+                             '>>> fnp.savez(buf, a=fnp.array([1.0]))\n'
+                             '>>> _ = buf.seek(0)\n'
+                             ">>> fnp.load(buf)['a']\n"
+                             'array([1.])',
                     'searchsorted': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                     '>>> fnp.searchsorted(fnp.array([1.0, 2.0, 3.0]), 2.5)\n'
                                     'Array(2, dtype=int64)',
+                    'setdiff1d': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                 '>>> fnp.setdiff1d(fnp.array([1, 2, 3]), fnp.array([2, 4]))\n'
+                                 'Array([1, 3], dtype=int64)',
+                    'setxor1d': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                '>>> fnp.setxor1d(fnp.array([1, 2, 3]), fnp.array([2, 4]))\n'
+                                'Array([1, 3, 4], dtype=int64)',
                     'shape': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                              '>>> fnp.shape(fnp.zeros((2, 3)))\n'
                              '(2, 3)',
@@ -701,10 +934,18 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'abs': '>>> import fun
                                     '>>> fnp.tril_indices(2)\n'
                                     '(Array([0, 1, 1], dtype=int64), Array([0, 0, 1], '
                                     'dtype=int64))',
+                    'tril_indices_from': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                         '>>> fnp.tril_indices_from(fnp.zeros((2, 2)))\n'
+                                         '(Array([0, 1, 1], dtype=int64), Array([0, 0, 1], '
+                                         'dtype=int64))',
                     'triu_indices': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                     '>>> fnp.triu_indices(2)\n'
                                     '(Array([0, 0, 1], dtype=int64), Array([0, 1, 1], '
                                     'dtype=int64))',
+                    'triu_indices_from': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                         '>>> fnp.triu_indices_from(fnp.zeros((2, 2)))\n'
+                                         '(Array([0, 0, 1], dtype=int64), Array([0, 1, 1], '
+                                         'dtype=int64))',
                     'true_divide': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                                    '>>> fnp.true_divide(2.0, 3.0)\n'
                                    'Array(0.66666667, dtype=float64)\n'
@@ -714,9 +955,34 @@ EXAMPLES: dict[str, dict[str, str]] = {'funcgrad.numpy': {'abs': '>>> import fun
                     'trunc': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                              '>>> fnp.trunc(fnp.array([-1.5, 0.0, 2.5]))\n'
                              'Array([-1.,  0.,  2.], dtype=float64)',
+                    'union1d': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                               '>>> fnp.union1d(fnp.array([1, 2, 3]), fnp.array([2, 4]))\n'
+                               'Array([1, 2, 3, 4], dtype=int64)',
                     'unique': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                               '>>> fnp.unique(fnp.array([3.0, 1.0, 3.0]))\n'
                               'Array([1., 3.], dtype=float64)',
+                    'unique_all': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                  '>>> fnp.unique_all(fnp.array([2, 1, 2]))\n'
+                                  'UniqueAllResult(values=Array([1, 2], dtype=int64), '
+                                  'indices=Array([1, 0], dtype=int64), inverse_indices=Array([1, '
+                                  '0, 1], dtype=int64), counts=Array([1, 2], dtype=int64))',
+                    'unique_counts': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                     '>>> fnp.unique_counts(fnp.array([2, 1, 2]))\n'
+                                     'UniqueCountsResult(values=Array([1, 2], dtype=int64), '
+                                     'counts=Array([1, 2], dtype=int64))',
+                    'unique_inverse': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                      '>>> fnp.unique_inverse(fnp.array([2, 1, 2]))\n'
+                                      'UniqueInverseResult(values=Array([1, 2], dtype=int64), '
+                                      'inverse_indices=Array([1, 0, 1], dtype=int64))',
+                    'unique_values': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                     '>>> fnp.unique_values(fnp.array([2, 1, 2]))\n'
+                                     'Array([1, 2], dtype=int64)',
+                    'unpackbits': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                  '>>> fnp.unpackbits(fnp.array([160], dtype=fnp.uint8))\n'
+                                  'Array([1, 0, 1, 0, 0, 0, 0, 0], dtype=uint8)',
+                    'unravel_index': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
+                                     '>>> fnp.unravel_index(fnp.array([5, 1]), (2, 3))\n'
+                                     '(Array([1, 0], dtype=int64), Array([2, 1], dtype=int64))',
                     'var': '>>> import funcgrad as fg, funcgrad.numpy as fnp\n'
                            '>>> x = fnp.array([[1.0, 2.0], [3.0, 4.0]])\n'
                            '>>> fnp.var(x, axis=0)\n'

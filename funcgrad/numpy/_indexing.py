@@ -261,3 +261,152 @@ def triu(m: ArrayLike, k: int = 0) -> Array:
     [[1.0, 1.0], [0.0, 1.0]]
     """
     return P.where(_tri_mask(H.shape(m), k, False), m, 0)
+
+
+@export
+def make_diagonal(D: ArrayLike, offset: int = 0, axis1: int = -1, axis2: int = -2) -> Array:
+    """autograd's ``make_diagonal``: a stack of diagonal matrices whose diagonals are the last
+    axis of `D` (the inverse of ``diagonal(..., axis1=-1, axis2=-2)``).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.make_diagonal(fnp.array([1.0, 2.0])).tolist()
+    [[1.0, 0.0], [0.0, 2.0]]
+    """
+    if offset != 0 or {axis1, axis2} != {-1, -2}:
+        raise NotImplementedError("make_diagonal supports offset=0, axis1=-1, axis2=-2 only "
+                                  "(as autograd's); move axes with moveaxis afterwards")
+    n = H.shape(D)[-1]
+    return P.where(np.eye(n, dtype=bool), P.expand_axis(D, -1), 0)
+
+
+# --- NumPy's in-place writers, as functions: a gather of `a` and the new values -------------
+def _rewritten(a, values, write) -> Array:
+    """NumPy's own writer (``write(positions, value_positions)``, in place on an integer array
+    of `a`'s positions) decides where each element comes from, so its rules (cycling values,
+    modes, repeated indices: the last write wins) hold exactly; the result is then gathered
+    from `a` and `values`, and the gradient scatters back through that gather."""
+    a = asarray(a)
+    shape, size = H.shape(a), int(np.prod(H.shape(a), dtype=np.int64))
+    positions = np.arange(size).reshape(shape)
+    sources = [P.flatten(a)]
+    if values is not None:
+        values = astype(values, H.dtype(a))
+        sources.append(P.flatten(values))
+        value_positions = size + np.arange(int(np.prod(H.shape(values), dtype=np.int64)))
+        positions = write(positions, value_positions.reshape(H.shape(values)))
+    else:
+        positions = write(positions)
+    return P.subscript(P.concatenate(*sources, axis=0), (np.asarray(positions),))
+
+
+def _not_in_place(name: str, inplace: bool) -> None:
+    if inplace:
+        raise ValueError(f"funcgrad arrays are immutable, so {name} cannot write in place: pass "
+                         f"inplace=False to get the updated array back (as jax.numpy.{name})")
+
+
+@export(numpy=np.put)
+def put(a: ArrayLike, ind: ArrayLike, v: ArrayLike, mode: str | None = None, *,
+        inplace: bool = True) -> Array:
+    """``numpy.put`` as a function (``inplace=False``, as JAX's): `a` with ``a.flat[ind] = v``;
+    differentiable in `a` and `v`.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.put(fnp.zeros(4), [0, 2], 5.0, inplace=False).tolist()
+    [5.0, 0.0, 5.0, 0.0]
+    """
+    _not_in_place("put", inplace)
+    ind = np.asarray(raw(ind))
+
+    def write(pos, vpos):
+        np.put(pos, ind, vpos, mode="raise" if mode is None else mode)
+        return pos
+    return _rewritten(a, v, write)
+
+
+@export(numpy=np.put_along_axis)
+def put_along_axis(arr: ArrayLike, indices: ArrayLike, values: ArrayLike, axis: int | None,
+                   inplace: bool = True, mode: str | None = None) -> Array:
+    """``numpy.put_along_axis`` as a function (``inplace=False``, as JAX's); differentiable
+    in `arr` and `values`.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.put_along_axis(fnp.zeros((2, 2)), fnp.array([[1], [0]]), 1.0, 1, inplace=False).tolist()
+    [[0.0, 1.0], [1.0, 0.0]]
+    """
+    _not_in_place("put_along_axis", inplace)
+    indices = np.asarray(raw(indices))
+
+    def write(pos, vpos):
+        np.put_along_axis(pos, indices, vpos, axis)
+        return pos
+    return _rewritten(arr, values, write)
+
+
+@export(numpy=np.place)
+def place(arr: ArrayLike, mask: ArrayLike, vals: ArrayLike, *, inplace: bool = True) -> Array:
+    """``numpy.place`` as a function (``inplace=False``, as JAX's): where `mask` holds, the
+    values of `vals` in turn (cycled); differentiable in `arr` and `vals`.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.place(fnp.zeros(4), [True, False, True, True], [1.0, 2.0], inplace=False).tolist()
+    [1.0, 0.0, 2.0, 1.0]
+    """
+    _not_in_place("place", inplace)
+    mask = np.asarray(raw(mask))
+
+    def write(pos, vpos):
+        np.place(pos, mask, vpos)
+        return pos
+    return _rewritten(arr, vals, write)
+
+
+@export(numpy=np.fill_diagonal)
+def fill_diagonal(a: ArrayLike, val: ArrayLike, wrap: bool = False, *,
+                  inplace: bool = True) -> Array:
+    """``numpy.fill_diagonal`` as a function (``inplace=False``, as JAX's); differentiable in
+    `a` and `val`.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.fill_diagonal(fnp.zeros((2, 2)), 3.0, inplace=False).tolist()
+    [[3.0, 0.0], [0.0, 3.0]]
+    """
+    _not_in_place("fill_diagonal", inplace)
+
+    def write(pos, vpos):
+        mask = np.zeros(pos.shape, dtype=bool)
+        np.fill_diagonal(mask, True, wrap=wrap)
+        np.place(pos, mask, vpos)
+        return pos
+    return _rewritten(a, val, write)
+
+
+@export(numpy=np.insert)
+def insert(arr: ArrayLike, obj: ArrayLike, values: ArrayLike, axis: int | None = None) -> Array:
+    """Differentiable ``numpy.insert``: NumPy decides where each value lands.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.insert(fnp.array([1.0, 2.0]), 1, 9.0).tolist()
+    [1.0, 9.0, 2.0]
+    """
+    obj = obj if isinstance(obj, slice) else np.asarray(raw(obj))
+    return _rewritten(arr, values, lambda pos, vpos: np.insert(pos, obj, vpos, axis))
+
+
+@export(numpy=np.choose)
+def choose(a: ArrayLike, choices: Sequence[ArrayLike], out: None = None,
+           mode: str = "raise") -> Array:
+    """Differentiable ``numpy.choose``: each element from the choice `a` names there;
+    differentiable in the choices.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.choose([1, 0], [fnp.array([1.0, 2.0]), fnp.array([3.0, 4.0])]).tolist()
+    [3.0, 2.0]
+    """
+    a = np.asarray(raw(a))
+    choices = [asarray(c) for c in choices]
+    shape = np.broadcast_shapes(a.shape, *[H.shape(c) for c in choices])
+    dtype = np.result_type(*[H.dtype(c) for c in choices])
+    stacked = P.stack(*[P.broadcast_to(astype(c, dtype), shape) for c in choices], axis=0)
+    index = np.choose(a, [np.full(shape, k) for k in range(len(choices))], mode=mode)
+    return P.subscript(stacked, (index,) + tuple(np.indices(shape, sparse=True)))

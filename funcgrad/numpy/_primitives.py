@@ -1024,6 +1024,126 @@ einsum.vjps = _EinsumRules(_einsum_vjp)
 einsum.jvps = _EinsumRules(_einsum_jvp)
 
 
+# --- Bessel I0 (NumPy's i0), with the I1 it differentiates into --------------------------
+def _i0_impl(x):
+    return np.asarray(np.i0(x)).astype(H.dtype(x), copy=False)
+
+
+def _i1_impl(x):
+    """I1(x) = (1/pi) * integral_0^pi exp(x cos t) cos t dt, by the trapezoid rule, which
+    converges geometrically for this periodic integrand once the nodes outnumber |x|."""
+    x = np.asarray(x)
+    a = np.asarray(x, dtype=np.float64)
+    n = 32 + int(np.ceil(np.max(np.abs(a), initial=0.0)))
+    t = np.linspace(0.0, np.pi, n + 1)
+    w = np.full(n + 1, 1.0 / n)
+    w[[0, -1]] /= 2
+    c = np.cos(t)
+    out = np.sign(a) * (np.exp(np.abs(a)[..., None] * c) @ (w * c))  # odd, and 0 at 0
+    return out.astype(x.dtype if x.dtype.kind == "f" else np.float64, copy=False)
+
+
+def _i1_slope(out, x):
+    # I1'(x) = I0(x) - I1(x) / x, which is 1/2 at x = 0
+    zero = equal(x, 0)
+    return i0(x) - where(zero, -0.5, out / where(zero, 1, x))
+
+
+i0 = elementwise("i0", _i0_impl, lambda out, x: bessel_i1(x),
+                 doc="Differentiable ``numpy.i0`` (the modified Bessel function I0); its "
+                     "slope is I1.")
+bessel_i1 = elementwise("bessel_i1", _i1_impl, _i1_slope,
+                        doc="The modified Bessel function I1 (the slope of `i0`).")
+
+
+# --- more functions without derivatives: bits, integers, sets, index arithmetic -----------
+def _frexp_exponent_impl(x):
+    return np.frexp(x)[1]
+
+
+frexp_exponent = nondiff("frexp_exponent", _frexp_exponent_impl)
+bitwise_and = nondiff("bitwise_and", np.bitwise_and, nargs=2)
+bitwise_or = nondiff("bitwise_or", np.bitwise_or, nargs=2)
+bitwise_xor = nondiff("bitwise_xor", np.bitwise_xor, nargs=2)
+bitwise_not = nondiff("bitwise_not", np.bitwise_not)
+bitwise_count = nondiff("bitwise_count", np.bitwise_count)
+left_shift = nondiff("left_shift", np.left_shift, nargs=2)
+right_shift = nondiff("right_shift", np.right_shift, nargs=2)
+gcd = nondiff("gcd", np.gcd, nargs=2)
+lcm = nondiff("lcm", np.lcm, nargs=2)
+isin = nondiff("isin", np.isin, nargs=2, params=("assume_unique", "invert", "kind"),
+               batch=B.batch_first_only)
+array_equiv = nondiff("array_equiv", np.array_equiv, nargs=2, batch=B.batch_all_axes)
+
+
+def _lexsort_impl(*keys, axis=-1):
+    return np.lexsort(keys, axis=axis)
+
+
+lexsort = nondiff("lexsort", _lexsort_impl, nargs=-1, params=("axis",), batch=B.batch_by_loop)
+
+
+def _set_impl(np_fn):
+    def impl(a, b, **params):
+        out = np_fn(a, b, **params)
+        return tuple(out) if isinstance(out, tuple) else out
+    impl.__name__ = np_fn.__name__
+    return impl
+
+
+# Output sizes depend on the values: vmap loops (one call per example).
+union1d = nondiff("union1d", np.union1d, nargs=2, batch=B.batch_by_loop)
+setdiff1d = nondiff("setdiff1d", np.setdiff1d, nargs=2, params=("assume_unique",),
+                    batch=B.batch_by_loop)
+setxor1d = nondiff("setxor1d", np.setxor1d, nargs=2, params=("assume_unique",),
+                   batch=B.batch_by_loop)
+intersect1d = nondiff("intersect1d", _set_impl(np.intersect1d), nargs=2,
+                      params=("assume_unique", "return_indices"), batch=B.batch_unsupported)
+
+
+def _unique_parts_impl(x, which):
+    out = getattr(np, which)(x)
+    return tuple(out) if isinstance(out, tuple) else out
+
+
+unique_parts = nondiff("unique_parts", _unique_parts_impl, params=("which",),
+                       batch=B.batch_unsupported)
+
+
+def _ravel_multi_index_impl(*index, shape, mode="raise", order="C"):
+    return np.ravel_multi_index(index, shape, mode=mode, order=order)
+
+
+ravel_multi_index = nondiff("ravel_multi_index", _ravel_multi_index_impl, nargs=-1,
+                            params=("shape", "mode", "order"), batch=B.batch_elementwise)
+
+
+def _unravel_index_impl(indices, shape, order="C"):
+    return tuple(np.unravel_index(indices, shape, order=order))
+
+
+unravel_index = nondiff("unravel_index", _unravel_index_impl, params=("shape", "order"),
+                        batch=B.batch_unsupported)
+packbits = nondiff("packbits", np.packbits, params=("axis", "bitorder"), batch=B.batch_by_loop)
+unpackbits = nondiff("unpackbits", np.unpackbits, params=("axis", "count", "bitorder"),
+                     batch=B.batch_by_loop)
+
+
+def _tuple_impl(np_fn):
+    def impl(*args, **params):
+        return tuple(np_fn(*args, **params))
+    impl.__name__ = np_fn.__name__
+    return impl
+
+
+histogram_bin_edges = nondiff("histogram_bin_edges", np.histogram_bin_edges,
+                              params=("bins", "range", "weights"), batch=B.batch_by_loop)
+histogram2d = nondiff("histogram2d", _tuple_impl(np.histogram2d), nargs=2,
+                      params=("bins", "range", "density", "weights"), batch=B.batch_unsupported)
+histogramdd = nondiff("histogramdd", _tuple_impl(np.histogramdd),
+                      params=("bins", "range", "density", "weights"), batch=B.batch_unsupported)
+
+
 # --- engine registration -------------------------------------------------------------------
 
 

@@ -271,3 +271,26 @@ def vecdot(x1: ArrayLike, x2: ArrayLike, axis: Axis = -1) -> Array:
     (3+0j)
     """
     return P.sum(P.conj_if_complex(x1) * x2, axis=axis)
+
+
+@export(numpy=np.matvec)
+def matvec(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """Differentiable ``numpy.matvec``: stacks of matrix-vector products ``x1 @ x2``.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.matvec(fnp.array([[1.0, 2.0], [3.0, 4.0]]), fnp.array([1.0, 1.0])).tolist()
+    [3.0, 7.0]
+    """
+    return P.getitem(P.matmul(x1, P.expand_axis(x2, -1)), template=(Ellipsis, 0))
+
+
+@export(numpy=np.vecmat)
+def vecmat(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """Differentiable ``numpy.vecmat``: stacks of ``conj(x1) @ x2`` (vector times matrix).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.vecmat(fnp.array([1.0, 1.0]), fnp.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+    [4.0, 6.0]
+    """
+    row = P.expand_axis(P.conj_if_complex(x1), -2)
+    return P.getitem(P.matmul(row, x2), template=(Ellipsis, 0, slice(None)))

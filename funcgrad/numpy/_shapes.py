@@ -554,3 +554,80 @@ c_.__doc__ = """Differentiable ``numpy.c_``: ``c_[a, b]`` joins 1-d arrays as co
 >>> fnp.c_[fnp.array([1.0, 2.0]), fnp.array([3.0, 4.0])].tolist()
 [[1.0, 3.0], [2.0, 4.0]]
 """
+
+
+@export(numpy=np.block)
+def block(arrays: Any) -> Array:
+    """Differentiable ``numpy.block``: nested lists joined along the last axes (the innermost
+    list along the last axis), every piece raised to the deepest nesting's rank.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.block([[fnp.eye(2), fnp.zeros((2, 1))]]).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    """
+    def depth(x):
+        if isinstance(x, list):
+            if not x:
+                raise ValueError("block: lists cannot be empty")
+            depths = {depth(item) for item in x}
+            if len(depths) != 1:
+                raise ValueError("block: list depths are mismatched; nest every piece equally")
+            return 1 + depths.pop()
+        if isinstance(x, tuple):
+            raise TypeError("block: arrays is a tuple; only lists can be used to arrange blocks")
+        return 0
+
+    levels = depth(arrays)
+    rank = builtins.max(levels, builtins.max(H.ndim(a) for a in _leaves(arrays)))
+
+    def join(x, level):
+        if not isinstance(x, list):
+            x = asarray(x)
+            return P.reshape(x, (1,) * (rank - H.ndim(x)) + tuple(H.shape(x)))
+        return concatenate([join(item, level + 1) for item in x], axis=-(levels - level))
+    return join(arrays, 0)
+
+
+def _leaves(nested):
+    if isinstance(nested, list):
+        for item in nested:
+            yield from _leaves(item)
+    else:
+        yield nested
+
+
+@export(numpy=np.resize)
+def resize(a: ArrayLike, new_shape: Shape) -> Array:
+    """Differentiable ``numpy.resize``: `a`'s elements repeated in order to fill `new_shape`.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.resize(fnp.array([1.0, 2.0, 3.0]), (2, 2)).tolist()
+    [[1.0, 2.0], [3.0, 1.0]]
+    """
+    flat = ravel(a)
+    shape = (new_shape,) if isinstance(new_shape, (int, np.integer)) else tuple(new_shape)
+    total = int(np.prod(shape, dtype=np.int64))
+    if H.shape(flat)[0] == 0 or total == 0:
+        return P.reshape(P.astype(np.zeros(total), H.dtype(flat)), shape)
+    return P.reshape(take(flat, np.arange(total) % H.shape(flat)[0]), shape)
+
+
+@export(numpy=np.trim_zeros)
+def trim_zeros(filt: ArrayLike, trim: str = "fb", axis: Axis = None) -> Array:
+    """Differentiable ``numpy.trim_zeros`` of a 1-d array: which zeros to trim is read off its
+    values (so the result's length depends on them, and it cannot be vmapped).
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.trim_zeros(fnp.array([0.0, 1.0, 2.0, 0.0])).tolist()
+    [1.0, 2.0]
+    """
+    values = np.asarray(H.bottom(filt))
+    if H.ndim(filt) != 1 or values.ndim != 1:
+        raise ValueError("trim_zeros: funcgrad trims 1-d arrays outside vmap only (the result's "
+                         "length depends on the values)")
+    nonzero = np.flatnonzero(values)
+    if nonzero.size == 0:
+        return P.getitem(filt, template=(slice(0, 0),))
+    start = nonzero[0] if "f" in trim.lower() else 0
+    stop = nonzero[-1] + 1 if "b" in trim.lower() else values.size
+    return P.getitem(filt, template=(slice(int(start), int(stop)),))

@@ -190,3 +190,18 @@ def corrcoef(x: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True) -> A
         return c / c
     d = P.sqrt(P.real(diagonal(c)))
     return c / P.reshape(d, (-1, 1)) / P.reshape(d, (1, -1))
+
+
+@export(numpy=np.sort_complex)
+def sort_complex(a: ArrayLike) -> Array:
+    """Differentiable ``numpy.sort_complex``: sorted by real part, then imaginary part, along
+    the last axis; the result is complex.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.sort_complex(fnp.array([2.0, 1j, 1.0])).tolist()
+    [1j, (1+0j), (2+0j)]
+    """
+    a = asarray(a)
+    dtype = np.result_type(H.dtype(a), np.complex64)
+    order = P.lexsort(P.imag(a), P.real(a), axis=-1)
+    return take_along_axis(P.astype(a, dtype), order, -1)

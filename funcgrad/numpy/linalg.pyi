@@ -4,8 +4,12 @@
 
 from typing import Any, Literal, Sequence, overload
 
+import numpy as _np
+
 from funcgrad._src.core import Array as Array
 from funcgrad.numpy._typing import ArrayLike as ArrayLike, Axis, DTypeLike
+
+LinAlgError = _np.linalg.LinAlgError
 
 def cholesky(a: ArrayLike, /, *, upper: bool = ...) -> Array: ...
 

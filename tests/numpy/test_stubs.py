@@ -36,7 +36,7 @@ def test_committed_stubs_equal_the_generated_ones():
 def _stub_names(path: pathlib.Path) -> set[str]:
     names = set()
     for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.FunctionDef):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, ast.Assign):
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))

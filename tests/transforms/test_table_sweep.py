@@ -59,9 +59,11 @@ def _table_primitives() -> dict:
 PRIMS = _table_primitives()
 
 # Output shape depends on the values, so no single vectorised call exists: vmap loops.
-DATA_DEPENDENT = {"argwhere", "flatnonzero", "unique", "bincount"}
+DATA_DEPENDENT = {"argwhere", "flatnonzero", "unique", "bincount", "union1d", "setdiff1d",
+                  "setxor1d", "lexsort", "packbits", "unpackbits", "histogram_bin_edges"}
 # Several arrays of data-dependent shapes in a plain tuple: vmap refuses, with a clear error.
-NOT_BATCHABLE = {"nonzero", "histogram", "unravel_index"}
+NOT_BATCHABLE = {"nonzero", "histogram", "unravel_index", "histogram2d", "histogramdd",
+                 "intersect1d", "unique_parts"}
 # Functions of dtypes, not arrays: nothing to map over.
 NO_ARRAYS = {"can_cast", "promote_types"}
 
@@ -139,10 +141,23 @@ def _samples() -> dict:
     s["searchsorted"] = [((np.array([0.1, 0.4, 0.8]), np.array([0.5, 0.05])), {})]
     s["digitize"] = [((np.array([0.5, 0.05, 0.9]), np.array([0.1, 0.4, 0.8])), {})]
     s["isin"] = [((np.array([1, 2, 3, 4]), np.array([2, 4])), {})]
-    s["lexsort"] = [((np.array([[1, 0, 1], [2, 2, 1]]),), {})]
+    s["lexsort"] = [((np.array([1, 0, 1]), np.array([2, 2, 1])), {"axis": -1})]
     s["einsum"] = [((x23, _u(3, 4)), {"spec": (("ij", "jk"), "ik")}), ((x234,), {"spec": (("ijk",), "ki")})]
     s["unravel_index"] = [((np.array([1, 5]),), {"shape": (2, 3)})]
-    s["ravel_multi_index"] = [((np.array([[0, 1], [2, 1]]),), {"dims": (2, 3)})]
+    s["ravel_multi_index"] = [((np.array([0, 1]), np.array([2, 1])), {"shape": (2, 3)})]
+    ints = (np.array([[12, 10, 7], [3, 0, 5]]), np.array([6, 3, 1]))
+    for name in ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"):
+        s[name] = [(ints, {})]
+    for name in ("bitwise_not", "bitwise_count"):
+        s[name] = [(ints[:1], {})]
+    for name in ("union1d", "setdiff1d", "setxor1d", "intersect1d"):
+        s[name] = [((np.array([1, 2, 3, 4]), np.array([2, 4, 6])), {})]
+    s["unique_parts"] = [((np.array([2, 1, 2]),), {"which": "unique_counts"})]
+    s["packbits"] = [((x23 > 0.5,), {"axis": None})]
+    s["unpackbits"] = [((np.array([[160, 3]], dtype=np.uint8),), {"axis": None})]
+    s["histogram_bin_edges"] = [((x23.ravel(),), {"bins": 4})]
+    s["histogram2d"] = [((x23[0], x23[1]), {"bins": 2})]
+    s["histogramdd"] = [((x23.T,), {"bins": 2})]
     s["einsum"] += [((_u(2, 3, 4), _u(2, 4, 5)), {"spec": (("bij", "bjk"), "bik")}),
                     ((_u(3), _u(3), _u(3, 3)), {"spec": (("i", "j", "ij"), "")})]
     s["ldexp"] = [((x23, np.array([1, -2, 3])), {})]
