@@ -137,3 +137,17 @@ def test_gradients_match_jax(name):
     expected = jax.value_and_grad(lambda v: f(jax.numpy, v))(jax.numpy.asarray(x))
     np.testing.assert_allclose(float(got[0]), float(expected[0]), rtol=1e-10)
     np.testing.assert_allclose(np.asarray(got[1]), np.asarray(expected[1]), rtol=1e-8, atol=1e-10)
+
+
+def test_functions_that_read_values_are_refused_by_jit_with_its_clear_error():
+    from .test_sweep import ALL_CASES, READS_VALUES
+    for name in READS_VALUES:
+        f, args = ALL_CASES[name][1 if name == "numpy.poly" else 0]  # poly: complex roots
+        args = tuple(np.asarray(a) for a in args)
+
+        def pullback(*a, f=f):
+            out, vjp_fn = fg.vjp(f, *a)
+            return vjp_fn(out)
+        with pytest.raises(fg.ConcretizationTypeError):
+            fg.jit(f)(*args)
+            fg.jit(pullback)(*args)

@@ -8,16 +8,16 @@ import pytest
 import funcgrad as fg
 from funcgrad.tree_util import tree_leaves
 
-from .test_sweep import CASES, NOT_VMAPPED, _need
+from .test_sweep import ALL_CASES, NOT_VMAPPED, _need
 
-ALL = [(name, i) for name in sorted(CASES) if name not in NOT_VMAPPED
-       for i in range(len(CASES[name]))]
+ALL = [(name, i) for name in sorted(ALL_CASES) if name not in NOT_VMAPPED
+       for i in range(len(ALL_CASES[name]))]
 
 
 @pytest.mark.parametrize("name,i", ALL, ids=[f"{n}[{i}]" for n, i in ALL])
 def test_vmap_equals_a_loop(name, i):
     _need(name)
-    f, args = CASES[name][i]
+    f, args = ALL_CASES[name][i]
     batched = [np.stack([a * (1 + 0.01 * k) for k in range(3)]) for a in args]
     got = tree_leaves(fg.vmap(f)(*batched))
     loop = [tree_leaves(f(*[b[k] for b in batched])) for k in range(3)]
