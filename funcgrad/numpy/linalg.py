@@ -586,12 +586,15 @@ def _pnorm_slope(out, x, p, axis, keepdims):
     out = out if keepdims else P.reshape(out, H.keepdims_shape(H.shape(x), axis))
     zero = P.equal(out, 0)
     safe = P.where(zero, 1, out)
+    # x / |x|: for complex x it varies smoothly with x (a sign is piecewise constant only
+    # for real x), which second derivatives must see
+    unit = P.safe_div(x, P.absolute(x)) if H.dtype(x).kind == "c" else P.sign(x)
     if p == 2:
         slope = x / safe
     elif p == 1:
-        slope = P.sign(x) * P.ones_like(safe)
+        slope = unit * P.ones_like(safe)
     else:
-        slope = P.sign(x) * P.absolute(x) ** (p - 1) / safe ** (p - 1)
+        slope = unit * P.absolute(x) ** (p - 1) / safe ** (p - 1)
     return P.where(zero, 0, slope)
 
 
@@ -894,6 +897,18 @@ public(matrix_rank_p, numpy=np.linalg.matrix_rank)
 globals().update(ns.exports)
 LinAlgError = np.linalg.LinAlgError  # what the functions raise, as NumPy's (one class)
 __all__ = sorted(ns.exports) + ["LinAlgError"]
+
+
+# autograd.numpy.linalg's helpers, which programs written for autograd reach for (not part
+# of NumPy's namespace, so not in __all__): the transpose and product of stacked matrices.
+def T(x: ArrayLike) -> Array:
+    """Stacked matrices transposed (autograd.numpy.linalg.T): ``swapaxes(x, -1, -2)``."""
+    return wrap(P.swapaxes(x, -1, -2))
+
+
+def _dot(a: ArrayLike, b: ArrayLike) -> Array:
+    """Stacked matrix products (autograd.numpy.linalg._dot), broadcasting leading axes."""
+    return wrap(P.matmul(a, b))
 
 
 def __getattr__(name: str):
