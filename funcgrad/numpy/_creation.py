@@ -36,6 +36,9 @@ def array(object: ArrayLike, dtype: DTypeLike | None = None, copy: bool = True,
     if isinstance(object, Tracer):
         out = object if dtype is None else astype(object, dtype)
         return out
+    if object is None:  # NumPy would make an object array, which no funcgrad Array can be
+        raise ValueError("None is not a valid value for funcgrad.numpy.array (as in JAX); "
+                         "pass numbers or arrays")
     if isinstance(object, (list, tuple)) and _contains_tracer(object):
         rows = [array(o, dtype) for o in object]
         if len({H.shape(r) for r in rows}) > 1:

@@ -56,3 +56,9 @@ def test_axes_in_range_still_map() -> None:
     rows = np.arange(6.0).reshape(2, 3)
     out = fg.vmap(lambda r: fnp.concatenate([r, r], axis=-1))(rows)
     assert np.array_equal(np.asarray(out), np.concatenate([rows, rows], axis=1))
+
+
+def test_none_is_refused_as_jax_does():
+    for make in (fnp.array, fnp.asarray):
+        with pytest.raises(ValueError, match="None is not a valid value"):
+            make(None)
