@@ -5,22 +5,20 @@ Run from the repository root: ``python docs/gen_function_list.py``.
 """
 from __future__ import annotations
 
+import importlib.util
 import pathlib
-import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "numpy_functions.md"
 
 
 def _namespaces():
-    sys.path.insert(0, str(ROOT))
-    from funcgrad.numpy import fft, linalg
-    from funcgrad.numpy._namespace import ns as numpy_ns
-    from funcgrad.scipy import special
-    from funcgrad.scipy.stats import norm
-    return [("funcgrad.numpy", numpy_ns), ("funcgrad.numpy.linalg", linalg.ns),
-            ("funcgrad.numpy.fft", fft.ns), ("funcgrad.scipy.special", special.ns),
-            ("funcgrad.scipy.stats.norm", norm.ns)]
+    """funcgrad.numpy's namespaces and every public module of funcgrad.scipy, as
+    tools/gen_stubs.py finds them (one discovery for the stubs and this page)."""
+    spec = importlib.util.spec_from_file_location("gen_stubs", ROOT / "tools" / "gen_stubs.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    return [(module, exports) for module, exports, _ in gen.namespaces()]
 
 
 def _how(fn, kind: str, first_name: dict, name: str) -> str:

@@ -1,21 +1,33 @@
-"""Every public function of funcgrad.numpy, .linalg, .fft and funcgrad.scipy carries a
+"""Every public function of funcgrad.numpy, .linalg, .fft and funcgrad.scipy's modules carries a
 docstring with a runnable example, which pytest's doctest run collects and checks."""
 from __future__ import annotations
 
 import doctest
 import importlib
+import importlib.util
+import pathlib
 import sys
 
 import pytest
 
-NAMESPACES = ["funcgrad.numpy", "funcgrad.numpy.linalg", "funcgrad.numpy.fft",
-              "funcgrad.scipy.special", "funcgrad.scipy.stats.norm"]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("gen_stubs", ROOT / "tools" / "gen_stubs.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    return gen
+
+
+# funcgrad.numpy's namespaces and every public module of funcgrad.scipy (found by walking
+# it): each module's declared functions, as the stub generator reads them
+DECLARED = {module: exports for module, exports, _ in _generator().namespaces()}
+NAMESPACES = sorted(DECLARED)
 
 
 def _declared(module):
-    mod = importlib.import_module(module)
-    table = importlib.import_module("funcgrad.numpy._namespace") if module == "funcgrad.numpy" else mod
-    return mod, table.ns
+    return importlib.import_module(module), DECLARED[module]
 
 
 @pytest.mark.parametrize("module", NAMESPACES)

@@ -1,5 +1,6 @@
-"""One table-driven sweep over every name that funcgrad.numpy, funcgrad.numpy.linalg,
-funcgrad.numpy.fft and funcgrad.scipy.special declare.
+"""One table-driven sweep over every name that funcgrad.numpy, funcgrad.numpy.linalg and
+funcgrad.numpy.fft declare, and over the cases given here for some of funcgrad.scipy's
+public functions (which of those need cases is tests/scipy's business).
 
 The names come from the namespaces themselves (``ns.exports`` and ``ns.kinds``), so a new
 declaration without an entry here fails `test_every_declared_name_has_an_entry` unless it
@@ -28,9 +29,10 @@ from funcgrad.scipy.stats import norm as fnorm
 from funcgrad.test_util import check_grads
 from funcgrad.tree_util import tree_flatten, tree_unflatten
 
-NAMESPACES = {"numpy": numpy_ns, "linalg": fnp_linalg.ns, "fft": fnp_fft.ns, "special": fsp.ns,
-              "norm": fnorm.ns}
+NAMESPACES = {"numpy": numpy_ns, "linalg": fnp_linalg.ns, "fft": fnp_fft.ns}
 NUMPY_MODULES = {"numpy": np, "linalg": np.linalg, "fft": np.fft}
+# funcgrad.scipy's public modules with cases here, read through their public names only
+SCIPY_MODULES = {"special": fsp, "norm": fnorm}
 
 
 def declared(kind: str) -> list[str]:
@@ -40,6 +42,8 @@ def declared(kind: str) -> list[str]:
 
 def function(qualname: str):
     label, name = qualname.split(".", 1)
+    if label in SCIPY_MODULES:
+        return getattr(SCIPY_MODULES[label], name)
     return NAMESPACES[label].exports[name]
 
 
@@ -677,7 +681,9 @@ def test_every_declared_name_has_an_entry():
                 missing.append(name)
     assert not missing, (f"declared without a sweep entry (add cases in tests/numpy/test_sweep.py, "
                          f"or an opt-out with its reason in NOT_SWEPT): {missing}")
-    stale = set(ALL_CASES) - set(declared("differentiable"))
+    stale = {n for n in ALL_CASES if n.split(".")[0] in NAMESPACES} - set(declared("differentiable"))
+    stale |= {n for n in ALL_CASES if n.split(".")[0] in SCIPY_MODULES
+              and not hasattr(SCIPY_MODULES[n.split(".")[0]], n.split(".", 1)[1])}
     assert not stale, f"sweep entries for names that are not declared differentiable: {stale}"
 
 

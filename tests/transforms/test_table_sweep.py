@@ -47,8 +47,8 @@ def _table_primitives() -> dict:
         prefix = "" if module is P else module_name.rsplit(".", 1)[1] + "."
         seen = set(found.values())
         candidates = [v for v in vars(module).values() if isinstance(v, Primitive)]
-        if hasattr(module, "ns"):
-            candidates += [getattr(fn, "primitive", None) for fn in module.ns.exports.values()]
+        candidates += [getattr(getattr(module, n), "primitive", None)
+                       for n in getattr(module, "__all__", ())]
         for prim in candidates:
             if isinstance(prim, Primitive) and prim not in seen:
                 found.setdefault(prefix + prim.name, prim)
