@@ -24,11 +24,7 @@ from .. import stop_gradient
 from .._src.declare import Namespace, batch_elementwise, elementwise, nondiff, primitive
 from ._util import ArrayLike, Axis, float_dtype, require_scipy, scipy_function
 
-# The names tests/numpy/test_sweep.py sweeps (it fails for a name it has no case for); the
-# functions added since are declared in `more` and swept by tests/scipy, until that sweep
-# hands funcgrad.scipy over to tests/scipy. Both are this module's public names.
 ns = Namespace("funcgrad.scipy.special")
-more = Namespace("funcgrad.scipy.special")
 public = ns.public
 export = ns.export
 
@@ -603,7 +599,7 @@ ive_p = elementwise("ive", scipy_function("ive", unary=False), None,
 gammasgn_p = nondiff("gammasgn", scipy_function("gammasgn"))
 
 
-@more.export
+@export
 def gammainc(a: ArrayLike, x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.gammainc``: the regularized lower incomplete gamma
     function P(a, x), differentiable in `x` (to any order) and in `a` (to second order,
@@ -621,7 +617,7 @@ def gammainc(a: ArrayLike, x: ArrayLike) -> Array:
     return wrap(gammainc_p(a, x))
 
 
-@more.export
+@export
 def gammaincc(a: ArrayLike, x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.gammaincc``: 1 - P(a, x), differentiable as
     `gammainc` is (needs SciPy).
@@ -634,7 +630,7 @@ def gammaincc(a: ArrayLike, x: ArrayLike) -> Array:
     return wrap(gammaincc_p(a, x))
 
 
-@more.export
+@export
 def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.betainc``: the regularized incomplete beta function
     I_x(a, b), differentiable in `x` to any order and in `a` and `b` to first order (mixed
@@ -652,7 +648,7 @@ def betainc(a: ArrayLike, b: ArrayLike, x: ArrayLike) -> Array:
     return wrap(betainc_p(a, b, x))
 
 
-@more.export
+@export
 def gammasgn(x: ArrayLike) -> Array:
     """``scipy.special.gammasgn``: the sign of Gamma(x); its derivative is 0 (needs SciPy).
 
@@ -663,7 +659,7 @@ def gammasgn(x: ArrayLike) -> Array:
     return wrap(gammasgn_p(x))
 
 
-@more.export
+@export
 def rgamma(x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.rgamma``: 1 / Gamma(x), 0 at the poles.
 
@@ -677,7 +673,7 @@ def rgamma(x: ArrayLike) -> Array:
     return wrap(1.0 / gamma_p(x))
 
 
-@more.export
+@export
 def multigammaln(a: ArrayLike, d: int) -> Array:
     """Differentiable ``scipy.special.multigammaln``: the log of the multivariate gamma
     function of dimension `d` (a constant positive integer), for ``a > (d - 1) / 2``.
@@ -708,7 +704,7 @@ def _bessel(prim: Primitive, order, x):
     return wrap(prim(np.asarray(order, dtype=dtype), x))
 
 
-@more.export
+@export
 def jv(v: ArrayLike, x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.jv``: the Bessel function of the first kind of real
     order `v` (constant), differentiable in `x` (needs SciPy).
@@ -721,7 +717,7 @@ def jv(v: ArrayLike, x: ArrayLike) -> Array:
     return _bessel(jv_p, v, x)
 
 
-@more.export
+@export
 def jn(n: ArrayLike, x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.jn``: the Bessel function of the first kind of order
     `n`, differentiable in `x` (needs SciPy).
@@ -733,7 +729,7 @@ def jn(n: ArrayLike, x: ArrayLike) -> Array:
     return _bessel(jv_p, n, x)
 
 
-@more.export
+@export
 def j0(x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.j0`` (needs SciPy).
 
@@ -745,7 +741,7 @@ def j0(x: ArrayLike) -> Array:
     return _bessel(jv_p, 0.0, x)
 
 
-@more.export
+@export
 def j1(x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.j1`` (needs SciPy).
 
@@ -756,7 +752,7 @@ def j1(x: ArrayLike) -> Array:
     return _bessel(jv_p, 1.0, x)
 
 
-@more.export
+@export
 def yv(v: ArrayLike, x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.yv``: the Bessel function of the second kind of real
     order `v` (constant), differentiable in `x` (needs SciPy).
@@ -768,7 +764,7 @@ def yv(v: ArrayLike, x: ArrayLike) -> Array:
     return _bessel(yv_p, v, x)
 
 
-@more.export
+@export
 def yn(n: ArrayLike, x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.yn``: the Bessel function of the second kind of
     integer order `n`, differentiable in `x` (needs SciPy).
@@ -780,7 +776,7 @@ def yn(n: ArrayLike, x: ArrayLike) -> Array:
     return _bessel(yv_p, n, x)
 
 
-@more.export
+@export
 def y0(x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.y0`` (needs SciPy).
 
@@ -792,7 +788,7 @@ def y0(x: ArrayLike) -> Array:
     return _bessel(yv_p, 0.0, x)
 
 
-@more.export
+@export
 def y1(x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.y1`` (needs SciPy).
 
@@ -803,7 +799,7 @@ def y1(x: ArrayLike) -> Array:
     return _bessel(yv_p, 1.0, x)
 
 
-@more.export
+@export
 def iv(v: ArrayLike, x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.iv``: the modified Bessel function of the first kind
     of real order `v` (constant), differentiable in `x` (needs SciPy).
@@ -816,7 +812,7 @@ def iv(v: ArrayLike, x: ArrayLike) -> Array:
     return _bessel(iv_p, v, x)
 
 
-@more.export
+@export
 def ive(v: ArrayLike, x: ArrayLike) -> Array:
     """Differentiable ``scipy.special.ive``: ``iv(v, x) * exp(-|x|)`` for real `x` (needs
     SciPy).
@@ -829,7 +825,4 @@ def ive(v: ArrayLike, x: ArrayLike) -> Array:
 
 
 globals().update(ns.exports)
-globals().update(more.exports)
-# `more`'s names are public but not yet in __all__: the stubs (tools/gen_stubs.py) and the
-# tests that check them read `ns` only.
 __all__ = sorted(ns.exports)

@@ -19,10 +19,7 @@ from .. import special
 from .._util import ArrayLike
 from ._common import log_scale, standardize
 
-# `ns` holds the names tests/numpy/test_sweep.py sweeps; `more` those added since (swept by
-# tests/scipy): see funcgrad/scipy/special.py.
 ns = Namespace("funcgrad.scipy.stats.norm")
-more = Namespace("funcgrad.scipy.stats.norm")
 export = ns.export
 
 _LOG_ROOT_TWO_PI = 0.5 * math.log(2 * math.pi)
@@ -95,7 +92,7 @@ def logsf(x: ArrayLike, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> Array:
     return special.log_ndtr(-standardize(x, loc, scale))
 
 
-@more.export
+@export
 def entropy(loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> Array:
     """Differentiable ``scipy.stats.norm.entropy``: ``log(scale * sqrt(2 pi e))``.
 
@@ -108,5 +105,4 @@ def entropy(loc: ArrayLike = 0.0, scale: ArrayLike = 1.0) -> Array:
                                  fnp.shape(fnp.asarray(loc) + scale)))
 
 
-globals().update(more.exports)
 __all__ = sorted(ns.exports)
