@@ -89,7 +89,7 @@ class Tensor:
                  "__weakref__", "__dict__")
     __array_priority__ = 1000
     # Marks a funcgrad.mutable tensor for funcgrad.numpy, which must not take one as an
-    # operand (an Array wrapping a Tensor is neither model): see MIXED_MODELS
+    # operand (an Array wrapping a Tensor is neither model): numpy/_methods.py refuses it
     __funcgrad_mutable__ = True
     _view = None      # _ViewInfo of a view
     _hooks = None     # leaf tensor hooks
@@ -480,11 +480,6 @@ DEEPCOPY_NON_LEAF = (
     "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at "
     "the moment.  If you were attempting to deepcopy a module, this may be because of a "
     "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")
-
-MIXED_MODELS = (
-    "a funcgrad.mutable Tensor and a funcgrad.numpy Array do not mix in one operation: convert "
-    "one of them explicitly, torch.from_numpy(numpy.asarray(array)) for a Tensor, or "
-    "funcgrad.numpy.asarray(tensor.detach().numpy()) for an Array")
 
 CUSTOM_VIEW_DETAIL = (
     "This view was created inside a custom Function (or because an input was returned as-is) "

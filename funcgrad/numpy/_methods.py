@@ -11,16 +11,30 @@ from ._namespace import ns
 E = ns.exports
 
 
+MIXED_MODELS = (
+    "a funcgrad.mutable Tensor and a funcgrad.numpy Array do not mix in one operation: convert "
+    "one of them explicitly, torch.from_numpy(numpy.asarray(array)) for a Tensor, or "
+    "funcgrad.numpy.asarray(tensor.detach().numpy()) for an Array")
+
+
+def _wrap(out, other):
+    # a mutable Tensor operand would make an Array of neither model (NumPy even hands the
+    # Tensor its own __array_ufunc__, whose answer is a Tensor): refused, naming conversions
+    if type(other) is not Array and getattr(type(other), "__funcgrad_mutable__", False):
+        raise TypeError(MIXED_MODELS)
+    return Array(out)
+
+
 def _binary(prim, reflected=False):
     call = prim.call2  # no keywords: skips building an empty kwargs dict per operation
     if reflected:
         def op(self, other):
             out = call(other, self)
-            return out if isinstance(out, Array) else Array(out)
+            return out if isinstance(out, Array) else _wrap(out, other)
     else:
         def op(self, other):
             out = call(self, other)
-            return out if isinstance(out, Array) else Array(out)
+            return out if isinstance(out, Array) else _wrap(out, other)
     return op
 
 

@@ -54,3 +54,21 @@ def test_polygamma_order_must_be_a_constant_integer():
     from funcgrad.scipy.special import polygamma
     with pytest.raises(TypeError, match="non-negative integer"):
         polygamma(1.5, 2.0)
+
+
+@pytest.mark.parametrize("mix", [
+    lambda t, a: t + a, lambda t, a: a + t, lambda t, a: a * t, lambda t, a: t - a,
+    lambda t, a: a @ t, lambda t, a: a ** t,
+], ids=["tensor+array", "array+tensor", "array*tensor", "tensor-array", "matmul", "pow"])
+def test_a_mutable_tensor_and_an_array_do_not_mix(mix):
+    # an Array holding a Tensor would belong to neither model (no graph of either, torch's
+    # dtype on a funcgrad Array): the operator refuses and names both conversions
+    import funcgrad.mutable as torch
+    with pytest.raises(TypeError, match="do not mix in one operation") as info:
+        mix(torch.ones(2), fnp.ones(2))
+    assert "torch.from_numpy" in str(info.value) and "fnp" not in str(info.value)
+    assert "funcgrad.numpy.asarray(tensor.detach().numpy())" in str(info.value)
+    # the conversions it names work and give the plain sums
+    assert np.allclose(fnp.asarray(torch.ones(2).detach().numpy()) + fnp.ones(2), 2.0)
+    assert torch.equal(torch.from_numpy(np.asarray(fnp.ones(2))) + torch.ones(2),
+                       torch.full((2,), 2.0, dtype=torch.float64))
