@@ -50,7 +50,7 @@ import math as _math
 
 from . import _device, _dtypes, _format
 from . import _methods  # noqa: F401  (attaches Tensor's methods)
-from . import autograd, backends, cuda, nn, optim, utils
+from . import accelerator, autograd, backends, cuda, nn, optim, utils
 from ._device import device
 from ._autograd import STATE
 from ._dtypes import (bool_ as bool, complex64, complex128, dtype, float16, float32, float64,  # noqa: A004
@@ -95,6 +95,21 @@ from ._tensor_ops import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, Floa
                           bucketize, count_nonzero, default_generator, erf, imag, real,
                           nanmedian, scatter_reduce, searchsorted, sgn, sign, signbit, unique,
                           unique_consecutive)
+
+
+def _inplace_function(name: str) -> Callable:
+    def inplace(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return getattr(input, name)(*args, **kwargs)
+    inplace.__name__ = inplace.__qualname__ = name
+    inplace.__doc__ = f"``torch.{name}(t, ...)`` is ``t.{name}(...)``: in place, as the method."
+    return inplace
+
+
+# torch offers a Tensor's in-place methods as functions too (torch.sin_(x) is x.sin_())
+(abs_, clamp_, clip_, cos_, exp_, fill_, log_, neg_, relu_, sigmoid_, sin_, sqrt_, tanh_,
+ zero_) = (_inplace_function(n) for n in (
+    "abs_", "clamp_", "clip_", "cos_", "exp_", "fill_", "log_", "neg_", "relu_", "sigmoid_",
+    "sin_", "sqrt_", "tanh_", "zero_"))
 __version__ = "2.13.0+funcgrad"
 inf = _math.inf
 nan = _math.nan
