@@ -106,10 +106,10 @@ def _inplace_function(name: str) -> Callable:
 
 
 # torch offers a Tensor's in-place methods as functions too (torch.sin_(x) is x.sin_())
-(abs_, clamp_, clip_, cos_, exp_, fill_, log_, neg_, relu_, sigmoid_, sin_, sqrt_, tanh_,
- zero_) = (_inplace_function(n) for n in (
-    "abs_", "clamp_", "clip_", "cos_", "exp_", "fill_", "log_", "neg_", "relu_", "sigmoid_",
-    "sin_", "sqrt_", "tanh_", "zero_"))
+(abs_, clamp_, clip_, cos_, exp_, expm1_, fill_, log_, log1p_, neg_, reciprocal_, relu_,
+ sigmoid_, sin_, sqrt_, square_, tan_, tanh_, zero_) = (_inplace_function(n) for n in (
+    "abs_", "clamp_", "clip_", "cos_", "exp_", "expm1_", "fill_", "log_", "log1p_", "neg_",
+    "reciprocal_", "relu_", "sigmoid_", "sin_", "sqrt_", "square_", "tan_", "tanh_", "zero_"))
 __version__ = "2.13.0+funcgrad"
 inf = _math.inf
 nan = _math.nan

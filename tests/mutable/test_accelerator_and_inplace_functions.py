@@ -52,3 +52,21 @@ def test_values_match_torch_on_a_clamp():
     fm.clamp_(a, min=-1.0, max=1.0)
     torch.clamp_(b, min=-1.0, max=1.0)
     assert np.array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("T", MODULES)
+@pytest.mark.parametrize("name", ["tan_", "log1p_", "expm1_", "reciprocal_", "square_"])
+def test_inplace_unary_on_a_non_leaf_records_torch_node_and_gradient(T, name):
+    x = T.tensor([0.3, -0.4, 0.7], dtype=T.float64, requires_grad=True)
+    y = x * 1.5
+    getattr(T, name)(y)
+    assert y._version == 1
+    y.sum().backward()
+    # d/dx f(1.5 x) by hand, f being the out-of-place op
+    u = 1.5 * np.array([0.3, -0.4, 0.7])
+    slope = {"tan_": 1 / np.cos(u) ** 2, "log1p_": 1 / (1 + u), "expm1_": np.exp(u),
+             "reciprocal_": -1 / u ** 2, "square_": 2 * u}[name]
+    assert np.allclose(x.grad.numpy(), 1.5 * slope)
+    expected = {"tan_": "TanBackward0", "log1p_": "Log1PBackward0", "expm1_": "Expm1Backward0",
+                "reciprocal_": "ReciprocalBackward0", "square_": "PowBackward0"}[name]
+    assert type(y.grad_fn).__name__ == expected
