@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from . import mutable, numpy as fnp
 from ._src.tape_print import Tape, make_tape
 from .mutable import Tensor
 from .mutable.autograd.graph import Node, SavedTensorInfo, saved_tensors, writes
@@ -513,8 +514,6 @@ def side_by_side(fn: Callable, *inputs: Any) -> SideBySide:
     >>> "<svg" in both.html()
     True
     """
-    from . import mutable, numpy as fnp
-
     leaves = [mutable.tensor(np.asarray(x, dtype=np.float64), requires_grad=True)
               for x in inputs]
     out = fn(mutable, *leaves)

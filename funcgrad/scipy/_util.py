@@ -2,6 +2,7 @@
 and the type aliases of the public signatures."""
 from __future__ import annotations
 
+import importlib
 from typing import Callable, Sequence, Union
 
 import numpy as np
@@ -20,7 +21,6 @@ Axis: TypeAlias = Union[int, tuple[int, ...], None]
 def require_scipy(module: str, user: str):
     """Imports ``scipy.<module>``, or raises an ImportError naming the optional extra."""
     try:
-        import importlib
         return importlib.import_module(f"scipy.{module}")
     except ImportError as error:
         raise ImportError(
