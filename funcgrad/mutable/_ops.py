@@ -16,6 +16,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._src.core import Array, Tracer
+from .._src.transforms import stop_gradient
 from ..numpy import _primitives as NP
 from . import _dtypes as D
 from . import _prims as P
@@ -25,9 +27,10 @@ from ._graph import (INFERENCE_INPLACE, RECOMPUTE, STAND_IN, STATE, AsStridedBac
 from ._policy import on_write
 from ._saves import OUT, value_reads
 from ._tensor import (CUSTOM_VIEW_DETAIL, NO_GRAD_VIEW_REBASED, Tensor, _scalar_name, _ViewInfo,
-                      edge_of)
+                      edge_of, is_traced)
 
-__all__ = ["Op", "OPS", "OpNode", "apply_primitive", "edge_of"]
+__all__ = ["Op", "OPS", "OpNode", "apply_primitive", "edge_of", "traced_tensor",
+           "traced_apply", "traced_detach"]
 
 # what a node keeps of its output (besides a `Saved` tensor or nothing): its shape and dtype
 _OUT_SPEC = object()
@@ -428,11 +431,13 @@ def apply1(op: Op, x: Tensor, const=_NO_CONST, params: dict | None = None) -> Te
 
     Spelled out (no `_wrap` or `_record`): at a few microseconds per op, every call and
     attribute write here shows in the per-op time."""
+    data = x._data
+    if type(data) is not np.ndarray and isinstance(data, Tracer):
+        return traced_apply(op, (x,) if const is _NO_CONST else (x, const), params)
     dt = x._dtype
     if (not dt.is_floating_point or not op.float_fast or (const is not _NO_CONST and (
             type(const) is not float and type(const) is not int))):
         return apply(op, (x,) if const is _NO_CONST else (x, const), params)
-    data = x._data
     if const is _NO_CONST:
         out = op.impl(data, **params) if params else op.impl(data)
     else:
@@ -517,6 +522,9 @@ def apply2(op: Op, x, y) -> Tensor:
     if y._dtype is not dt or not dt.is_floating_point or not op.float_fast:
         return apply(op, (x, y))
     a, b = x._data, y._data
+    if (type(a) is not np.ndarray or type(b) is not np.ndarray) and (
+            isinstance(a, Tracer) or isinstance(b, Tracer)):
+        return traced_apply(op, (x, y))
     try:
         out = op.impl(a, b)
     except ValueError as exc:
@@ -583,7 +591,7 @@ def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
     """The hot path of `inplace`: a float non-view tensor, optionally a Python float."""
     if (x._base is not None or not x._dtype.is_floating_point or op.prim is None
             or (const is not _NO_CONST and type(const) is not float) or x._vc.watchers
-            or x._vc.inference):
+            or x._vc.inference or type(x._data) is not np.ndarray):
         return inplace(op, x, () if const is _NO_CONST else (const,))
     rg = STATE.grad_enabled and x._rg
     if rg:
@@ -641,6 +649,9 @@ def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
 def apply(op: Op, args: Sequence, params: dict | None = None) -> Tensor:
     """Apply `op` out of place: compute with the primitive's impl, record if needed."""
     raws = [a._data if isinstance(a, Tensor) else a for a in args]
+    for r in raws:
+        if type(r) is not np.ndarray and isinstance(r, Tracer):
+            return traced_apply(op, args, params)
     a0 = args[0]
     if op.result == "promote" or (op.result == "float" and len(args) == 1
                                   and a0._dtype.category >= 2):
@@ -675,7 +686,7 @@ def apply(op: Op, args: Sequence, params: dict | None = None) -> Tensor:
 
 def _shape_error(raws, exc) -> Exception:
     """PyTorch's message when two shapes do not broadcast."""
-    shapes = [np.shape(r) for r in raws if isinstance(r, np.ndarray)]
+    shapes = [tuple(r.shape) for r in raws if isinstance(r, (np.ndarray, Array))]
     if len(shapes) == 2:
         a, b = shapes
         for k in range(1, max(len(a), len(b)) + 1):
@@ -707,6 +718,12 @@ def apply_primitive(prim, args: Sequence, params: dict) -> Tensor:
             op = _GENERIC[prim] = Op(prim.name, prim, name, [everything] * max(n, len(args)),
                                      saves_out=True, result="keep")
     raws = [a._data if isinstance(a, Tensor) else a for a in args]
+    if any(isinstance(r, Tracer) for r in raws):
+        raws = [_traced_raw(a) if isinstance(a, Tensor) else a for a in args]
+        out = prim(*raws, **params) if params else prim(*raws)
+        if prim.multiple_results:
+            return tuple(traced_tensor(o) for o in out)
+        return traced_tensor(out)
     out = prim.impl(*raws, **params) if params else prim.impl(*raws)
     if prim.multiple_results:
         raise NotImplementedError(f"create_graph through {prim.name} is not supported")
@@ -825,6 +842,8 @@ _BY_PRIM[NP.astype] = TO_COPY
 # --- views ----------------------------------------------------------------------------------
 def expand_impl(x: np.ndarray, shape) -> np.ndarray:
     """A writable broadcast view (PyTorch lets you write single elements of expanded tensors)."""
+    if type(x) is not np.ndarray and isinstance(x, Tracer):
+        return NP.broadcast_to(x, shape=tuple(shape))  # a traced value: no storage to share
     b = np.broadcast_to(x, shape)
     return np.lib.stride_tricks.as_strided(x, shape=b.shape, strides=b.strides,
                                            writeable=x.flags.writeable)
@@ -839,6 +858,8 @@ def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None,
             # a trailing `...` makes NumPy return a 0-d view, never a scalar copy
             params = {"template": tuple(template) + (Ellipsis,)}
             data = None
+    if type(x._data) is not np.ndarray and isinstance(x._data, Tracer):
+        return _traced_view(op, x, params, data, replay_fn)
     if data is None:
         data = op.prim.impl(x._data, **params)
     out = _new_object(Tensor)
@@ -979,6 +1000,14 @@ def _before_write(self: Tensor, op_name: str, where: tuple) -> None:
 def inplace(op: Op, self: Tensor, others: Sequence, params: dict | None = None,
             compute=None, check_overlap: bool = True) -> Tensor:
     """``self.<op>_(*others)``: write the result into self's storage, then record it."""
+    traced = is_traced(self)
+    if not traced:
+        for a in others:
+            if isinstance(a, Tensor) and type(a._data) is not np.ndarray and is_traced(a):
+                traced = True
+                break
+    if traced:
+        return _traced_inplace(op, self, others, params, compute)
     check_inplace(self)
     args = (self,) + tuple(others)
     raws = [self._data]
@@ -1132,3 +1161,184 @@ def _attach_inplace(self: Tensor, node: Node) -> None:
         out.tensor = self
         out.output_node = weakref.ref(view_fn) if view_fn is not None else None
         out.fallback = weakref.ref(node)
+
+
+# --- tensors holding a functional tracer ---------------------------------------------------
+# torch.autograd.functional runs the user's function on tensors whose data are tracers of
+# funcgrad's transforms (see autograd/functional.py). An op meeting one calls its primitive
+# through the functional model's dispatch (`Primitive.__call__`, the path funcgrad.numpy
+# takes), so the running transform records it with the rules of the one table, and the
+# mutable graph records nothing; torch's dtype rules still decide the result's dtype.
+# In-place writes are functionalized: the written tensor's data becomes the new value (a
+# write through a view of ``x[...]`` kind is replayed onto its base); the views of a written
+# tensor read it again when next used (`_traced_raw`).
+
+def traced_tensor(value, dtype: D.dtype | None = None) -> Tensor:
+    """A tensor holding `value`, the result of a traced op, cast to `dtype` (torch's
+    result dtype; None keeps the value's own). A result that is no tracer (a comparison,
+    or a value independent of every traced input) makes an ordinary tensor."""
+    if type(value) is Array:
+        value = value._value
+    if not isinstance(value, Tracer):
+        return Tensor._wrap(np.array(value, dtype=None if dtype is None else dtype.np))
+    if dtype is None:
+        dtype = D.from_numpy_dtype(value.dtype)
+    elif value.dtype != dtype.np:
+        value = NP.astype(value, dtype=dtype.np)
+    t = _new_object(Tensor)
+    t._data = value
+    t._dtype = dtype
+    t._vc = Version()
+    t._grad_fn = None
+    t._nr = 0
+    t._rg = False
+    t._grad = None
+    t._base = None
+    return t
+
+
+def traced_detach(t: Tensor) -> Tensor:
+    """``t.detach()`` of a traced tensor: its value as a constant of the running transforms
+    (`funcgrad.stop_gradient`), sharing t's version counter as a detached tensor does."""
+    out = traced_tensor(stop_gradient(_traced_raw(t)), t._dtype)
+    out._vc = t._vc
+    return out
+
+
+def _traced_raw(t: Tensor):
+    """A traced tensor's value; a view whose base was written since it was made reads it
+    again from the base (its chain of view ops replayed through the primitives)."""
+    if t._base is not None and t._traced_at != t._vc.value and is_traced(t._base):
+        value = t._base._data
+        for fn, params in t._view.chain:
+            view = _VIEW_BY_IMPL.get(fn)
+            if view is None:
+                raise RuntimeError(f"a view made by {getattr(fn, '__name__', fn)} of a traced "
+                                   "tensor cannot be read after its base was written in place "
+                                   "(inside torch.autograd.functional): clone() the view "
+                                   "before writing into the base")
+            value = view.prim(value, **params)
+        t._data = value
+        t._traced_at = t._vc.value
+    return t._data
+
+
+def traced_apply(op: Op, args: Sequence, params: dict | None = None) -> Tensor:
+    """`apply` when an operand is traced: the primitive through the functional dispatch."""
+    dt = _result_dtype(op, args)
+    raws = [_traced_raw(a) if isinstance(a, Tensor) else a for a in args]
+    if dt is not None and dt.category < 2 and op.prim.differentiable and op.result != "bool" \
+            and _int_unsafe(op):
+        raws = [NP.astype(r, dtype=np.float64) if isinstance(r, (np.ndarray, Array)) else r
+                for r in raws]
+    try:
+        out = op.prim(*raws, **params) if params else op.prim(*raws)
+    except ValueError as exc:
+        raise _shape_error(raws, exc) from None
+    return traced_tensor(out, dt)
+
+
+def _traced_view(op: Op, x: Tensor, params: dict, data, replay_fn) -> Tensor:
+    """`view_op` of a traced tensor: the view's value is traced too (no storage is shared);
+    it remembers its base and chain, to read the base again after a write."""
+    fn = replay_fn or op.impl
+    if x._base is not None and x._traced_at != x._vc.value:
+        data = None  # computed from a stale value: read the base again first
+    if not isinstance(data, Tracer):
+        view = _VIEW_BY_IMPL.get(fn) or (op if replay_fn is None else None)
+        if view is None:
+            raise RuntimeError(f"the view op {getattr(fn, '__name__', fn)} is not yet "
+                               "supported on traced tensors (inside "
+                               "torch.autograd.functional)")
+        data = view.prim(_traced_raw(x), **params)
+    out = traced_tensor(data, x._dtype)
+    out._vc = x._vc
+    link = (fn, params)
+    base = x._base
+    if base is None:
+        out._base = x
+        out._view = _ViewInfo((link,), x._vc.value, not STATE.grad_enabled)
+    else:
+        out._base = base
+        out._view = _ViewInfo(x._view.chain + (link,), x._vc.value, not STATE.grad_enabled,
+                              x._view.multi)
+    out._traced_at = x._vc.value
+    return out
+
+
+WRITE_INTO_UNTRACED = (
+    "An in-place operation ({name}) writes a traced value into a tensor that is not traced. "
+    "Inside torch.autograd.functional the function's tensors stand for values being "
+    "differentiated; a tensor made outside the function, or a constant made inside it "
+    "(torch.zeros(...)), cannot receive one in place. Build the result out of place instead "
+    "(torch.stack, torch.cat, torch.where, y = y + ...), or start from a tensor computed "
+    "from the inputs (e.g. x.clone()).")
+WRITE_THROUGH_VIEW = (
+    "An in-place operation ({name}) writes through a view of a traced tensor made by "
+    "{view}, which cannot be replayed onto its base inside torch.autograd.functional (only "
+    "views made by indexing can). Write into the base tensor itself, clone() the view "
+    "first, or compute the result out of place.")
+
+
+def _traced_inplace(op: Op, self: Tensor, others: Sequence, params: dict | None,
+                    compute) -> Tensor:
+    """`inplace` when self or an operand is traced: the new value replaces self's data
+    (functionalized); through an indexing view it is scattered into the base."""
+    check_inplace(self)
+    name = op.inplace_name
+    if not is_traced(self):
+        raise RuntimeError(WRITE_INTO_UNTRACED.format(name=name))
+    args = (self,) + tuple(others)
+    sdt = self._dtype
+    dt = sdt if op.result == "keep" else _result_dtype(op, args)
+    if dt is not None and (dt.category > sdt.category
+                           or (dt.is_floating_point and sdt.category < 2)):
+        raise RuntimeError(f"result type {_scalar_name(dt)} can't be cast to the desired output "
+                           f"type {_scalar_name(sdt)}")
+    raws = [_traced_raw(a) if isinstance(a, Tensor) else a for a in args]
+    if op is COPY:
+        new = raws[1]
+    elif compute is not None and op.prim is None:
+        new = compute(*raws)  # fill_, zero_: constants made from the shape
+    else:
+        try:
+            new = op.prim(*raws, **params) if params else op.prim(*raws)
+        except ValueError as exc:
+            raise _shape_error(raws, exc) from None
+    if type(new) is Array:
+        new = new._value
+    shape = tuple(self._data.shape)
+    new_shape = tuple(np.shape(new)) if not isinstance(new, Array) else tuple(new.shape)
+    if new_shape != shape:
+        if np.broadcast_shapes(new_shape, shape) != shape:
+            raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast "
+                               f"shape {list(np.broadcast_shapes(new_shape, shape))}")
+        new = NP.broadcast_to(new, shape=shape)
+    if isinstance(new, Tracer):
+        if new.dtype != sdt.np:
+            new = NP.astype(new, dtype=sdt.np)
+    else:
+        new = np.array(new, dtype=sdt.np)
+    if self._base is not None:
+        _write_through_view(self, new, name)
+    self._data = new
+    self._vc.value += 1
+    if self._base is not None:
+        self._traced_at = self._vc.value
+    return self
+
+
+def _write_through_view(view: Tensor, new, name: str) -> None:
+    """Scatter `new`, the view's new value, into its base along its chain of index views."""
+    base = view._base
+    values = [_traced_raw(base)]
+    templates = []
+    for fn, params in view._view.chain:
+        if fn is not NP.getitem.impl:
+            label = getattr(_VIEW_BY_IMPL.get(fn), "name", getattr(fn, "__name__", "a view op"))
+            raise RuntimeError(WRITE_THROUGH_VIEW.format(name=name, view=label))
+        templates.append(params["template"])
+        values.append(NP.getitem(values[-1], template=params["template"]))
+    for template, outer in zip(reversed(templates), reversed(values[:-1])):
+        new = NP.index_set(outer, new, template=template)
+    base._data = new

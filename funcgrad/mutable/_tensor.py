@@ -11,15 +11,37 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._src.core import Tracer
 from . import _dtypes as D
 from ._graph import (STATE, AccumulateGrad, AsStridedBackward0, RemovableHandle, Version,
                      _short_name)
 from ._device import check_device, device
 from ._format import tensor_repr
 
-__all__ = ["Tensor", "Size", "edge_of"]
+__all__ = ["Tensor", "Size", "edge_of", "is_traced", "traced_value_error"]
 _CPU = device("cpu")
 _INVALID = object()
+
+
+# --- tensors holding a functional tracer --------------------------------------------------
+def is_traced(t: "Tensor") -> bool:
+    """Whether tensor `t` holds a functional tracer (`funcgrad._src.core.Tracer`) as its
+    data: it stands for a value inside a running funcgrad transform, as the tensors
+    torch.autograd.functional hands the user's function do. Its ops go through the
+    functional model's dispatch (see `_ops`); nothing is recorded on the mutable graph."""
+    data = t._data
+    return type(data) is not np.ndarray and isinstance(data, Tracer)
+
+
+def traced_value_error(what: str) -> RuntimeError:
+    """`what` needs a concrete value, which a traced tensor does not have."""
+    return RuntimeError(
+        f"{what} was called on a traced tensor: inside torch.autograd.functional (jacobian, "
+        "hessian, vjp, jvp, hvp, vhp) the function's tensors stand for values being "
+        "differentiated, and a concrete value would silently drop their derivative. Keep "
+        "the computation in tensor operations, or call .detach() first if a constant is what "
+        "you mean.")
+
 
 
 class Size(tuple):
@@ -96,6 +118,7 @@ class Tensor:
     _acc = None       # weakref to the leaf's AccumulateGrad
     _retains = False  # retain_grad() was called
     _post_hooks = None  # register_post_accumulate_grad_hook
+    _traced_at = None   # a traced view: the version of its base its value was read at
 
     # --- construction -----------------------------------------------------------------
     @staticmethod
@@ -303,6 +326,8 @@ class Tensor:
     # --- data ---------------------------------------------------------------------------
     @property
     def data(self) -> "Tensor":
+        if is_traced(self):
+            raise traced_value_error(".data")
         t = Tensor._wrap(self._data)
         return t
 
@@ -310,6 +335,8 @@ class Tensor:
     def data(self, value: "Tensor") -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if is_traced(self) or is_traced(value):
+            raise traced_value_error("Setting .data")
         if self._rg and not (value._dtype.is_floating_point or value._dtype.is_complex):
             raise RuntimeError("data set to a tensor that requires gradients must be floating "
                                "point or complex dtype")
@@ -347,10 +374,14 @@ class Tensor:
         return self._data.itemsize
 
     def stride(self, dim: int | None = None):
+        if is_traced(self):
+            raise traced_value_error("stride()")
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[dim]
 
     def is_contiguous(self) -> bool:
+        if is_traced(self):  # a traced value has no memory layout: as if contiguous
+            return True
         return bool(self._data.flags.c_contiguous)
 
     def is_floating_point(self) -> bool:
@@ -375,6 +406,8 @@ class Tensor:
         return self.to(dtype)
 
     def data_ptr(self) -> int:
+        if is_traced(self):
+            raise traced_value_error("data_ptr()")
         return self._data.__array_interface__["data"][0]
 
     def untyped_storage(self):
@@ -384,27 +417,39 @@ class Tensor:
         return _Storage(base)
 
     def tolist(self):
+        if is_traced(self):
+            raise traced_value_error("tolist()")
         return self._data.tolist()
 
     def item(self):
+        if is_traced(self):
+            raise traced_value_error("item()")
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
         return self._data.item()
 
     def __float__(self) -> float:
+        if is_traced(self):
+            raise traced_value_error("float()")
         return float(self.item())
 
     def __int__(self) -> int:
+        if is_traced(self):  # an integer carries no derivative: nothing is lost
+            return int(self._data)
         return int(self.item())
 
     def __index__(self) -> int:
         if self._dtype.category != 1 or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
+        if is_traced(self):
+            return self._data.__index__()
         return int(self._data.item())
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        if is_traced(self):  # control flow on a traced value decides through its value
+            return bool(self._data)
         return bool(self._data.item())
 
     def __len__(self) -> int:
@@ -421,18 +466,24 @@ class Tensor:
         return id(self)
 
     def numpy(self, force: bool = False) -> np.ndarray:
+        if is_traced(self):
+            raise traced_value_error("numpy()")
         if self.requires_grad and not force and STATE.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        if is_traced(self):
+            raise traced_value_error("Conversion to a NumPy array (numpy.asarray)")
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return np.asarray(self._data, dtype=dtype)
 
     def __repr__(self, *, tensor_contents=None) -> str:
+        if is_traced(self):
+            return f"tensor({self._data!r}, dtype={self._dtype})"
         try:
             fn = self.grad_fn
         except RuntimeError:  # as PyTorch: a grad_fn that cannot be made prints as Invalid
@@ -443,11 +494,13 @@ class Tensor:
         return tensor_repr(self._data, self._dtype, D.DEFAULT_FLOAT, name, self.requires_grad)
 
     def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0:
+        if self._data.ndim == 0 and not is_traced(self):
             return self._data.item().__format__(spec)
         return repr(self)
 
     def __reduce_ex__(self, proto):
+        if is_traced(self):
+            raise traced_value_error("Pickling")
         return (_rebuild, (self._data.copy(), self._rg))
 
     def __copy__(self) -> "Tensor":
