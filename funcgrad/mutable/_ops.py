@@ -11,6 +11,7 @@ the backward engine (`_autograd`) imports it.
 """
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import Any, Sequence
 
@@ -30,7 +31,7 @@ from ._tensor import (CUSTOM_VIEW_DETAIL, NO_GRAD_VIEW_REBASED, Tensor, _scalar_
                       edge_of, is_traced)
 
 __all__ = ["Op", "OPS", "OpNode", "apply_primitive", "edge_of", "traced_tensor",
-           "traced_apply", "traced_detach"]
+           "traced_apply", "traced_detach", "traced_value", "TRACED"]
 
 # what a node keeps of its output (besides a `Saved` tensor or nothing): its shape and dtype
 _OUT_SPEC = object()
@@ -719,7 +720,8 @@ def apply_primitive(prim, args: Sequence, params: dict) -> Tensor:
                                      saves_out=True, result="keep")
     raws = [a._data if isinstance(a, Tensor) else a for a in args]
     if any(isinstance(r, Tracer) for r in raws):
-        raws = [_traced_raw(a) if isinstance(a, Tensor) else a for a in args]
+        _watch(args)
+        raws = [traced_value(a) if isinstance(a, Tensor) else a for a in args]
         out = prim(*raws, **params) if params else prim(*raws)
         if prim.multiple_results:
             return tuple(traced_tensor(o) for o in out)
@@ -1171,7 +1173,27 @@ def _attach_inplace(self: Tensor, node: Node) -> None:
 # mutable graph records nothing; torch's dtype rules still decide the result's dtype.
 # In-place writes are functionalized: the written tensor's data becomes the new value (a
 # write through a view of ``x[...]`` kind is replayed onto its base); the views of a written
-# tensor read it again when next used (`_traced_raw`).
+# tensor read it again when next used (`traced_value`).
+
+class _TracedState(threading.local):
+    """Per thread: while ``constants`` is a list, traced ops append to it every untraced
+    operand that requires grad (a tensor the function closed over, whose gradient a
+    functional transform cannot see: torch.autograd.functional refuses it with
+    create_graph=True)."""
+
+    constants: list | None = None
+
+
+TRACED = _TracedState()
+
+
+def _watch(args) -> None:
+    seen = TRACED.constants
+    if seen is not None:
+        for a in args:
+            if isinstance(a, Tensor) and not is_traced(a) and _requires_grad(a):
+                seen.append(a)
+
 
 def traced_tensor(value, dtype: D.dtype | None = None) -> Tensor:
     """A tensor holding `value`, the result of a traced op, cast to `dtype` (torch's
@@ -1200,12 +1222,12 @@ def traced_tensor(value, dtype: D.dtype | None = None) -> Tensor:
 def traced_detach(t: Tensor) -> Tensor:
     """``t.detach()`` of a traced tensor: its value as a constant of the running transforms
     (`funcgrad.stop_gradient`), sharing t's version counter as a detached tensor does."""
-    out = traced_tensor(stop_gradient(_traced_raw(t)), t._dtype)
+    out = traced_tensor(stop_gradient(traced_value(t)), t._dtype)
     out._vc = t._vc
     return out
 
 
-def _traced_raw(t: Tensor):
+def traced_value(t: Tensor):
     """A traced tensor's value; a view whose base was written since it was made reads it
     again from the base (its chain of view ops replayed through the primitives)."""
     if t._base is not None and t._traced_at != t._vc.value and is_traced(t._base):
@@ -1225,8 +1247,9 @@ def _traced_raw(t: Tensor):
 
 def traced_apply(op: Op, args: Sequence, params: dict | None = None) -> Tensor:
     """`apply` when an operand is traced: the primitive through the functional dispatch."""
+    _watch(args)
     dt = _result_dtype(op, args)
-    raws = [_traced_raw(a) if isinstance(a, Tensor) else a for a in args]
+    raws = [traced_value(a) if isinstance(a, Tensor) else a for a in args]
     if dt is not None and dt.category < 2 and op.prim.differentiable and op.result != "bool" \
             and _int_unsafe(op):
         raws = [NP.astype(r, dtype=np.float64) if isinstance(r, (np.ndarray, Array)) else r
@@ -1250,7 +1273,7 @@ def _traced_view(op: Op, x: Tensor, params: dict, data, replay_fn) -> Tensor:
             raise RuntimeError(f"the view op {getattr(fn, '__name__', fn)} is not yet "
                                "supported on traced tensors (inside "
                                "torch.autograd.functional)")
-        data = view.prim(_traced_raw(x), **params)
+        data = view.prim(traced_value(x), **params)
     out = traced_tensor(data, x._dtype)
     out._vc = x._vc
     link = (fn, params)
@@ -1285,6 +1308,7 @@ def _traced_inplace(op: Op, self: Tensor, others: Sequence, params: dict | None,
     """`inplace` when self or an operand is traced: the new value replaces self's data
     (functionalized); through an indexing view it is scattered into the base."""
     check_inplace(self)
+    _watch(others)
     name = op.inplace_name
     if not is_traced(self):
         raise RuntimeError(WRITE_INTO_UNTRACED.format(name=name))
@@ -1295,7 +1319,7 @@ def _traced_inplace(op: Op, self: Tensor, others: Sequence, params: dict | None,
                            or (dt.is_floating_point and sdt.category < 2)):
         raise RuntimeError(f"result type {_scalar_name(dt)} can't be cast to the desired output "
                            f"type {_scalar_name(sdt)}")
-    raws = [_traced_raw(a) if isinstance(a, Tensor) else a for a in args]
+    raws = [traced_value(a) if isinstance(a, Tensor) else a for a in args]
     if op is COPY:
         new = raws[1]
     elif compute is not None and op.prim is None:
@@ -1331,7 +1355,7 @@ def _traced_inplace(op: Op, self: Tensor, others: Sequence, params: dict | None,
 def _write_through_view(view: Tensor, new, name: str) -> None:
     """Scatter `new`, the view's new value, into its base along its chain of index views."""
     base = view._base
-    values = [_traced_raw(base)]
+    values = [traced_value(base)]
     templates = []
     for fn, params in view._view.chain:
         if fn is not NP.getitem.impl:

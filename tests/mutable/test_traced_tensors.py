@@ -150,3 +150,15 @@ def test_ordinary_tensors_are_untouched():
     y.backward()
     np.testing.assert_allclose(x.grad.numpy(), np.sin(X) + X * np.cos(X))
     assert type(y.grad_fn).__name__ == "SumBackward0"
+
+
+def test_untraced_operands_requiring_grad_are_reported_while_watched():
+    w = fm.tensor(X, requires_grad=True)
+    O.TRACED.constants = []
+    try:
+        got = fg.jacrev(as_arrays(lambda a: a * w + a.exp()))(X)
+        seen = O.TRACED.constants
+    finally:
+        O.TRACED.constants = None
+    assert len(seen) == 1 and seen[0] is w
+    np.testing.assert_allclose(np.asarray(got), np.diag(X + np.exp(X)))
