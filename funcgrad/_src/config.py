@@ -225,14 +225,20 @@ def numpy_errors() -> contextlib.AbstractContextManager:
     line); errors the user set to raise or ignore stay so. Inside a transform that already
     set it up, nothing changes (a cheap no-op)."""
     state = _numpy_error_state()
+    if state["call"] is _on_numpy_error and state["invalid"] == "call" and "warn" not in (
+            state["divide"], state["over"], state["under"]):
+        return _UNCHANGED  # an enclosing transform set it up (what follows would find so)
     changes = {kind: "call" for kind in _ERROR_KINDS if state[kind] == "warn"}
     if config.debug_nans and state["invalid"] != "call":
         changes["invalid"] = "call"
     call = state["call"]
     if not changes or (call is not None and call is not _on_numpy_error
                        and any(state[kind] == "call" for kind in _ERROR_KINDS)):
-        return contextlib.nullcontext()
+        return _UNCHANGED
     return np.errstate(call=_on_numpy_error, **changes)
+
+
+_UNCHANGED = contextlib.nullcontext()  # (reentrant and stateless: one serves every call)
 
 
 _ERROR_KINDS = ("divide", "over", "under", "invalid")

@@ -468,7 +468,7 @@ class Primitive:
 
     __slots__ = ("name", "impl", "nargs", "params", "vjps", "jvps", "linear", "batch",
                  "differentiable", "multiple_results", "doc", "reads", "_keep", "_direct",
-                 "_code", "__weakref__")
+                 "_derivs", "_code", "__weakref__")
 
     def __init__(self, name: str, impl: Callable, *, nargs: int = 1,
                  params: Sequence[str] = (), vjps: Sequence[Callable | None] | None = None,
@@ -514,6 +514,12 @@ class Primitive:
                 if keep_args is not None and not keep_args[i]:
                     direct |= residuals.SHAPE_OF_ARG[i]
         object.__setattr__(self, "_direct", direct)
+        # An elementwise primitive's rules are ``ct * deriv(out, *args)`` (`declare.elementwise`
+        # marks them with their ``deriv``): the walk multiplies by the local derivative itself,
+        # one Python call fewer per entry. None where any rule is another kind.
+        derivs = tuple(getattr(rule, "deriv", None) for rule in vjps) \
+            if direct is not None else None
+        object.__setattr__(self, "_derivs", None if derivs is None or None in derivs else derivs)
 
     def __new__(cls, name: str, impl: Callable, *, nargs: int = 1, **kwargs):
         if cls is Primitive:  # one- and two-argument primitives get a faster __call__
@@ -615,17 +621,23 @@ class _UnaryPrimitive(Primitive):
             x = x._value
         return self.impl(x, **params) if params else self.impl(x)
 
-    def call1(self, x):
-        """`self(x)` without keyword handling: what operators and parameterless public
-        functions call, once per recorded operation."""
-        if isinstance(x, Array):
+    def operator(self, as_array: Callable) -> Callable:
+        """The Array method ``x.__op__()``: `self` applied as by ``self(x)``, in one Python
+        call per recorded operation; a result that is not an Array goes through
+        ``as_array(out)``."""
+        prim = self
+
+        def op(x):  # x is the Array whose method this is
             t = x._trace
-            if t is not None:
+            if t is None:
+                out = prim.impl(x._value)
+            else:
                 if not t.alive:
                     raise t.dead()
-                return t.process1(self, x, _NO_PARAMS)
-            x = x._value
-        return self.impl(x)
+                out = t.process1(prim, x, _NO_PARAMS)
+            return out if isinstance(out, Array) else as_array(out)
+
+        return op
 
 
 class _BinaryPrimitive(Primitive):
@@ -649,20 +661,37 @@ class _BinaryPrimitive(Primitive):
             raise top.dead()
         return top.process2(self, x, y, params)
 
-    def call2(self, x, y):
-        """`self(x, y)` without keyword handling (see `_UnaryPrimitive.call1`)."""
-        tx = x._trace if isinstance(x, Array) else None
-        ty = y._trace if isinstance(y, Array) else None
-        if tx is None and ty is None:
-            if type(x) is Array:
-                x = x._value
-            if type(y) is Array:
-                y = y._value
-            return self.impl(x, y)
-        top = tx if ty is None or (tx is not None and tx.level >= ty.level) else ty
-        if not top.alive:
-            raise top.dead()
-        return top.process2(self, x, y, _NO_PARAMS)
+    def operator(self, as_array: Callable, reflected: bool = False) -> Callable:
+        """The Array method ``x.__op__(other)`` (``other.__op__``'s reflection with
+        `reflected`): `self` applied as by ``self(x, other)``, in one Python call per recorded
+        operation; a result that is not an Array goes through ``as_array(out, other)``."""
+        prim = self
+
+        def op(x, y):  # x is the Array whose method this is
+            tx = x._trace
+            ty = y._trace if isinstance(y, Array) else None
+            if tx is None and ty is None:
+                out = prim.impl(x._value, y._value if type(y) is Array else y)
+            else:
+                top = tx if ty is None or (tx is not None and tx.level >= ty.level) else ty
+                if not top.alive:
+                    raise top.dead()
+                out = top.process2(prim, x, y, _NO_PARAMS)
+            return out if isinstance(out, Array) else as_array(out, y)
+
+        def reflected_op(y, x):  # `op` with the operands the other way round
+            tx = x._trace if isinstance(x, Array) else None
+            ty = y._trace
+            if tx is None and ty is None:
+                out = prim.impl(x._value if type(x) is Array else x, y._value)
+            else:
+                top = tx if ty is None or (tx is not None and tx.level >= ty.level) else ty
+                if not top.alive:
+                    raise top.dead()
+                out = top.process2(prim, x, y, _NO_PARAMS)
+            return out if isinstance(out, Array) else as_array(out, x)
+
+        return reflected_op if reflected else op
 
 
 _NO_PARAMS: dict = {}  # shared and never written: traces only read params

@@ -60,18 +60,16 @@ class Namespace:
                doc: str = "") -> Callable:
         """Export `prim` itself: the public function returns `Array`s, never raw values."""
         if prim.nargs == 1 and not prim.params:
-            call1 = prim.call1  # one array and nothing else: no keywords to pass on
-
             def public_fn(*args, **params):
                 if len(args) != 1 or params:
                     out = prim(*args, **params)
+                elif isinstance(x := args[0], Tracer):  # (`prim(x)` spelled out: once per op)
+                    trace = x._trace
+                    if not trace.alive:
+                        raise trace.dead()
+                    out = trace.process1(prim, x, _NO_PARAMS)
                 else:
-                    x = args[0]
-                    trace = x._trace if isinstance(x, Tracer) else None
-                    if trace is not None and trace.alive:  # (`call1` spelled out: per op)
-                        out = trace.process1(prim, x, _NO_PARAMS)
-                    else:
-                        out = call1(x)
+                    out = prim.impl(x._value if isinstance(x, Array) else x)
                 return out if isinstance(out, Array) else wrap(out)
         else:
             def public_fn(*args, **params):

@@ -52,9 +52,19 @@ def arg_values(entry: tuple) -> tuple:
     return entry[ARGS + 1::2]
 
 
-#: One shared stand-in per NumPy scalar type, for scalars whose value no rule reads (a linear
-#: function's arguments, say): the tape keeps their shape and dtype without one object per op.
-_SCALAR_STANDINS = {t: residuals.ShapeOnly(np.zeros((), t)[()])
+def _scalar_standin(scalar_type) -> np.ndarray:
+    """The stand-in for NumPy scalars of `scalar_type` whose value no rule reads (a linear
+    function's arguments, say): the tape keeps their shape and dtype, all a rule may read,
+    without one object per op. A shared read-only 0-d array rather than a `ShapeOnly`: NumPy
+    arrays are not objects the cyclic garbage collector tracks, so neither are the entries
+    holding one (W4's long scalar loop paid for a quarter of its entries being tracked). It
+    holds NaN where the dtype can, so that a value read by mistake would show."""
+    standin = np.full((), np.nan if np.dtype(scalar_type).kind in "fc" else 0, scalar_type)
+    standin.flags.writeable = False
+    return standin
+
+
+_SCALAR_STANDINS = {t: _scalar_standin(t)
                     for t in (np.float64, np.float32, np.float16, np.complex128, np.complex64,
                               np.int64, np.int32, np.bool_)}
 
@@ -308,7 +318,7 @@ def _no_rule(prim: Primitive, what: str, argnum: int | None) -> FuncgradError:
 
 
 # --- the backward walk ---------------------------------------------------------------------
-def _accumulate(cts: dict, node: int, g: Any, x: Any) -> None:
+def _accumulate(cts: list, node: int, g: Any, x: Any) -> None:
     """Add cotangent `g` to `node`'s, shaped and typed like the argument `x` it is for: the
     engine sums away broadcast dimensions and restores the dtype (float32 stays float32;
     real inputs get real cotangents) once, here, for every rule. The sum is taken in place
@@ -319,7 +329,7 @@ def _accumulate(cts: dict, node: int, g: Any, x: Any) -> None:
         g = engine.sum_to_shape(g, x.shape)
     if g.dtype is not x.dtype:
         g = engine.astype(g, x.dtype)
-    prev = cts.get(node)
+    prev = cts[node]
     if prev is None:
         cts[node] = g
     elif (type(prev) is np.ndarray and type(g) is np.ndarray and prev.dtype is g.dtype
@@ -331,7 +341,7 @@ def _accumulate(cts: dict, node: int, g: Any, x: Any) -> None:
 
 
 _refcount = sys.getrefcount
-_HELD_BY_CTS_AND_PREV = 3   # the dict, the local name `prev`, getrefcount's own argument
+_HELD_BY_CTS_AND_PREV = 3   # the list, the local name `prev`, getrefcount's own argument
 _HELD_BY_WALK = 3           # the walk's `ct`, the helper's `ct`, getrefcount's argument
 _HELD_BY_HELPER = 2         # the helper's local, getrefcount's argument
 #: Elementwise cotangents at least this big are multiplied in place (below it the checks
@@ -430,10 +440,10 @@ def backward(tape: list, out_ids: Sequence[int | None], out_cts: Sequence[Any], 
     would only rescan the tape again and again. NumPy's floating-point warnings raised by
     the rules point at the user's line (`config.numpy_errors`).
     """
-    cts: dict = {}
+    cts: list = [None] * len(tape)  # by node id: a list's slots are cheaper than a dict's
     for i, ct in zip(out_ids, out_cts):
         if i is not None:
-            cts[i] = cts[i] + ct if i in cts else ct
+            cts[i] = ct if cts[i] is None else cts[i] + ct
     restart_gc = gc.isenabled()
     if restart_gc:
         gc.disable()
@@ -443,12 +453,10 @@ def backward(tape: list, out_ids: Sequence[int | None], out_cts: Sequence[Any], 
     finally:
         if restart_gc:
             gc.enable()
-    pop = cts.pop
-    return [pop(i, None) for i in range(n_leaves)]
+    return cts[:n_leaves]
 
 
-def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
-    pop = cts.pop
+def _walk(tape: list, cts: list, n_leaves: int, consume: bool) -> None:
     accumulate = _accumulate
     check = config.debug_nans
     declared = _DECLARED
@@ -467,16 +475,16 @@ def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
             if ct is None:
                 continue
         else:
-            ct = pop(i, None)
-            if ct is None:
-                if not cts:
-                    break
+            ct = cts[i]
+            if ct is None:  # the entry does not reach the output
                 continue
+            cts[i] = None
         if consume:
             tape[i] = None
         if check:
             accumulate = _checking(prim, i, tape)
         rules = prim.vjps
+        derivs = prim._derivs  # (elementwise rules: the walk multiplies by these itself)
         n = len(entry)
         if n == one_arg:  # one argument, the commonest entry: unpacked in the layout's order
             _, params, out, node, x = entry
@@ -486,6 +494,8 @@ def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
             elif type(ct) is ndarray and ct.size >= in_place_min_size:
                 g = _elementwise_vjp(rules[0], ct, out, (x,), True)
                 ct = None  # (so that an in-place sum below sees the walk's true holders)
+            elif derivs is not None:
+                g = ct * derivs[0](out, x)
             else:
                 g = rules[0](ct, out, x)
             if g is not None:
@@ -494,7 +504,7 @@ def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
                 if check or type(g) is Array or g.shape != x.shape or g.dtype is not x.dtype:
                     accumulate(cts, node, g, x)
                 else:
-                    prev = cts.get(node)
+                    prev = cts[node]
                     if prev is None:
                         cts[node] = g
                     elif type(prev) is ndarray and prev.size >= in_place_min_size:
@@ -512,7 +522,7 @@ def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
                 if big:
                     g = _elementwise_vjp(rules[0], ct, out, (x, y), node_b is None)
                 elif params is None:
-                    g = rules[0](ct, out, x, y)
+                    g = ct * derivs[0](out, x, y) if derivs is not None else rules[0](ct, out, x, y)
                 else:
                     g = rules[0](ct, out, x, y, **params)
                 if g is not None:
@@ -520,7 +530,7 @@ def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
                             or g.dtype is not x.dtype:
                         accumulate(cts, node_a, g, x)
                     else:
-                        prev = cts.get(node_a)
+                        prev = cts[node_a]
                         if prev is None:
                             cts[node_a] = g
                         elif type(prev) is ndarray and prev.size >= in_place_min_size:
@@ -534,7 +544,7 @@ def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
                     g = _elementwise_vjp(rules[1], ct, out, (x, y), True)
                     ct = None
                 elif params is None:
-                    g = rules[1](ct, out, x, y)
+                    g = ct * derivs[1](out, x, y) if derivs is not None else rules[1](ct, out, x, y)
                 else:
                     g = rules[1](ct, out, x, y, **params)
                 if g is not None:
@@ -542,7 +552,7 @@ def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
                             or g.dtype is not y.dtype:
                         accumulate(cts, node_b, g, y)
                     else:
-                        prev = cts.get(node_b)
+                        prev = cts[node_b]
                         if prev is None:
                             cts[node_b] = g
                         elif type(prev) is ndarray and prev.size >= in_place_min_size:
@@ -575,9 +585,10 @@ def _checking(prim, i, tape):
     return accumulate
 
 
-def _gather_multiple(cts: dict, first: int, outs: tuple):
+def _gather_multiple(cts: list, first: int, outs: tuple):
     """Cotangents of a multiple-result entry; missing ones are zeros, all missing is None."""
-    got = [cts.pop(first + k, None) for k in range(len(outs))]
+    got = cts[first:first + len(outs)]
+    cts[first:first + len(outs)] = [None] * len(outs)
     if all(g is None for g in got):
         return None
     return tuple(engine.zeros_like(o) if g is None else g for o, g in zip(outs, got))

@@ -201,7 +201,8 @@ def _scalar_output(out, trace, transform: str, has_aux: bool):
             "outputs" + ("" if has_aux else " (has_aux=True returns (output, aux))")
         )
     out_value = _strip(out, trace)
-    shape = out_value.shape if isinstance(out_value, (np.ndarray, Array)) else np.shape(out_value)
+    shape = out_value.shape if isinstance(out_value, (np.ndarray, np.generic, Array)) \
+        else np.shape(out_value)
     if shape != ():
         raise TypeError(
             f"Gradient only defined for scalar-output functions. Output had shape: {shape}. "

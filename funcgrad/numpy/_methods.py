@@ -25,42 +25,20 @@ def _wrap(out, other):
     return Array(out)
 
 
-def _binary(prim, reflected=False):
-    call = prim.call2  # no keywords: skips building an empty kwargs dict per operation
-    if reflected:
-        def op(self, other):
-            out = call(other, self)
-            return out if isinstance(out, Array) else _wrap(out, other)
-    else:
-        def op(self, other):
-            out = call(self, other)
-            return out if isinstance(out, Array) else _wrap(out, other)
-    return op
-
-
-def _unary(prim):
-    call = prim.call1
-
-    def op(self):
-        out = call(self)
-        return out if isinstance(out, Array) else Array(out)
-    return op
-
-
 _OPERATORS = {
     "add": P.add, "sub": P.subtract, "mul": P.multiply, "truediv": P.divide,
     "floordiv": P.floor_divide, "mod": P.remainder, "pow": P.power, "matmul": P.matmul,
 }
 for _name, _prim in _OPERATORS.items():
-    setattr(Array, f"__{_name}__", _binary(_prim))
-    setattr(Array, f"__r{_name}__", _binary(_prim, reflected=True))
+    setattr(Array, f"__{_name}__", _prim.operator(_wrap))
+    setattr(Array, f"__r{_name}__", _prim.operator(_wrap, reflected=True))
 for _name, _prim in {"eq": P.equal, "ne": P.not_equal, "lt": P.less, "le": P.less_equal,
                      "gt": P.greater, "ge": P.greater_equal}.items():
-    setattr(Array, f"__{_name}__", _binary(_prim))
-Array.__neg__ = _unary(P.negative)
-Array.__pos__ = _unary(P.positive)
-Array.__abs__ = _unary(P.absolute)
-Array.__invert__ = _unary(P.logical_not)
+    setattr(Array, f"__{_name}__", _prim.operator(_wrap))
+Array.__neg__ = P.negative.operator(Array)
+Array.__pos__ = P.positive.operator(Array)
+Array.__abs__ = P.absolute.operator(Array)
+Array.__invert__ = P.logical_not.operator(Array)
 
 
 def _getitem(self, index):
