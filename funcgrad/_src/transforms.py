@@ -303,7 +303,7 @@ def _check_cotangent(ct, out_value, i):
     if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
         # a Python number takes the output's dtype (a complex one stays complex, so a
         # complex cotangent for a real output is refused below, not silently made real)
-        value = np.asarray(value, dtype=np.result_type(out_dtype, type(value)))
+        value = np.asarray(value, dtype=np.result_type(out_dtype, value))
     shape = np.shape(value)
     out_shape = np.shape(out_value)
     if shape != out_shape:
@@ -366,8 +366,10 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any],
 
 def _check_tangent(t, primal, i):
     value = raw(t)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        value = np.asarray(value, dtype=primal.dtype)
+    if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
+        # a Python number takes the primal's dtype (a complex one stays complex, so that a
+        # complex tangent for a real primal is refused below, not silently made real)
+        value = np.asarray(value, dtype=np.result_type(primal.dtype, value))
     if not hasattr(value, "shape"):
         raise TypeError(f"jvp: tangent {i} is a {type(value).__name__}, not an array")
     if value.shape != primal.shape:

@@ -139,3 +139,15 @@ def test_python_number_cotangents_take_the_outputs_dtype() -> None:
     # under an outer transform the output is a tracer: its dtype is read, not converted
     assert fg.grad(lambda x: fg.vjp(fnp.sin, x)[1](1.0)[0])(0.3).item() == pytest.approx(-np.sin(0.3))
     assert fg.jit(lambda x: fg.vjp(fnp.sin, x)[1](1.0)[0])(0.3).item() == pytest.approx(np.cos(0.3))
+
+
+def test_python_number_tangents_take_the_primals_dtype() -> None:
+    # JAX 0.10: jvp(lambda z: z * 2, (1.5+0.5j,), (0.7-0.3j,)) == (3+1j, 1.4-0.6j)
+    out, t = fg.jvp(lambda z: z * 2, (1.5 + 0.5j,), (0.7 - 0.3j,))
+    assert complex(out) == 3 + 1j and complex(t) == pytest.approx(1.4 - 0.6j, rel=1e-15)
+    out, t = fg.jvp(fnp.sin, (np.float32(0.5),), (1.0,))   # a float takes float32
+    assert t.dtype == np.float32 and t.item() == pytest.approx(np.cos(0.5), rel=1e-6)
+    with pytest.raises(TypeError, match="tangent 0 has dtype complex128.*float64"):
+        fg.jvp(fnp.sin, (0.5,), (1j,))                     # never silently made real
+    _, vjp_fn = fg.vjp(fnp.sin, np.float32(0.5))            # likewise a cotangent
+    assert vjp_fn(1.0)[0].dtype == np.float32
