@@ -1,5 +1,5 @@
 """Structured control flow, as JAX's ``jax.lax``: conditionals and loops that every transform
-(grad, jvp, vmap, and jit's tracer) sees through.
+(grad, jvp, vmap, and jit's tracer) sees through; and ``stop_gradient``.
 
 >>> import funcgrad as fg, funcgrad.numpy as fnp
 >>> fg.lax.fori_loop(0, 4, lambda i, x: x * 2.0, 1.0).item()
@@ -10,6 +10,7 @@
 """
 from ._src.lax import (associative_scan, cond, fori_loop, map, scan, select, switch,
                        while_loop)
+from ._src.transforms import stop_gradient
 
-__all__ = ["associative_scan", "cond", "fori_loop", "map", "scan", "select", "switch",
-           "while_loop"]
+__all__ = ["associative_scan", "cond", "fori_loop", "map", "scan", "select", "stop_gradient",
+           "switch", "while_loop"]

@@ -442,6 +442,21 @@ def test_associative_scan():
     assert values(g) == [1.0 + 2.0 + 6.0, 1.0 + 3.0, 2.0]  # d/dx of x0 + x0x1 + x0x1x2
 
 
+def test_stop_gradient_from_lax_cuts_the_derivative():
+    # the temporal-difference loss of JAX's cookbook: the target is held constant, so
+    # d/dtheta -0.5 (target - v(theta))^2 = (target - v) * s_prev, target's own path cut
+    def td_loss(theta, s_prev, r, s):
+        target = r + fnp.dot(theta, s)
+        return -0.5 * (lax.stop_gradient(target) - fnp.dot(theta, s_prev)) ** 2
+
+    theta, s_prev, s = fnp.array([0.1, -0.1, 0.0]), fnp.array([1.0, 2.0, -1.0]), \
+        fnp.array([2.0, 1.0, 0.0])
+    got = fg.grad(td_loss)(theta, s_prev, 1.0, s)
+    np.testing.assert_allclose(np.asarray(got), [1.2, 2.4, -1.2], rtol=1e-12)  # JAX's output
+    assert lax.stop_gradient is fg.stop_gradient
+    assert fg.grad(lambda x: lax.stop_gradient({"a": x * x})["a"] + x)(3.0).item() == 1.0
+
+
 # --- live JAX ----------------------------------------------------------------------------
 def test_against_live_jax():
     jax = pytest.importorskip("jax", reason="JAX is an optional oracle; literal values above")

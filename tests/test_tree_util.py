@@ -396,6 +396,54 @@ def test_tree_module_short_names():
         tree.reduce_associative(lambda a, b: a + b, [])
 
 
+# --- one level at a time, building tuples of structures, node types --------------------
+def test_flatten_one_level_as_in_jax():
+    from funcgrad.tree_util import flatten_one_level, flatten_one_level_with_keys
+    # JAX 0.10's results, literally
+    assert flatten_one_level({"b": (2, 3), "a": 1}) == ((1, (2, 3)), ("a", "b"))
+    assert flatten_one_level((1, [2])) == ((1, [2]), None)
+    assert flatten_one_level([1, 2]) == ([1, 2], None)
+    assert flatten_one_level(None) == ((), None)
+    assert flatten_one_level(NT(1, 2)) == ([1, 2], NT)
+    assert flatten_one_level(collections.OrderedDict(b=1, a=2)) == ([1, 2], ("b", "a"))
+    assert flatten_one_level(collections.defaultdict(list, {"b": 1, "a": 2})) == \
+        ([2, 1], (list, ("a", "b")))
+    assert flatten_one_level(Pair(1, [2])) == ((1, [2]), "aux")  # as the class flattens
+    for leaf in (3, "abc", fnp.ones(2), np.ones(2)):
+        with pytest.raises(ValueError, match="can't tree-flatten type: <class"):
+            flatten_one_level(leaf)
+    assert flatten_one_level_with_keys({"b": 1, "a": 2}) == \
+        (((DictKey("a"), 2), (DictKey("b"), 1)), ("a", "b"))
+    assert flatten_one_level_with_keys([5, 6]) == \
+        (((SequenceKey(0), 5), (SequenceKey(1), 6)), None)
+    assert flatten_one_level_with_keys(None) == ((), None)
+    assert flatten_one_level_with_keys(Pair(1, 2)) == \
+        ([(FlattenedIndexKey(0), 1), (FlattenedIndexKey(1), 2)], "aux")
+    assert flatten_one_level_with_keys(NT(1, 2)) == \
+        ([(GetAttrKey("a"), 1), (GetAttrKey("b"), 2)], NT)
+    with pytest.raises(ValueError, match="can't tree-flatten"):
+        flatten_one_level_with_keys(1.0)
+
+
+def test_treedef_tuple_and_is_tree_node():
+    from funcgrad.tree_util import is_tree_node, treedef_children, treedef_tuple
+    x, y = [1, 2, 3], {"a": 4, "b": 5}
+    both = treedef_tuple([tree_structure(x), tree_structure(y)])
+    assert both == tree_structure((x, y))
+    assert repr(both) == "PyTreeDef(([*, *, *], {'a': *, 'b': *}))" and both.num_leaves == 5
+    assert treedef_children(both) == [tree_structure(x), tree_structure(y)]
+    assert repr(treedef_tuple([])) == "PyTreeDef(())"
+    assert repr(treedef_tuple(iter([tree_structure([1]), tree_structure(None)]))) == \
+        "PyTreeDef(([*], None))"
+    assert tree_unflatten(both, range(5)) == ([0, 1, 2], {"a": 3, "b": 4})
+    with pytest.raises(TypeError, match="PyTreeDef"):
+        treedef_tuple([(1, 2)])
+    nodes = [tuple, list, dict, type(None), NT, Pair, collections.OrderedDict,
+             collections.defaultdict, Partial]
+    assert all(is_tree_node(t) for t in nodes)
+    assert not any(is_tree_node(t) for t in (int, float, str, np.ndarray, fg.Array))
+
+
 # --- live comparison with JAX, where installed -----------------------------------------
 def _jax():
     return pytest.importorskip("jax", reason="JAX is an optional oracle; literal values above")
@@ -417,6 +465,17 @@ def test_against_live_jax():
         with pytest.raises(ValueError) as info:
             jtu.tree_map(lambda x, y: x, a, b)
         assert str(info.value).startswith(start) and path in str(info.value)
+    from funcgrad.tree_util import flatten_one_level, flatten_one_level_with_keys, is_tree_node
+    for value in ({"b": (2, 3), "a": 1}, (1, [2]), [1, 2], None, NT(1, 2),
+                  collections.OrderedDict(b=1, a=2)):
+        assert jtu.flatten_one_level(value) == flatten_one_level(value)
+        if type(value) is not NT:  # (JAX 0.10 names both namedtuple children .a)
+            assert repr(jtu.flatten_one_level_with_keys(value)) == \
+                repr(flatten_one_level_with_keys(value))
+    for t in (tuple, list, dict, type(None), NT, int, float, str, np.ndarray):
+        assert jtu.is_tree_node(t) == is_tree_node(t)
+    assert repr(jtu.treedef_tuple([jtu.tree_structure([1]), jtu.tree_structure({"a": 2})])) \
+        == repr(fg.tree_util.treedef_tuple([tree_structure([1]), tree_structure({"a": 2})]))
 
 
 def test_tree_static_marks_a_dataclass_field_as_metadata():

@@ -22,7 +22,8 @@ __all__ = [
     "tree_leaves_with_path", "tree_map_with_path", "keystr", "treedef_is_leaf",
     "treedef_children", "all_leaves", "DictKey", "SequenceKey", "GetAttrKey",
     "FlattenedIndexKey", "Partial", "register_static", "tree_reduce_associative",
-    "tree_broadcast",
+    "tree_broadcast", "flatten_one_level", "flatten_one_level_with_keys", "is_tree_node",
+    "treedef_tuple", "KeyEntry", "KeyPath",
 ]
 
 T = TypeVar("T")
@@ -68,8 +69,8 @@ class FlattenedIndexKey:
         return f"[<flat index {self.key}>]"
 
 
-KeyEntry = Any
-KeyPath = tuple
+KeyEntry = TypeVar("KeyEntry", bound=Any)  # one step of a path: DictKey, SequenceKey, ...
+KeyPath = tuple[KeyEntry, ...]
 
 
 def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
@@ -601,6 +602,80 @@ def treedef_is_leaf(treedef: PyTreeDef) -> bool:
 def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
     """The structures of the root's children."""
     return treedef.children()
+
+
+def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
+    """The structure of a tuple whose children have the structures `treedefs`.
+
+    >>> treedef_tuple([tree_structure([1, 2]), tree_structure({"a": 3})])
+    PyTreeDef(([*, *], {'a': *}))
+    """
+    treedefs = list(treedefs)
+    for treedef in treedefs:
+        if not isinstance(treedef, PyTreeDef):
+            raise TypeError(f"treedef_tuple: expected PyTreeDefs (from tree_structure), got "
+                            f"{type(treedef).__name__}")
+    nodes: tuple = ((tuple, None, len(treedefs)),)
+    for treedef in treedefs:
+        nodes += treedef._nodes
+    return PyTreeDef(nodes, sum(t.num_leaves for t in treedefs))
+
+
+def is_tree_node(typ: type) -> bool:
+    """Whether instances of `typ` are pytree nodes (containers flattening looks inside):
+    tuple, list, dict, None's type, namedtuples and registered classes.
+
+    >>> is_tree_node(tuple), is_tree_node(float), is_tree_node(type(None))
+    (True, False, True)
+    """
+    if typ in (tuple, list, dict, _NoneType) or typ in _registry:
+        return True
+    return isinstance(typ, type) and issubclass(typ, tuple) and hasattr(typ, "_fields")
+
+
+def _check_node(tree: Any) -> type:
+    """The type of `tree`, a pytree node; a leaf gets JAX's error."""
+    kind = type(tree)
+    if not is_tree_node(kind):
+        raise ValueError(f"can't tree-flatten type: {kind}")
+    return kind
+
+
+def flatten_one_level(tree: Any) -> tuple[Iterable, Hashable]:
+    """The children of `tree`'s root and its aux data (a dict's sorted keys, a registered
+    class's metadata, a namedtuple's class); a leaf raises ValueError.
+
+    >>> flatten_one_level({"b": [1, 2], "a": 3})
+    ((3, [1, 2]), ('a', 'b'))
+    """
+    kind = _check_node(tree)
+    if kind is tuple or kind is list:
+        return tree, None
+    if kind is _NoneType:
+        return (), None
+    if kind is dict:
+        keys = _sorted_keys(tree)
+        return tuple(tree[k] for k in keys), keys
+    node = _registry.get(kind)
+    if node is None:  # a namedtuple
+        return list(tree), kind
+    return node.flatten(tree)  # the children as the class's flatten gives them, as JAX
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable, Hashable]:
+    """As `flatten_one_level`, each child paired with its key.
+
+    >>> flatten_one_level_with_keys([5, 6])
+    (((SequenceKey(idx=0), 5), (SequenceKey(idx=1), 6)), None)
+    """
+    kind = _check_node(tree)
+    if kind is _NoneType:
+        return (), None
+    aux = _node_data(tree, kind) if kind is not tuple and kind is not list else None
+    entries = _child_entries(tree, kind, aux)
+    if kind is tuple or kind is list or kind is dict:
+        return tuple(entries), aux
+    return entries, aux if kind in _registry else kind
 
 
 def all_leaves(iterable: Iterable, is_leaf: Callable[[Any], bool] | None = None) -> bool:
