@@ -26,8 +26,9 @@ import numpy as np
 
 from .batching import (BatchTrace, BatchTracer, batch_elementwise, front_or_broadcast,
                        move_to_front)
-from .core import Array, FuncgradError, Primitive, Tracer, engine, raw, wrap
-from .forward import JVPTracer
+from .core import Array, FuncgradError, Primitive, Trace, Tracer, engine, raw, wrap
+from .forward import JVPTrace, JVPTracer
+from .reverse import ReverseTrace
 from .tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
 
 __all__ = ["cond", "switch", "select", "while_loop", "fori_loop", "scan", "map",
@@ -404,7 +405,11 @@ def _while_identity(x):
 
 
 def _while_transpose_error(ct, out, x):
-    raise ValueError(
+    raise _reverse_refused()
+
+
+def _reverse_refused() -> ValueError:
+    return ValueError(
         "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
         "dynamic start/stop values. Try using lax.scan, or using fori_loop with static "
         "start/stop: a loop whose trip count is known in advance differentiates in reverse "
@@ -451,37 +456,84 @@ def _while(cond_fun: Callable, body_fun: Callable, init_val: Any, below: int | N
             raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
                             f"[{_dtype(pred)}{list(_shape(pred))}]. Reduce it (fnp.all, "
                             "fnp.any) or compare (x > 0) to get one boolean")
-        if _is_batched(pred):
-            try:
-                going = np.any(_bottom(pred))
-            except FuncgradError:  # abstract below the batch (jit): one loop, one level down
-                if not _lowerable(pred, val):
-                    raise
-                return _while_one_level_down(pred._trace, cond_fun, body_fun, val)
-            if not going:
-                return _while_results(val)
-            new = _as_arrays(body_fun(val))
-            if not checked:
-                _check_carry(given, new, "while_loop body function", body_fun)
-            val = _select_trees(pred, new, val)
-        else:
-            if not pred:
-                return _while_results(val)
-            new = _as_arrays(body_fun(val))
-            if not checked:
-                _check_carry(given, new, "while_loop body function", body_fun)
-            val = new
-        checked = True
+        batched = _is_batched(pred)
+        try:
+            going = bool(np.any(_bottom(pred))) if batched else bool(pred)
+        except FuncgradError as error:  # abstract (under jit): traces above peeled off
+            return _while_below(error, pred, cond_fun, body_fun, val)
+        if not going:
+            return _while_results(val)
+        new = _as_arrays(body_fun(val))
+        if not checked:
+            _check_carry(given, new, "while_loop body function", body_fun)
+            checked = True
+        val = _select_trees(pred, new, val) if batched else new
 
 
-def _lowerable(pred, val) -> bool:
-    """Whether the batched loop can run as one loop under its vmap: the predicate is that
-    vmap's and no carry value belongs to a transform inside it."""
-    if type(pred) is not BatchTracer:
-        return False
-    level = pred._trace.level
-    return all(not isinstance(leaf, Tracer) or leaf._trace.level <= level
-               for leaf in tree_flatten(val)[0])
+def _while_below(error: FuncgradError, pred, cond_fun: Callable, body_fun: Callable, val):
+    """A loop whose predicate has no value yet (jit traces it) while traces above the
+    compiling one hold the carry: each is peeled off in turn until the compiling trace's
+    ``process_while`` can record one loop. A vmap batching the predicate runs the loop one
+    level down, over the whole batch; a forward-mode trace carries tangents beside primals;
+    a vmap not batching it carries its batch axis. Reverse mode is refused, as in JAX."""
+    floor = pred._trace.level if type(pred) is BatchTracer else 0
+    above = _carry_trace_above(floor, val)
+    if above is None:
+        if type(pred) is not BatchTracer:
+            raise error
+        return _while_one_level_down(pred._trace, cond_fun, body_fun, val)
+    if type(above) is JVPTrace:
+        return _while_of_tangents(above, cond_fun, body_fun, val)
+    if type(above) is BatchTrace:
+        return _while_one_level_down(above, cond_fun, body_fun, val)
+    if type(above) is ReverseTrace:
+        raise _reverse_refused()
+    raise error
+
+
+def _carry_trace_above(floor: int, val) -> Trace | None:
+    """The innermost trace among the carry's values if its level is above `floor`."""
+    traces = [leaf._trace for leaf in tree_flatten(val)[0] if isinstance(leaf, Tracer)]
+    top = max(traces, key=lambda trace: trace.level, default=None)
+    return top if top is not None and top.level > floor else None
+
+
+def _while_of_tangents(trace: JVPTrace, cond_fun: Callable, body_fun: Callable, val):
+    """A while_loop under forward mode `trace`, run as JAX runs it: one loop below the trace
+    whose carry is the primals and the tangents side by side (a zero tangent made explicit,
+    so the carry keeps its structure), each step pushing both through `body_fun`. What the
+    loop meets below (a vmap over a compiling trace) then sees only its own values."""
+    leaves, treedef = tree_flatten(val)
+    inexact = [_dtype(leaf).kind in "fc" for leaf in leaves]
+
+    def split(out_leaves):
+        primals, tangents = [], []
+        for leaf, has_tangent in zip(out_leaves, inexact):
+            if type(leaf) is JVPTracer and leaf._trace is trace:
+                primal, tangent = leaf._value, leaf._tangent
+            else:
+                primal, tangent = raw(leaf), None
+            primals.append(wrap(primal))
+            if has_tangent:
+                tangents.append(wrap(engine.zeros_like(primal) if tangent is None else tangent))
+        return primals, tangents
+
+    def join(state):
+        primals, tangents = state
+        tangents = iter(tangents)
+        return tree_unflatten(treedef, [JVPTracer(trace, raw(p), raw(next(tangents)))
+                                        if has_tangent else p
+                                        for p, has_tangent in zip(primals, inexact)])
+
+    def step(state):
+        v = join(state)
+        new = _as_arrays(body_fun(v))
+        _check_carry(v, new, "while_loop body function", body_fun)
+        return split(tree_flatten(new)[0])
+
+    primals, tangents = _while(lambda state: cond_fun(join(state)), step, split(leaves),
+                               below=trace.level)
+    return join((primals, tangents))
 
 
 def _while_one_level_down(trace: BatchTrace, cond_fun: Callable, body_fun: Callable, val):
