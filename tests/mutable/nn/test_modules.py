@@ -110,6 +110,76 @@ def test_lstm_with_initial_state_and_unbatched():
         ours(fm.ones(4, 1, 5))
 
 
+def _graph_text(node, depth=2):
+    """A node's name and its edges' names and output numbers, `depth` levels down."""
+    if node is None:
+        return None
+    edges = [] if depth == 0 else [(_graph_text(n, depth - 1), k) for n, k in
+                                   node.next_functions]
+    return (node.name(), edges)
+
+
+@pytest.mark.parametrize("expr, shape, dtype", [
+    ("nn.LSTM(3, 3)", (5, 1, 3), "float32"),
+    ("nn.LSTM(3, 3, batch_first=True)", (1, 5, 3), "float32"),
+    ("nn.LSTM(3, 3, num_layers=2)", (5, 2, 3), "float32"),
+    ("nn.LSTM(3, 3, bidirectional=True)", (4, 1, 3), "float32"),
+    ("nn.LSTM(3, 3, bias=False)", (3, 1, 3), "float32"),
+    ("nn.LSTM(3, 3)", (5, 3), "float32"),
+    ("nn.LSTM(3, 3)", (5, 1, 3), "float64"),
+])
+def test_lstm_graph_is_torch_s(expr, shape, dtype):
+    # torch's CPU float32 kernel records a layer as one MkldnnRnnLayerBackward0 node (edges:
+    # input, four weights, h0, c0; h_n and c_n stack its outputs 1 and 2); float64 runs the
+    # generic kernel, whose output is a StackBackward0
+    ours, theirs = build(expr)
+    if dtype == "float64":
+        ours, theirs = ours.double(), theirs.double()
+    x = RNG.standard_normal(shape).astype(dtype)
+    a, b = fm.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    (out_a, (h_a, c_a)), (out_b, (h_b, c_b)) = ours(a), theirs(b)
+    for u, v in ((out_a, out_b), (h_a, h_b), (c_a, c_b)):
+        assert _graph_text(u.grad_fn) == _graph_text(v.grad_fn)
+        np.testing.assert_allclose(_np(u), _np(v), rtol=1e-5, atol=1e-6)
+    loss_a = out_a.sum() + (h_a * h_a).sum() + 2 * c_a.sum()
+    loss_b = out_b.sum() + (h_b * h_b).sum() + 2 * c_b.sum()
+    loss_a.backward()
+    loss_b.backward()
+    np.testing.assert_allclose(_np(a.grad), _np(b.grad), rtol=1e-4, atol=1e-5)
+    for (name, p), q in zip(ours.named_parameters(), theirs.parameters()):
+        np.testing.assert_allclose(_np(p.grad), _np(q.grad), rtol=1e-4, atol=1e-5,
+                                   err_msg=name)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss_a.backward()
+
+
+def test_lstm_layer_node_differentiates_twice():
+    # the fused node's backward is itself differentiable (create_graph); float64 finite
+    # differences of the first derivative check the second
+    fm.manual_seed(0)
+    lstm = nn.LSTM(2, 2)
+    x = fm.tensor(RNG.standard_normal((3, 1, 2)).astype(np.float32), requires_grad=True)
+    out, _ = lstm(x)
+    assert out.grad_fn.name() == "MkldnnRnnLayerBackward0"
+    (g,) = fm.autograd.grad((out * out).sum(), x, create_graph=True)
+    (gg,) = fm.autograd.grad(g.sum(), x)
+    lstm64 = copy.deepcopy(lstm).double()
+    x64 = x.detach().double()
+
+    def first(v):
+        v = v.clone().requires_grad_(True)
+        o, _ = lstm64(v)
+        return fm.autograd.grad((o * o).sum(), v)[0].sum().item()
+
+    eps = 1e-6
+    fd = np.zeros(x64.shape)
+    for idx in np.ndindex(*x64.shape):
+        step = np.zeros(x64.shape)
+        step[idx] = eps
+        fd[idx] = (first(x64 + fm.tensor(step)) - first(x64 - fm.tensor(step))) / (2 * eps)
+    np.testing.assert_allclose(_np(gg), fd, rtol=2e-3, atol=1e-4)
+
+
 def test_dropout_module_train_and_eval():
     ours, theirs = build("nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.4))")
     assert repr(ours) == repr(theirs)

@@ -1,17 +1,84 @@
-"""LSTM: a multi-layer long short-term memory network, written with tensor operations."""
+"""LSTM: a multi-layer long short-term memory network, written with tensor operations.
+
+PyTorch's CPU kernel for float32 records each layer (each direction) as one node,
+``MkldnnRnnLayerBackward0``, with edges to the input, the four weights and the initial
+states; so does this module (`_LayerNode`), its backward differentiating the same tensor
+operations run again. Other dtypes record the operations themselves, as PyTorch's generic
+kernel does (the output's grad_fn is then ``StackBackward0``).
+"""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
+from ... import _dtypes as D
 from ... import _functions as T
+from ..._grad_mode import enable_grad, is_grad_enabled
+from ..._graph import node_class
 from ..._tensor import Tensor
+from ...autograd import Function, grad
+from ...autograd.function import _FunctionNode
 from .. import functional as F
 from .. import init
 from .module import Module, new_parameter
 
 __all__ = ["LSTM"]
+
+
+def _run_layer(xs: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor,
+               b_ih: Tensor | None, b_hh: Tensor | None, reverse: bool):
+    """One direction of one layer over time-major `xs` (L, N, H_in): the outputs (L, N, H)
+    and the last hidden and cell states."""
+    projected = F.linear(xs, w_ih, b_ih)    # every time step's input projection at once
+    steps = range(xs.shape[0] - 1, -1, -1) if reverse else range(xs.shape[0])
+    outs = [None] * xs.shape[0]
+    for t in steps:
+        gates = F.linear(h, w_hh, b_hh) + projected[t]
+        i, f, g, o = gates.chunk(4, 1)
+        c = T.sigmoid(f) * c + T.sigmoid(i) * T.tanh(g)
+        h = T.sigmoid(o) * T.tanh(c)
+        outs[t] = h
+    return T.stack(outs, 0), h, c
+
+
+class _Layer(Function):
+    """`_run_layer` as one node. Its backward runs the layer again with gradients on and
+    differentiates that (under create_graph from the saved inputs themselves, so the
+    gradient is differentiable again). Its arguments are PyTorch's node's edges; the
+    direction is the class's (`_ReversedLayer`)."""
+
+    reverse = False
+
+    @classmethod
+    def forward(cls, ctx, xs, w_ih, w_hh, b_ih, b_hh, h, c):
+        ctx.save_for_backward(xs, w_ih, w_hh, b_ih, b_hh, h, c)
+        ctx.reverse = cls.reverse
+        return _run_layer(xs, h, c, w_ih, w_hh, b_ih, b_hh, cls.reverse)
+
+    @staticmethod
+    def backward(ctx, g_out, g_h, g_c):
+        saved = ctx.saved_tensors
+        needed = ctx.needs_input_grad
+        if not is_grad_enabled():  # a plain backward: a fresh graph of the layer alone
+            saved = [None if t is None else t.detach().requires_grad_(need)
+                     for t, need in zip(saved, needed)]
+        xs, w_ih, w_hh, b_ih, b_hh, h, c = saved
+        with enable_grad():
+            outs = _run_layer(xs, h, c, w_ih, w_hh, b_ih, b_hh, ctx.reverse)
+        pairs = [(o, g) for o, g in zip(outs, (g_out, g_h, g_c)) if g is not None]
+        wanted = [t for t, need in zip(saved, needed) if need]
+        found = iter(grad([o for o, _ in pairs], wanted, [g for _, g in pairs],
+                          create_graph=is_grad_enabled(), allow_unused=True))
+        return tuple(next(found) if need else None for need in needed)
+
+
+class _ReversedLayer(_Layer):
+    reverse = True
+
+
+_Layer._backward_cls = _ReversedLayer._backward_cls = node_class("MkldnnRnnLayerBackward0",
+                                                                 _FunctionNode)
 
 
 class LSTM(Module):
@@ -77,18 +144,13 @@ class LSTM(Module):
                 get("bias_ih" + suffix), get("bias_hh" + suffix))
 
     def _run(self, xs: Tensor, h: Tensor, c: Tensor, weights, reverse: bool):
-        """One direction of one layer over time-major `xs` (L, N, H_in)."""
+        """One direction of one layer; one node where PyTorch's float32 kernel records one."""
         w_ih, w_hh, b_ih, b_hh = weights
-        projected = F.linear(xs, w_ih, b_ih)    # every time step's input projection at once
-        steps = range(xs.shape[0] - 1, -1, -1) if reverse else range(xs.shape[0])
-        outs = [None] * xs.shape[0]
-        for t in steps:
-            gates = F.linear(h, w_hh, b_hh) + projected[t]
-            i, f, g, o = gates.chunk(4, 1)
-            c = T.sigmoid(f) * c + T.sigmoid(i) * T.tanh(g)
-            h = T.sigmoid(o) * T.tanh(c)
-            outs[t] = h
-        return T.stack(outs, 0), h, c
+        if xs.dtype is D.float32 and is_grad_enabled() and any(
+                t is not None and t.requires_grad for t in (xs, h, c) + tuple(weights)):
+            layer = _ReversedLayer if reverse else _Layer
+            return layer.apply(xs, w_ih, w_hh, b_ih, b_hh, h, c)
+        return _run_layer(xs, h, c, w_ih, w_hh, b_ih, b_hh, reverse)
 
     def forward(self, input: Tensor, hx: tuple | None = None):
         if input.dim() not in (2, 3):
