@@ -255,6 +255,29 @@ def test_while_loop_under_jit_of_nested_vmaps():
                                np.sqrt(a), rtol=1e-9)
 
 
+def test_while_loop_under_jit_with_traced_values_only_in_the_closure():
+    # the carry starts as constants; what is traced above the batching vmap (a jvp's or an
+    # inner vmap's value) reaches the loop through the body's closure (JAX 0.10's values)
+    def power_and_slope(x):  # y ** n with n = ceil(x) steps, and d/dy = n y ** (n - 1)
+        def inner(y):
+            return lax.while_loop(lambda c: c[0] < x, lambda c: (c[0] + 1.0, c[1] * y),
+                                  (0.0, 1.0))[1]
+        return fg.jvp(inner, (x,), (1.0,))
+
+    xs = fnp.array([1.0, 2.0, 3.0])
+    power, slope = fg.jit(fg.vmap(power_and_slope))(xs)
+    assert values(power) == [1.0, 4.0, 27.0] and values(slope) == [1.0, 4.0, 27.0]
+
+    def counted(x):  # the first multiple of y at or above x, for y = 1 and 2
+        return fg.vmap(lambda y: lax.while_loop(lambda c: c < x, lambda c: c + y, 0.0))(
+            fnp.array([1.0, 2.0]))
+
+    assert values(fg.jit(fg.vmap(counted))(xs)) == [[1.0, 2.0], [2.0, 2.0], [3.0, 4.0]]
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
+        fg.jit(fg.vmap(fg.grad(lambda x: lax.while_loop(
+            lambda c: c[0] < 3.0, lambda c: (c[0] + 1.0, c[1] * x), (0.0, 1.0))[1])))(xs)
+
+
 def test_while_loop_under_jit_and_grad_is_refused_as_jax():
     with pytest.raises(ValueError, match="Reverse-mode differentiation does not work for "
                        "lax.while_loop"):

@@ -460,7 +460,7 @@ def _while(cond_fun: Callable, body_fun: Callable, init_val: Any, below: int | N
         try:
             going = bool(np.any(_bottom(pred))) if batched else bool(pred)
         except FuncgradError as error:  # abstract (under jit): traces above peeled off
-            return _while_below(error, pred, cond_fun, body_fun, val)
+            return _while_below(error, pred, cond_fun, body_fun, val, below)
         if not going:
             return _while_results(val)
         new = _as_arrays(body_fun(val))
@@ -470,14 +470,15 @@ def _while(cond_fun: Callable, body_fun: Callable, init_val: Any, below: int | N
         val = _select_trees(pred, new, val) if batched else new
 
 
-def _while_below(error: FuncgradError, pred, cond_fun: Callable, body_fun: Callable, val):
+def _while_below(error: FuncgradError, pred, cond_fun: Callable, body_fun: Callable, val,
+                 below: int | None):
     """A loop whose predicate has no value yet (jit traces it) while traces above the
     compiling one hold the carry: each is peeled off in turn until the compiling trace's
     ``process_while`` can record one loop. A vmap batching the predicate runs the loop one
     level down, over the whole batch; a forward-mode trace carries tangents beside primals;
     a vmap not batching it carries its batch axis. Reverse mode is refused, as in JAX."""
     floor = pred._trace.level if type(pred) is BatchTracer else 0
-    above = _carry_trace_above(floor, val)
+    above = _innermost_above(floor, val, (cond_fun, body_fun), below)
     if above is None:
         if type(pred) is not BatchTracer:
             raise error
@@ -491,11 +492,19 @@ def _while_below(error: FuncgradError, pred, cond_fun: Callable, body_fun: Calla
     raise error
 
 
-def _carry_trace_above(floor: int, val) -> Trace | None:
-    """The innermost trace among the carry's values if its level is above `floor`."""
-    traces = [leaf._trace for leaf in tree_flatten(val)[0] if isinstance(leaf, Tracer)]
-    top = max(traces, key=lambda trace: trace.level, default=None)
-    return top if top is not None and top.level > floor else None
+def _innermost_above(floor: int, val, functions: Sequence[Callable],
+                     below: int | None) -> Trace | None:
+    """The innermost live trace above level `floor` among the carry's values and those the
+    loop's functions close over (with `below`, looking under the traces at or above it, as
+    `_hook` does), or None."""
+    top = None
+    for leaf in tree_flatten(val)[0] + _closed_over(functions):
+        while below is not None and isinstance(leaf, Tracer) and leaf._trace.level >= below:
+            leaf = leaf._value
+        if isinstance(leaf, Tracer) and leaf._trace.alive and leaf._trace.level > floor and \
+                (top is None or leaf._trace.level > top.level):
+            top = leaf._trace
+    return top
 
 
 def _while_of_tangents(trace: JVPTrace, cond_fun: Callable, body_fun: Callable, val):
