@@ -19,10 +19,11 @@ from ._src.jacobians import hessian, hvp, jacfwd, jacobian, jacrev, linearize
 from ._src.tape_print import make_tape
 from ._src.jit import ConcretizationTypeError, jit
 from .compare import compare
+from . import nn  # after the transforms: it builds on funcgrad.scipy.special, which uses them
 
 __version__ = "0.1.0"
 __all__ = ["Array", "FuncgradError", "grad", "value_and_grad", "vjp", "jvp", "vmap",
            "stop_gradient", "numpy", "tree_util", "linearize", "jacfwd", "jacrev", "jacobian",
            "hessian", "hvp", "custom_vjp", "custom_jvp", "checkpoint", "make_tape",
            "is_traced", "config", "debug_nans", "jit", "ConcretizationTypeError", "compare",
-           "lax", "tree", "flatten_util"]
+           "lax", "nn", "tree", "flatten_util"]
