@@ -110,6 +110,9 @@ def _inplace_function(name: str) -> Callable:
  sigmoid_, sin_, sqrt_, square_, tan_, tanh_, zero_) = (_inplace_function(n) for n in (
     "abs_", "clamp_", "clip_", "cos_", "exp_", "expm1_", "fill_", "log_", "log1p_", "neg_",
     "reciprocal_", "relu_", "sigmoid_", "sin_", "sqrt_", "square_", "tan_", "tanh_", "zero_"))
+from ._pointwise import FUNCTIONS as _POINTWISE, INPLACE_FUNCTIONS as _POINTWISE_INPLACE  # noqa: E402
+globals().update(_POINTWISE)  # floor, asin, hypot, lerp, scatter... (one table, _pointwise)
+globals().update({_name: _inplace_function(_name) for _name in _POINTWISE_INPLACE})
 __version__ = "2.13.0+funcgrad"
 inf = _math.inf
 nan = _math.nan

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._src.declare import linear
+from .._src.declare import linear, primitive
 from ..numpy import _helpers as H
 from ..numpy import _primitives as NP
 from . import _dtypes as D
@@ -537,8 +537,50 @@ def mul(input, other) -> Tensor:
     return apply2(O.MUL, input, other)
 
 
+def _div_mode_impl(x, y, rounding_mode):
+    if rounding_mode is None:
+        return np.true_divide(x, y)
+    if rounding_mode == "floor":
+        return np.floor_divide(x, y)  # Python's floor division, exact for integers
+    q = np.true_divide(x, y)
+    if np.result_type(x, y).kind in "iu":
+        return (np.trunc(q)).astype(np.result_type(x, y))
+    return np.trunc(q)
+
+
+def _div_mode_vjp_x(ct, out, x, y, rounding_mode):
+    if rounding_mode is None:
+        return ct / y
+    return NP.zeros_like(ct)  # a rounded quotient is piecewise constant
+
+
+def _div_mode_vjp_y(ct, out, x, y, rounding_mode):
+    if rounding_mode is None:
+        return -ct * x / (y * y)
+    return NP.zeros_like(ct)
+
+
+# torch.div with rounding_mode given (None included): one node, DivBackward2, that keeps the
+# mode (``grad_fn._saved_rounding_mode``)
+div_mode_p = primitive("div_rounding", _div_mode_impl, nargs=2, params=("rounding_mode",),
+                       vjps=(_div_mode_vjp_x, _div_mode_vjp_y))
+DIV_TRUE = O._decl("div_mode_true", div_mode_p, "DivBackward2", result="float",
+                   scalar_edge=True)
+DIV_ROUNDED = O._decl("div_mode_rounded", div_mode_p, "DivBackward2", scalar_edge=True)
+_NO_MODE = object()  # rounding_mode not given (DivBackward0), unlike rounding_mode=None
+
+
+def _div_mode_op(rounding_mode) -> O.Op:
+    if rounding_mode is None:
+        return DIV_TRUE
+    if rounding_mode not in ("floor", "trunc"):
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{rounding_mode}'")
+    return DIV_ROUNDED
+
+
 @out_variant
-def div(input, other, *, rounding_mode=None) -> Tensor:
+def div(input, other, *, rounding_mode=_NO_MODE) -> Tensor:
     """True division (integers give float32); ``rounding_mode`` 'floor' or 'trunc'.
 
     >>> import funcgrad.mutable as torch
@@ -547,11 +589,9 @@ def div(input, other, *, rounding_mode=None) -> Tensor:
     >>> torch.div(torch.tensor([-3.0, 3.0]), 2, rounding_mode='floor')
     tensor([-2.,  1.])
     """
-    if rounding_mode is not None:
-        out = _t(input)._data / (other._data if isinstance(other, Tensor) else other)
-        out = np.floor(out) if rounding_mode == "floor" else np.trunc(out)
-        dt = D.result_type_of((_t(input), other))
-        return Tensor._wrap(np.asarray(out).astype(dt.np))
+    if rounding_mode is not _NO_MODE:
+        return apply(_div_mode_op(rounding_mode), (_t(input), other),
+                     {"rounding_mode": rounding_mode})
     if not isinstance(input, Tensor):
         # PyTorch computes scalar / tensor as reciprocal(tensor) * scalar
         return apply1(O.MUL, apply1(O.RECIPROCAL, other), float(input))

@@ -943,7 +943,7 @@ def sgn(input: Tensor) -> Tensor:
     >>> torch.sgn(torch.tensor([3 + 4j]))
     tensor([0.6000+0.8000j])
     """
-    return apply(SGN, (input,), {}) if input._dtype.is_complex else sign(input)
+    return apply(SGN, (input,), {})
 
 
 def erf(input: Tensor) -> Tensor:

@@ -693,8 +693,7 @@ def test_data_assignment_keeps_the_python_object_and_checks_dtype(torch):
         a.data = torch.tensor(3, dtype=torch.int64)
 
 
-@both(xfail="grad_fn._saved_dim / _saved_rounding_mode / _saved_self_sym_sizes missing "
-            "(mutable-core findings)")
+@both()
 def test_saved_attributes_of_nodes(torch):
     a = torch.ones(1, requires_grad=True)
     b = torch.zeros(1, requires_grad=True)

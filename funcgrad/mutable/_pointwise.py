@@ -1,0 +1,635 @@
+"""torch's remaining pointwise functions (floor, asin, erfc, hypot, fmod, lerp, clamp_min...)
+and scatter/scatter_add: each a declaration in the op table over a funcgrad primitive, offered
+as ``torch.<name>``, ``Tensor.<name>`` and ``Tensor.<name>_`` (with torch's node name for each
+form and a version bump), and as ``torch.<name>_`` where torch has one."""
+from __future__ import annotations
+
+import builtins
+import warnings
+
+import numpy as np
+
+from ..numpy import _helpers as H
+from ..numpy import _primitives as NP
+from ..scipy import special as S
+from .._src.declare import elementwise, primitive
+from . import _dtypes as D
+from . import _functions as F
+from . import _ops as O
+from . import _tensor_ops as TO
+from ._ops import apply, apply1, apply2, inplace, inplace1
+from ._tensor import Tensor, _scalar_name
+
+__all__ = ["FUNCTIONS", "INPLACE_FUNCTIONS", "scatter", "scatter_add", "lerp", "clamp_min",
+           "clamp_max", "fmod", "copysign", "hypot", "logaddexp", "logaddexp2", "float_power",
+           "round"]
+
+_decl = O._decl
+
+
+def _zero_slope(out, x):
+    return NP.zeros_like(x)
+
+
+def _rounding(name: str, impl) -> object:
+    """A rounding function: torch records it, its gradient is zero."""
+    return elementwise(name, impl, _zero_slope)
+
+
+floor_p = _rounding("floor", np.floor)
+ceil_p = _rounding("ceil", np.ceil)
+trunc_p = _rounding("trunc", np.trunc)
+round_p = _rounding("round", np.round)
+round_decimals_p = primitive("round_decimals", lambda x, decimals: np.round(x, decimals),
+                             params=("decimals",),
+                             vjps=(lambda ct, out, x, decimals: NP.zeros_like(x),))
+frac_p = elementwise("frac", lambda x: x - np.trunc(x), lambda out, x: NP.ones_like(x))
+rsqrt_p = elementwise("rsqrt", lambda x: 1 / np.sqrt(x), lambda out, x: -0.5 * out * out * out)
+
+
+def _digamma(x):
+    return S.polygamma_p(x, n=0)
+
+
+lgamma_p = S.gammaln_p
+digamma_p = primitive("digamma", lambda x: S.polygamma_p.impl(x, n=0),
+                      vjps=(lambda ct, out, x: ct * S.polygamma_p(x, n=1),))
+
+# (torch name, primitive, grad_fn, in-place grad_fn if torch names it differently,
+#  result dtype rule, saves the result, torch has the module-level in-place function)
+_UNARY = [
+    ("floor", floor_p, "FloorBackward0", None, "promote", False, True),
+    ("ceil", ceil_p, "CeilBackward0", None, "promote", False, True),
+    ("trunc", trunc_p, "TruncBackward0", None, "promote", False, True),
+    ("frac", frac_p, "FracBackward0", None, "promote", False, True),
+    ("asin", NP.arcsin, "AsinBackward0", None, "float", False, True),
+    ("acos", NP.arccos, "AcosBackward0", None, "float", False, True),
+    ("atan", NP.arctan, "AtanBackward0", None, "float", False, True),
+    ("sinh", NP.sinh, "SinhBackward0", None, "float", False, True),
+    ("cosh", NP.cosh, "CoshBackward0", None, "float", False, True),
+    ("asinh", NP.arcsinh, "AsinhBackward0", "AsinhBackward1", "float", False, True),
+    ("acosh", NP.arccosh, "AcoshBackward0", "AcoshBackward1", "float", False, True),
+    ("atanh", NP.arctanh, "AtanhBackward0", "AtanhBackward1", "float", False, True),
+    ("erfc", S.erfc_p, "ErfcBackward0", None, "float", False, True),
+    ("erfinv", S.erfinv_p, "ErfinvBackward0", None, "float", False, False),
+    ("log2", NP.log2, "Log2Backward0", None, "float", False, True),
+    ("log10", NP.log10, "Log10Backward0", None, "float", False, True),
+    ("exp2", NP.exp2, "Exp2Backward0", None, "float", True, True),
+    ("rsqrt", rsqrt_p, "RsqrtBackward0", None, "float", True, True),
+    ("deg2rad", NP.deg2rad, "Deg2RadBackward0", None, "float", False, True),
+    ("rad2deg", NP.rad2deg, "Rad2DegBackward0", None, "float", False, True),
+    ("sinc", NP.sinc, "SincBackward0", None, "float", False, True),
+    ("i0", S.i0_p, "I0Backward0", None, "float", False, True),
+    ("lgamma", lgamma_p, "LgammaBackward0", None, "float", False, False),
+    ("digamma", digamma_p, "DigammaBackward0", None, "float", False, False),
+]
+# other names torch gives the same functions
+_ALIASES = {"fix": "trunc", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+            "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh"}
+
+FUNCTIONS: dict = {}       # torch.<name>
+METHODS: dict = {}         # Tensor.<name> and Tensor.<name>_
+INPLACE_FUNCTIONS: list = []  # torch.<name>_ (the method, as a function)
+
+
+def _check_float_result(op: O.Op, self: Tensor) -> None:
+    """An in-place op whose result is a float cannot write into an integer tensor."""
+    if op.result == "float" and self._dtype.category < 2:
+        raise RuntimeError(f"result type {_scalar_name(D.DEFAULT_FLOAT)} can't be cast to the "
+                           f"desired output type {_scalar_name(self._dtype)}")
+
+
+def _no_inplace_derivative(name: str) -> type:
+    """torch records the in-place form (asinh_...) but has no derivative for it."""
+    class InplaceNotImplemented(O.OpNode):
+        __slots__ = ()
+
+        def _apply(self, cts, graph):
+            raise RuntimeError(f"the derivative for 'inplace version of {name}' is not "
+                               "implemented.")
+    return InplaceNotImplemented
+
+
+def _unary_family(name, prim, grad_fn, inplace_grad_fn, result, saves_out, module_inplace):
+    op = _decl(name, prim, grad_fn, saves_out=saves_out, result=result)
+    iop = op if inplace_grad_fn is None else _decl(
+        name + "_", prim, inplace_grad_fn, saves_out=saves_out, result=result,
+        node_base=_no_inplace_derivative(name))
+
+    def fn(input: Tensor) -> Tensor:
+        return apply1(op, input)
+
+    def method_(self: Tensor) -> Tensor:
+        _check_float_result(op, self)
+        return inplace1(iop, self)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``torch.{name}``: elementwise, grad_fn ``{grad_fn}``."
+    method_.__name__ = method_.__qualname__ = name + "_"
+    _offer(name, F.out_variant(fn), method_, module_inplace)
+
+
+def _offer(name: str, fn, method_=None, module_inplace: bool = False, method=None) -> None:
+    FUNCTIONS[name] = fn
+    METHODS[name] = fn if method is None else method
+    if method_ is not None:
+        METHODS[name + "_"] = method_
+        if module_inplace:
+            INPLACE_FUNCTIONS.append(name + "_")
+
+
+for _entry in _UNARY:
+    _unary_family(*_entry)
+
+
+# --- round (with decimals), logit, nan_to_num, and torch's other names ----------------------------
+ROUND = _decl("round", round_p, "RoundBackward0", result="promote")
+ROUND_DECIMALS = _decl("round_decimals", round_decimals_p, "RoundBackward1", result="promote")
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:
+    """Round half to even (``decimals`` places); the gradient is zero.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.round(torch.tensor([0.5, 1.5, 2.567]))
+    tensor([0., 2., 3.])
+    >>> torch.round(torch.tensor([2.567]), decimals=2)
+    tensor([2.5700])
+    """
+    if decimals:
+        return apply(ROUND_DECIMALS, (input,), {"decimals": decimals})
+    return apply1(ROUND, input)
+
+
+def _round_(self: Tensor, *, decimals: int = 0) -> Tensor:
+    if decimals:
+        return inplace(ROUND_DECIMALS, self, (), {"decimals": decimals})
+    return inplace1(ROUND, self)
+
+
+_offer("round", F.out_variant(round), _round_, True)
+
+LOGIT = _decl("logit", S.logit_p, "LogitBackward0", result="float")
+# with eps, the input is clamped first and the slope is zero outside [eps, 1 - eps]
+logit_eps_p = primitive(
+    "logit_eps", lambda x, eps: S.logit_p.impl(np.clip(x, eps, 1 - eps)), params=("eps",),
+    vjps=(lambda ct, out, x, eps: ct * NP.astype(NP.logical_and(
+        NP.greater_equal(x, eps), NP.less_equal(x, 1 - eps)), H.dtype(x)) / (x * (1 - x)),))
+LOGIT_EPS = _decl("logit_eps", logit_eps_p, "LogitBackward0", result="float")
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """``log(p / (1 - p))``; with `eps`, `p` is first clamped to ``[eps, 1 - eps]``.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.logit(torch.tensor([0.25, 0.5]))
+    tensor([-1.0986,  0.0000])
+    """
+    if eps is None:
+        return apply1(LOGIT, input)
+    return apply(LOGIT_EPS, (input,), {"eps": float(eps)})
+
+
+def _logit_(self: Tensor, eps: float | None = None) -> Tensor:
+    _check_float_result(LOGIT, self)
+    if eps is None:
+        return inplace1(LOGIT, self)
+    return inplace(LOGIT_EPS, self, (), {"eps": float(eps)})
+
+
+_offer("logit", F.out_variant(logit), _logit_, True)
+
+NAN_TO_NUM = _decl("nan_to_num", NP.nan_to_num, "NanToNumBackward0", result="promote")
+
+
+def _nan_to_num_params(dtype, nan, posinf, neginf) -> dict:
+    info = np.finfo(dtype.np) if dtype.is_floating_point else None
+    return {"nan": 0.0 if nan is None else nan,
+            "posinf": (info.max if info is not None else None) if posinf is None else posinf,
+            "neginf": (info.min if info is not None else None) if neginf is None else neginf}
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    """NaN to `nan`, infinities to `posinf`/`neginf` (the dtype's extremes by default).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.nan_to_num(torch.tensor([float("nan"), 1.0]))
+    tensor([0., 1.])
+    """
+    return apply(NAN_TO_NUM, (input,), _nan_to_num_params(input._dtype, nan, posinf, neginf))
+
+
+def _nan_to_num_(self: Tensor, nan: float = 0.0, posinf: float | None = None,
+                 neginf: float | None = None) -> Tensor:
+    return inplace(NAN_TO_NUM, self, (), _nan_to_num_params(self._dtype, nan, posinf, neginf))
+
+
+_offer("nan_to_num", F.out_variant(nan_to_num), _nan_to_num_, True)
+
+
+def _inplace_of(op: O.Op, name: str):
+    def method_(self: Tensor) -> Tensor:
+        _check_float_result(op, self)
+        return inplace1(op, self)
+    method_.__name__ = method_.__qualname__ = name
+    return method_
+
+
+def _sign_(self: Tensor) -> Tensor:
+    if self._dtype.is_complex:
+        TO.sign(self)  # torch's refusal
+    return inplace(TO.SIGN, self, (), {})
+
+
+def _sgn_(self: Tensor) -> Tensor:
+    return inplace(TO.SGN, self, (), {})
+
+
+METHODS.update({"sign_": _sign_, "sgn_": _sgn_, "erf_": _inplace_of(TO.ERF, "erf_")})
+INPLACE_FUNCTIONS.append("erf_")
+for _alias, _name in _ALIASES.items():
+    FUNCTIONS[_alias] = FUNCTIONS[_name]
+    METHODS[_alias] = METHODS[_name]
+    METHODS[_alias + "_"] = METHODS[_name + "_"]
+    if _name + "_" in INPLACE_FUNCTIONS:
+        INPLACE_FUNCTIONS.append(_alias + "_")
+FUNCTIONS.update({"absolute": F.abs, "negative": F.neg, "multiply": F.mul, "subtract": F.sub,
+                  "divide": F.div, "true_divide": F.div})
+METHODS.update({name: FUNCTIONS[name] for name in (
+    "absolute", "negative", "multiply", "subtract", "divide", "true_divide")})
+for _alias, _name in (("absolute_", "abs_"), ("negative_", "neg_"), ("multiply_", "mul_"),
+                      ("subtract_", "sub_"), ("true_divide_", "div_")):
+    METHODS[_alias] = getattr(Tensor, _name)
+INPLACE_FUNCTIONS.extend(["negative_"])
+
+
+def _div_(self: Tensor, other, *, rounding_mode=F._NO_MODE) -> Tensor:
+    if rounding_mode is F._NO_MODE:
+        return _true_div_(self, other)
+    op = F._div_mode_op(rounding_mode)
+    _check_float_result(op, self)
+    return inplace(op, self, (other,), {"rounding_mode": rounding_mode})
+
+
+_true_div_ = Tensor.div_
+METHODS.update({"div_": _div_, "divide_": _div_})
+
+
+# --- binary functions -------------------------------------------------------------------------
+def _binary_family(name, prim, grad_fn, scalar_grad_fn=None, result="promote",
+                   module_inplace=True, saves_out=False):
+    """A function of two tensors (`grad_fn`), and of a tensor and a Python number where torch
+    has that overload (`scalar_grad_fn`)."""
+    op = _decl(name, prim, grad_fn, result=result, saves_out=saves_out)
+    sop = None if scalar_grad_fn is None else _decl(name + "_scalar", prim, scalar_grad_fn,
+                                                   result=result, saves_out=saves_out)
+
+    def pick(other) -> O.Op:
+        if isinstance(other, Tensor) or sop is None:
+            return op
+        return sop
+
+    def fn(input: Tensor, other) -> Tensor:
+        if not isinstance(other, Tensor) and sop is None:
+            other = F.tensor(other)  # a wrapped number: a tensor operand to torch
+        if isinstance(other, Tensor):
+            return apply2(op, input, other)
+        return apply1(sop, input, other)
+
+    def method_(self: Tensor, other) -> Tensor:
+        which = pick(other)
+        _check_float_result(which, self)
+        return inplace(which, self, (other,))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``torch.{name}``: elementwise, grad_fn ``{grad_fn}``."
+    method_.__name__ = method_.__qualname__ = name + "_"
+    _offer(name, F.out_variant(fn), method_, module_inplace)
+    return op
+
+
+HYPOT = _binary_family("hypot", NP.hypot, "HypotBackward0", result="float")
+FMOD = _binary_family("fmod", NP.fmod, "FmodBackward1", "FmodBackward0")
+COPYSIGN = _binary_family("copysign", NP.copysign, "CopysignBackward0", "CopysignBackward1",
+                          result="float")
+LOGADDEXP = _binary_family("logaddexp", NP.logaddexp, "LogaddexpBackward0", result="float",
+                           module_inplace=False)
+LOGADDEXP2 = _binary_family("logaddexp2", NP.logaddexp2, "Logaddexp2Backward0",
+                            result="float", module_inplace=False)
+del METHODS["logaddexp_"], METHODS["logaddexp2_"]  # torch has no in-place logaddexp
+hypot, fmod, copysign, logaddexp, logaddexp2 = (FUNCTIONS[n] for n in (
+    "hypot", "fmod", "copysign", "logaddexp", "logaddexp2"))
+
+
+def _atan2_(self: Tensor, other: Tensor) -> Tensor:
+    _check_float_result(TO.ATAN2, self)
+    return inplace(TO.ATAN2, self, (other,))
+
+
+METHODS.update({"atan2_": _atan2_, "arctan2_": _atan2_})
+FUNCTIONS["arctan2"] = TO.atan2
+
+
+# clamp_min / clamp_max: with a number, ClampMin/MaxBackward0 (slope 1 where kept, ends
+# included); with a tensor bound, ClampMin/MaxBackward1 (the bound gets the rest)
+CLAMP_MIN = _decl("clamp_min", NP.clip, "ClampMinBackward0")
+CLAMP_MAX = _decl("clamp_max", NP.clip, "ClampMaxBackward0")
+
+
+def _keep_ge(out, x, bound):
+    return NP.astype(NP.greater_equal(x, bound), H.dtype(out))
+
+
+def _keep_le(out, x, bound):
+    return NP.astype(NP.less_equal(x, bound), H.dtype(out))
+
+
+def _bound_lt(out, x, bound):
+    return NP.astype(NP.less(x, bound), H.dtype(out))
+
+
+def _bound_gt(out, x, bound):
+    return NP.astype(NP.greater(x, bound), H.dtype(out))
+
+
+clamp_min_p = elementwise("clamp_min", np.maximum, _keep_ge, _bound_lt)
+clamp_max_p = elementwise("clamp_max", np.minimum, _keep_le, _bound_gt)
+CLAMP_MIN_T = _decl("clamp_min_tensor", clamp_min_p, "ClampMinBackward1")
+CLAMP_MAX_T = _decl("clamp_max_tensor", clamp_max_p, "ClampMaxBackward1")
+
+
+def clamp_min(input: Tensor, min) -> Tensor:
+    """``max(input, min)``; the slope goes to `input` where it is kept (ties included).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.clamp_min(torch.tensor([-1.0, 2.0]), 0.0)
+    tensor([0., 2.])
+    """
+    if isinstance(min, Tensor):
+        return apply(CLAMP_MIN_T, (input, min))
+    return apply(CLAMP_MIN, (input, min, None))
+
+
+def clamp_max(input: Tensor, max) -> Tensor:
+    """``min(input, max)``; the slope goes to `input` where it is kept (ties included).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.clamp_max(torch.tensor([-1.0, 2.0]), 0.0)
+    tensor([-1.,  0.])
+    """
+    if isinstance(max, Tensor):
+        return apply(CLAMP_MAX_T, (input, max))
+    return apply(CLAMP_MAX, (input, None, max))
+
+
+def _clamp_min_(self: Tensor, min) -> Tensor:
+    if isinstance(min, Tensor):
+        return inplace(CLAMP_MIN_T, self, (min,))
+    return inplace(CLAMP_MIN, self, (min, None))
+
+
+def _clamp_max_(self: Tensor, max) -> Tensor:
+    if isinstance(max, Tensor):
+        return inplace(CLAMP_MAX_T, self, (max,))
+    return inplace(CLAMP_MAX, self, (None, max))
+
+
+_offer("clamp_min", F.out_variant(clamp_min), _clamp_min_, True)
+_offer("clamp_max", F.out_variant(clamp_max), _clamp_max_, True)
+
+
+def _lerp_impl(x, end, weight):
+    # torch's two-sided formula (exact at both ends)
+    diff = end - x
+    return np.where(np.abs(weight) < 0.5, x + weight * diff, end - diff * (1 - weight))
+
+
+lerp_p = elementwise("lerp", _lerp_impl, lambda out, x, end, w: 1 - w,
+                     lambda out, x, end, w: w, lambda out, x, end, w: end - x)
+LERP = _decl("lerp", lerp_p, "LerpBackward0")
+LERP_T = _decl("lerp_tensor", lerp_p, "LerpBackward1")
+
+
+def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
+    """``input + weight * (end - input)`` (a number or a tensor `weight`).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.lerp(torch.tensor([0.0, 1.0]), torch.tensor([10.0, 3.0]), 0.5)
+    tensor([5., 2.])
+    """
+    return apply(LERP_T if isinstance(weight, Tensor) else LERP, (input, end, weight))
+
+
+def _lerp_(self: Tensor, end: Tensor, weight) -> Tensor:
+    return inplace(LERP_T if isinstance(weight, Tensor) else LERP, self, (end, weight))
+
+
+_offer("lerp", F.out_variant(lerp), _lerp_, False)
+
+
+def float_power(input, exponent) -> Tensor:
+    """``input ** exponent`` computed in double precision (float64 or complex128).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.float_power(torch.tensor([2]), 3)
+    tensor([8.], dtype=torch.float64)
+    """
+    def double(v):
+        if isinstance(v, Tensor):
+            return v.to(D.complex128 if v._dtype.is_complex else D.float64)
+        return v
+    if not isinstance(input, Tensor):
+        return F.pow(complex(input) if isinstance(input, complex) else float(input),
+                     double(exponent))
+    return F.pow(double(input), double(exponent) if isinstance(exponent, Tensor) else exponent)
+
+
+def _float_power_(self: Tensor, exponent) -> Tensor:
+    if self._dtype not in (D.float64, D.complex128):
+        wanted = "ComplexDouble" if self._dtype.is_complex else "Double"
+        raise RuntimeError(f"the base given to float_power_ has dtype {_scalar_name(self._dtype)}"
+                           f" but the operation's result requires dtype {wanted}")
+    return self.pow_(exponent)
+
+
+_offer("float_power", F.out_variant(float_power), _float_power_, False)
+
+
+# --- scatter ----------------------------------------------------------------------------------
+def _scatter_where(index: np.ndarray, dim: int) -> tuple:
+    return TO._scatter_index(index, dim)
+
+
+def _scatter_impl(x, src, dim, index):
+    out = np.array(x, copy=True)
+    out[_scatter_where(index, dim)] = TO._scatter_src(src, index)
+    return out
+
+
+def _scatter_value_impl(x, dim, index, value):
+    out = np.array(x, copy=True)
+    out[_scatter_where(index, dim)] = value
+    return out
+
+
+def _overwritten_vjp(ct, out, x, *args, dim, index, **params):
+    """The written positions get no gradient; the rest passes through."""
+    where = _scatter_where(index, dim)
+    return NP.index_set(ct, 0, *where, template=(H.SLOT,) * len(where))
+
+
+def _scattered_src_vjp(ct, out, x, src, dim, index):
+    """Each element of `src` written gets the gradient at the place it went."""
+    where = _scatter_where(index, dim)
+    per = NP.getitem(ct, *where, template=(H.SLOT,) * len(where))
+    if tuple(H.shape(src)) == tuple(index.shape):
+        return per
+    return NP.index_add(NP.zeros_like(src), per,
+                        template=tuple(slice(0, n) for n in index.shape))
+
+
+def _scatter_add_impl(x, src, dim, index):
+    out = np.array(x, copy=True)
+    np.add.at(out, _scatter_where(index, dim), TO._scatter_src(src, index))
+    return out
+
+
+def _scatter_reduce_impl(x, src, dim, index, reduce):
+    out = np.array(x, copy=True)
+    ufunc = np.add if reduce == "add" else np.multiply
+    part = TO._scatter_src(src, index) if isinstance(src, np.ndarray) else src
+    ufunc.at(out, _scatter_where(index, dim), part)
+    return out
+
+
+scatter_p = primitive("scatter", _scatter_impl, nargs=2, params=("dim", "index"),
+                      vjps=(lambda ct, out, x, src, dim, index: _overwritten_vjp(
+                          ct, out, x, dim=dim, index=index), _scattered_src_vjp))
+scatter_value_p = primitive("scatter_value", _scatter_value_impl, nargs=1,
+                            params=("dim", "index", "value"),
+                            vjps=(lambda ct, out, x, dim, index, value: _overwritten_vjp(
+                                ct, out, x, dim=dim, index=index),))
+scatter_add_p = primitive("scatter_add", _scatter_add_impl, nargs=2, params=("dim", "index"),
+                          vjps=(lambda ct, out, x, src, dim, index: ct, _scattered_src_vjp))
+# torch has no derivative for scatter with reduce=: it records a node that fails at backward
+scatter_reduce_p = primitive("scatter", _scatter_reduce_impl, nargs=2,
+                             params=("dim", "index", "reduce"), differentiable=False)
+scatter_reduce_inplace_p = primitive("scatter_", _scatter_reduce_impl, nargs=2,
+                                     params=("dim", "index", "reduce"), differentiable=False)
+SCATTER = _decl("scatter", scatter_p, "ScatterBackward0", result="same")
+SCATTER_VALUE = _decl("scatter_value", scatter_value_p, "ScatterBackward1", result="same")
+SCATTER_ADD = _decl("scatter_add", scatter_add_p, "ScatterAddBackward0", result="same")
+SCATTER_REDUCE = _decl("scatter_reduce_add_multiply", scatter_reduce_p, "NotImplemented",
+                       result="same", node_base=O.NotImplementedNode)
+SCATTER_REDUCE_ = _decl("scatter_reduce_add_multiply_", scatter_reduce_inplace_p,
+                        "NotImplemented", result="same", node_base=O.NotImplementedNode)
+
+
+def _scatter_args(self: Tensor, dim: int, index, src, value, reduce, name: str):
+    """Check the arguments as torch does; (op, others, params)."""
+    if not isinstance(index, Tensor) or index._dtype not in (D.int64, D.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    idx = index._data
+    nd = self._data.ndim
+    if idx.ndim == 0 and nd <= 1:
+        idx = idx.reshape(1)
+    if nd == 0:
+        nd_check = 1
+    else:
+        nd_check = nd
+    if idx.ndim != nd_check:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    d = F._dim(dim, nd)
+    shape = self._data.shape if nd else (1,)
+    src_is_tensor = isinstance(src, Tensor)
+    if src_is_tensor:
+        if src._dtype is not self._dtype:
+            raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
+        sshape = src._data.shape if src._data.ndim else (1,)
+        if len(sshape) != nd_check:
+            raise RuntimeError("Index tensor must have the same number of dimensions as src "
+                               "tensor")
+        if any(i > s for i, s in zip(idx.shape, sshape)) or any(
+                i > s for k, (i, s) in enumerate(zip(idx.shape, shape)) if k != d):
+            raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self "
+                               f"{list(shape)} apart from dimension {d} and to be no larger "
+                               f"size than src {list(sshape)}")
+    elif any(i > s for k, (i, s) in enumerate(zip(idx.shape, shape)) if k != d):
+        raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self "
+                           f"{list(shape)} apart from dimension {d}")
+    if idx.size and (idx.min() < 0 or idx.max() >= shape[d]):
+        bad = int(idx.max() if idx.max() >= shape[d] else idx.min())
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size "
+                           f"{shape[d]}")
+    idx = idx.astype(np.intp)
+    if nd == 0:
+        idx = idx.reshape(())
+    params = {"dim": d, "index": idx}
+    if reduce is not None:
+        if src_is_tensor:
+            warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated "
+                          "and will be removed in a future PyTorch release. Use "
+                          "torch.scatter_reduce instead for more reduction options.",
+                          UserWarning, stacklevel=3)
+        params["reduce"] = reduce
+        if src_is_tensor:
+            return SCATTER_REDUCE, (src,), params
+        return SCATTER_REDUCE, (value,), params
+    if src_is_tensor:
+        return SCATTER, (src,), params
+    params["value"] = value
+    return SCATTER_VALUE, (), params
+
+
+def _src_or_value(src, value):
+    if src is not None and not isinstance(src, Tensor):
+        return None, src  # a number in src's place is the value
+    return src, value
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None,
+            reduce: str | None = None) -> Tensor:
+    """A copy of `input` with `src`'s elements (or `value`) written at `index` along `dim`
+    (grad_fn ``ScatterBackward0`` / ``ScatterBackward1`` for a value).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.zeros(5).scatter(0, torch.tensor([1, 3]), value=1.0)
+    tensor([0., 1., 0., 1., 0.])
+    """
+    src, value = _src_or_value(src, value)
+    op, others, params = _scatter_args(input, dim, index, src, value, reduce, "scatter")
+    return apply(op, (input,) + others, params)
+
+
+def _scatter_(self: Tensor, dim: int, index: Tensor, src=None, *, value=None,
+              reduce: str | None = None) -> Tensor:
+    src, value = _src_or_value(src, value)
+    op, others, params = _scatter_args(self, dim, index, src, value, reduce, "scatter")
+    return inplace(SCATTER_REDUCE_ if op is SCATTER_REDUCE else op, self, others, params)
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """A copy of `input` with `src`'s elements added at `index` along `dim` (repeated indices
+    add up).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.zeros(3).scatter_add(0, torch.tensor([0, 0, 2]), torch.ones(3))
+    tensor([2., 0., 1.])
+    """
+    _, others, params = _scatter_args(input, dim, index, src, None, None, "scatter_add")
+    return apply(SCATTER_ADD, (input,) + others, params)
+
+
+def _scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    _, others, params = _scatter_args(self, dim, index, src, None, None, "scatter_add")
+    return inplace(SCATTER_ADD, self, others, params)
+
+
+_offer("scatter", scatter, _scatter_)
+_offer("scatter_add", scatter_add, _scatter_add_)
+
+for _name, _fn in METHODS.items():
+    setattr(Tensor, _name, _fn)

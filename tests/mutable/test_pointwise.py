@@ -1,0 +1,293 @@
+"""torch's pointwise functions beyond basic arithmetic, and scatter/scatter_add: values, node
+names, gradients, versions and errors, each run on funcgrad.mutable and on real torch (the
+oracle), with closed forms where they are short."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import funcgrad.mutable as fm
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - CI installs torch
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="real torch is the oracle here")
+MODULES = [pytest.param(fm, id="funcgrad"), pytest.param(torch, id="torch", marks=needs_torch)]
+
+UNARY = ["floor", "ceil", "round", "trunc", "frac", "fix", "asin", "acos", "atan", "sinh",
+         "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh",
+         "arctanh", "erfc", "erfinv", "log2", "log10", "exp2", "rsqrt", "deg2rad", "rad2deg",
+         "sinc", "i0", "lgamma", "digamma", "logit", "sign", "absolute", "negative",
+         "nan_to_num", "erf"]
+# torch records the in-place forms of these but cannot differentiate them
+NO_INPLACE_DERIVATIVE = {"asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh"}
+WEIGHTS = [1.0, 2.0, 3.0]
+
+
+def _input(T, name):
+    values = [1.3, 2.6, 1.45] if name in ("acosh", "arccosh") else [0.3, 0.6, 0.45]
+    return T.tensor(values, dtype=T.float64, requires_grad=True)
+
+
+def _unary_run(T, name, in_place):
+    x = _input(T, name)
+    y = x * 1.0
+    if in_place:
+        assert getattr(y, name + "_")() is y
+        out = y
+        assert y._version == 1
+    else:
+        out = getattr(T, name)(y)
+        assert np.array_equal(getattr(y, name)().detach().numpy(), out.detach().numpy())
+    (out * T.tensor(WEIGHTS, dtype=T.float64)).sum().backward()
+    return out.detach().numpy(), x.grad.numpy(), type(out.grad_fn).__name__
+
+
+@pytest.mark.parametrize("in_place", [False, True], ids=["out_of_place", "in_place"])
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_values_gradients_and_node_names_match_torch(name, in_place):
+    if torch is None:
+        pytest.skip("real torch is the oracle here")
+    if in_place and name in NO_INPLACE_DERIVATIVE:
+        pytest.skip("covered by test_in_place_inverse_hyperbolics_have_no_derivative")
+    ours, theirs = _unary_run(fm, name, in_place), _unary_run(torch, name, in_place)
+    assert np.allclose(ours[0], theirs[0], rtol=1e-12, atol=1e-14)
+    assert np.allclose(ours[1], theirs[1], rtol=1e-8, atol=1e-14)
+    assert ours[2] == theirs[2]
+
+
+@pytest.mark.parametrize("name", ["asin", "sinh", "erfc", "log2", "rsqrt", "lgamma", "digamma",
+                                  "sinc", "i0", "logit"])
+def test_unary_slopes_against_finite_differences(name):
+    # central differences in float64: an oracle that needs no torch
+    x = _input(fm, name)
+    getattr(fm, name)(x).sum().backward()
+    v = x.detach().numpy()
+    h = 1e-6
+    up = getattr(fm, name)(fm.tensor(v + h, dtype=fm.float64)).numpy()
+    down = getattr(fm, name)(fm.tensor(v - h, dtype=fm.float64)).numpy()
+    assert np.allclose(x.grad.numpy(), (up - down) / (2 * h), rtol=1e-6)
+
+
+@pytest.mark.parametrize("T", MODULES)
+@pytest.mark.parametrize("name", ["asinh", "acosh", "atanh"])
+def test_in_place_inverse_hyperbolics_have_no_derivative(T, name):
+    y = _input(T, name) * 1.0
+    getattr(y, name + "_")()
+    assert type(y.grad_fn).__name__ == name.capitalize() + "Backward1"
+    with pytest.raises(RuntimeError, match=f"the derivative for 'inplace version of {name}' "
+                                           "is not implemented."):
+        y.sum().backward()
+
+
+@pytest.mark.parametrize("T", MODULES)
+def test_rounding_of_integers_keeps_the_dtype_and_float_functions_refuse_in_place(T):
+    a = T.tensor([1, -2, 3])
+    for name in ("floor", "ceil", "round", "trunc"):
+        out = getattr(T, name)(a)
+        assert out.dtype == T.int64 and out.tolist() == [1, -2, 3]
+    assert T.asin(T.tensor([0, 1])).dtype == T.float32
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired "
+                                           "output type Long"):
+        T.tensor([0, 1]).asin_()
+
+
+@pytest.mark.parametrize("T", MODULES)
+def test_round_half_to_even_and_decimals(T):
+    x = T.tensor([0.5, 1.5, 2.5, -0.5, 2.567], requires_grad=True)
+    assert T.round(x).tolist() == [0.0, 2.0, 2.0, -0.0, 3.0]
+    r = T.round(x, decimals=2)
+    assert type(r.grad_fn).__name__ == "RoundBackward1"
+    assert np.allclose(r.detach().numpy()[-1], 2.57)
+    r.sum().backward()
+    assert x.grad.tolist() == [0.0] * 5
+
+
+@pytest.mark.parametrize("T", MODULES)
+def test_module_level_in_place_functions(T):
+    for name in ("floor_", "ceil_", "trunc_", "frac_", "round_", "asin_", "atan_", "sinh_",
+                 "cosh_", "erf_", "erfc_", "log2_", "rsqrt_", "clamp_min_", "negative_",
+                 "fix_", "arcsin_"):
+        x = T.tensor([0.25, 0.5])
+        args = (0.3,) if name == "clamp_min_" else ()
+        out = getattr(T, name)(x, *args)
+        assert out is x and x._version == 1
+    for name in ("lgamma_", "digamma_", "erfinv_", "scatter_", "lerp_", "logaddexp_"):
+        assert not hasattr(T, name)  # torch offers these only as methods (or not at all)
+
+
+BINARY = [
+    "T.hypot(x, w)", "T.fmod(x, w)", "T.fmod(x, 0.25)", "(x * 1).fmod_(0.25)",
+    "(x * 1).fmod_(w)", "T.copysign(x, -w)", "T.copysign(x, -1.0)", "(x * 1).copysign_(-w)",
+    "T.logaddexp(x, w)", "T.logaddexp2(x, w)", "T.lerp(x, w, 0.3)", "T.lerp(x, w, 0.7)",
+    "T.lerp(x, w, w)", "(x * 1).lerp_(w, 0.3)", "(x * 1).lerp_(w, w * 0.5)",
+    "T.clamp_min(x, 0.4)", "T.clamp_max(x, 0.4)", "T.clamp_min(x, w * 0 + 0.4)",
+    "T.clamp_max(x, w)", "(x * 1).clamp_min_(0.4)", "(x * 1).clamp_max_(w)",
+    "T.float_power(x, 2)", "T.float_power(x, w)", "(x * 1).float_power_(2)",
+    "T.atan2(x, w)", "(x * 1).atan2_(w)", "(x * 1).arctan2_(w)", "T.arctan2(x, w)",
+    "T.divide(x, w)", "T.true_divide(x, w)", "T.multiply(x, w)", "T.subtract(x, w)",
+    "(x * 1).true_divide_(w)", "(x * 1).divide_(w)", "(x * 1).subtract_(w)",
+    "(x * 1).multiply_(w)", "(x * 1).negative_()", "(x * 1).absolute_()", "(x * 1).sign_()",
+    "(x * 1).erf_()", "(x * 1).round_(decimals=1)", "T.logit(x, eps=0.35)", "(x * 1).logit_()",
+    "T.nan_to_num(x)", "(x * 1).nan_to_num_()",
+    "T.scatter(x, 0, T.tensor([2, 0]), w[:2])", "T.scatter(x, 0, T.tensor([2, 0]), value=3.0)",
+    "T.scatter(x, 0, T.tensor([2, 0]), 3.0)", "(x * 1).scatter_(0, T.tensor([2, 0]), w[:2])",
+    "(x * 1).scatter_(0, T.tensor([1]), value=2.0)",
+    "T.scatter_add(x, 0, T.tensor([2, 0, 2]), w)", "(x * 1).scatter_add_(0, T.tensor([2, 0, 2]), w)",
+    "T.scatter(x.view(3, 1).expand(3, 2) * 1, 1, T.tensor([[1], [0], [1]]), w.view(3, 1))",
+    "T.zeros(10, dtype=T.float).scatter_(0, T.tensor(3), value=1)",
+]
+
+
+def _binary_run(T, expr):
+    x = T.tensor([0.3, 0.6, 0.45], dtype=T.float64, requires_grad=True)
+    w = T.tensor([0.5, 2.0, 0.1], dtype=T.float64, requires_grad=True)
+    out = eval(expr, {"T": T, "x": x, "w": w})
+    found = [out.detach().numpy().copy(), type(out.grad_fn).__name__ if out.grad_fn else None,
+             str(out.dtype)]
+    if out.requires_grad:
+        scale = T.arange(1, out.numel() + 1, dtype=out.dtype).reshape(out.shape)
+        (out * scale).sum().backward()
+        found += [None if x.grad is None else x.grad.numpy(),
+                  None if w.grad is None else w.grad.numpy()]
+    return found
+
+
+@pytest.mark.parametrize("expr", BINARY)
+def test_binary_and_scatter_match_torch(expr):
+    if torch is None:
+        pytest.skip("real torch is the oracle here")
+    ours, theirs = _binary_run(fm, expr), _binary_run(torch, expr)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        if isinstance(b, np.ndarray):
+            assert np.allclose(a, b, rtol=1e-12, atol=1e-14), (a, b)
+        else:
+            assert a == b
+
+
+def test_sgn_of_reals_is_recorded_with_a_zero_gradient():
+    # (torch's own backward hands back a ZeroTensor here, which .numpy() refuses)
+    x = fm.tensor([-2.0, 0.0, 3.0], requires_grad=True)
+    y = x * 1
+    y.sgn_()
+    assert type(y.grad_fn).__name__ == "SgnBackward0" and y.tolist() == [-1.0, 0.0, 1.0]
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+    assert type(fm.sgn(x).grad_fn).__name__ == "SgnBackward0"
+
+
+@pytest.mark.parametrize("T", MODULES)
+def test_the_transforms_tutorial_one_hot(T):
+    # torchvision's Lambda target transform in PyTorch's "Transforms" tutorial
+    y = 3
+    one_hot = T.zeros(10, dtype=T.float).scatter_(0, T.tensor(y), value=1)
+    assert one_hot.tolist() == [0.0, 0.0, 0.0, 1.0] + [0.0] * 6
+
+
+@pytest.mark.parametrize("T", MODULES)
+def test_scatter_gradients_by_hand(T):
+    x = T.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
+    src = T.tensor([[10.0, 20.0], [30.0, 40.0]], requires_grad=True)
+    idx = T.tensor([[2, 0], [0, 1]])
+    out = x.scatter(0, idx, src)
+    assert out.tolist() == [[30.0, 20.0], [3.0, 40.0], [10.0, 6.0]]
+    (out * T.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])).sum().backward()
+    # overwritten places give x nothing; each src element gets the weight where it landed
+    assert x.grad.tolist() == [[0.0, 0.0], [3.0, 0.0], [0.0, 6.0]]
+    assert src.grad.tolist() == [[5.0, 2.0], [1.0, 4.0]]
+
+
+@pytest.mark.parametrize("T", MODULES)
+def test_scatter_add_sums_repeated_indices(T):
+    x = T.zeros(3, requires_grad=True)
+    src = T.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    out = x.scatter_add(0, T.tensor([0, 0, 2]), src)
+    assert out.tolist() == [3.0, 0.0, 4.0]
+    assert type(out.grad_fn).__name__ == "ScatterAddBackward0"
+    (out * T.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert x.grad.tolist() == [1.0, 2.0, 3.0] and src.grad.tolist() == [1.0, 1.0, 3.0]
+
+
+@pytest.mark.parametrize("T", MODULES)
+def test_scatter_with_reduce(T):
+    x = T.zeros(3, 2)
+    assert x.scatter_(1, T.tensor([[1], [0]]), 5.0, reduce="add").tolist() == [
+        [0.0, 5.0], [5.0, 0.0], [0.0, 0.0]]
+    ones = T.ones(3, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ones.scatter_(1, T.tensor([[1], [0]]), T.full((2, 1), 3.0), reduce="multiply")
+    assert ones.tolist() == [[1.0, 3.0], [3.0, 1.0], [1.0, 1.0]]
+    assert any("reduce argument of torch.scatter with Tensor src is deprecated" in str(w.message)
+               for w in caught)
+    a = T.ones(3, requires_grad=True)
+    out = a.scatter(0, T.tensor([0, 0]), 2.0, reduce="add")
+    assert out.tolist() == [5.0, 1.0, 1.0]
+    assert type(out.grad_fn).__name__ == "NotImplemented"
+    with pytest.raises(RuntimeError, match="derivative for aten::scatter is not implemented"):
+        out.sum().backward()
+    b = a * 1
+    b.scatter_(0, T.tensor([1]), 2.0, reduce="multiply")
+    with pytest.raises(RuntimeError, match=r"derivative for aten::scatter_ is not implemented"):
+        b.sum().backward()
+
+
+@pytest.mark.parametrize("T", MODULES)
+def test_scatter_errors(T):
+    z = T.zeros(3)
+    cases = [
+        (lambda: z.scatter_(0, T.tensor([1]), value=1, reduce="bad"),
+         "reduce argument must be either add or multiply."),
+        (lambda: z.scatter_(0, T.tensor([1.0]), value=1),
+         r"scatter\(\): Expected dtype int32/int64 for index"),
+        (lambda: z.scatter_(0, T.tensor([5]), value=1),
+         "index 5 is out of bounds for dimension 0 with size 3"),
+        (lambda: z.scatter_(0, T.tensor([1]), T.ones(1, dtype=T.float64)),
+         r"scatter\(\): Expected self.dtype to be equal to src.dtype"),
+        (lambda: z.scatter_(0, T.tensor([[1]]), T.ones(1)),
+         "Index tensor must have the same number of dimensions as self tensor"),
+        (lambda: T.zeros(3, 2).scatter_(0, T.tensor([[1, 1, 1]]), T.ones(1, 3)),
+         r"Expected index \[1, 3\] to be no larger than self \[3, 2\] apart from dimension 0 "
+         r"and to be no larger size than src \[1, 3\]"),
+    ]
+    for call, message in cases:
+        with pytest.raises(RuntimeError, match=message):
+            call()
+    assert z._version == 0
+
+
+@pytest.mark.parametrize("T", MODULES)
+def test_scatter_in_place_on_a_leaf_and_saved_value_checks(T):
+    leaf = T.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        leaf.scatter_(0, T.tensor([0]), value=1.0)
+    # scatter_add saves only the index: writing its inputs later is no error
+    x = T.zeros(3, requires_grad=True)
+    src = T.ones(2, requires_grad=True)
+    s = src * 1
+    out = x.scatter_add(0, T.tensor([0, 2]), s)
+    s.mul_(2)
+    out.sum().backward()
+    assert src.grad.tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("T", MODULES)
+def test_lerp_is_exact_at_both_ends_and_clamp_bounds_take_the_rest(T):
+    a, b = T.tensor([1e8, -3.0]), T.tensor([1.0, 7.0])
+    assert T.lerp(a, b, 1.0).tolist() == [1.0, 7.0]
+    assert T.lerp(a, b, 0.0).tolist() == a.tolist()
+    x = T.tensor([0.0, 1.0, 2.0], requires_grad=True)
+    lo = T.tensor([1.0, 1.0, 1.0], requires_grad=True)
+    T.clamp_min(x, lo).sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0, 1.0] and lo.grad.tolist() == [1.0, 0.0, 0.0]
+    assert math.isclose(T.float_power(T.tensor([2]), 3).item(), 8.0)
+    assert T.float_power(T.tensor([2]), 3).dtype == T.float64
+    with pytest.raises(RuntimeError, match="the base given to float_power_ has dtype Float but "
+                                           "the operation's result requires dtype Double"):
+        T.tensor([2.0]).float_power_(2)
