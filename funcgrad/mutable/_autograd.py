@@ -20,7 +20,7 @@ import numpy as np
 from .._src.core import Array, Primitive, Trace, Tracer
 from ..numpy import _primitives as NP
 from ._graph import (STATE, AccumulateGrad, Node, RemovableHandle, Saved, Version, freed_error,
-                     node_class, version_error)
+                     node_class, version_error, warn_forward_traces)
 from ._ops import COPY, OpNode, apply_primitive, inplace
 from ._tensor import Tensor
 
@@ -219,6 +219,13 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
     ``backward(inputs=...)``, besides) accumulating into leaves; `run_inputs` (backward's
     way) runs the inputs' own nodes too, hooks included, where ``grad`` stops before them.
     """
+    if len(_CALLBACKS.stack) >= REENTRANT_DEPTH:
+        # a backward nested in backward (a custom Function's backward calling backward) this
+        # deep continues in a fresh thread, with a fresh Python stack, as PyTorch's engine
+        # does, so re-entrant depth is not bounded by the recursion limit
+        return _in_fresh_thread(run_backward, roots, grads, retain_graph=retain_graph,
+                                create_graph=create_graph, inputs=inputs, accumulate=accumulate,
+                                allow_unused=allow_unused, run_inputs=run_inputs)
     # backward runs with grad mode equal to create_graph, as in PyTorch
     prev_mode = STATE.grad_enabled
     STATE.grad_enabled = create_graph
@@ -235,6 +242,30 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
     finally:
         _CALLBACKS.stack.pop()
         STATE.grad_enabled = prev_mode
+
+
+REENTRANT_DEPTH = 40  # nested backward calls a thread runs before handing on to a new one
+
+
+def _in_fresh_thread(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` run in a new thread that starts with this thread's modes
+    (grad mode, inference mode, policy...); its exception, if any, re-raised here."""
+    modes = dict(vars(STATE))
+    found: list = [None, None]
+
+    def body() -> None:
+        vars(STATE).update(modes)
+        try:
+            found[0] = fn(*args, **kwargs)
+        except BaseException as exc:  # handed back to the waiting thread
+            found[1] = exc
+
+    worker = threading.Thread(target=body, name="funcgrad-reentrant-backward")
+    worker.start()
+    worker.join()
+    if found[1] is not None:
+        raise found[1]
+    return found[0]
 
 
 class _Callbacks(threading.local):
@@ -346,14 +377,10 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
         grads_out = None
         if run:
             if buf[0] is not None or (node._nout > 1 and any(b is not None for b in buf)):
-                try:
+                if STATE.anomaly:
+                    grads_out = _apply_watched(node, buf, graph, check_nan)
+                else:
                     grads_out = node._apply(buf, graph)
-                except Exception:
-                    if STATE.anomaly and node._stack:
-                        warnings.warn(f"Error detected in {node.name()}. Traceback of forward "
-                                      "call that caused the error:\n" + "".join(node._stack),
-                                      stacklevel=2)
-                    raise
                 if node._x is not None and node._x.hooks:
                     grads_out = _after_node(node, grads_out, buf, create_graph)
             if not retain_graph:
@@ -365,9 +392,6 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
                 nxt = e[0]
                 g = grads_out[k] if grads_out is not None else None
                 if g is not None:
-                    if check_nan and np.isnan(g).any():
-                        raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
-                                           f"{_ordinal(k)} output.")
                     b = buffers.get(nxt)
                     if b is None:
                         b = buffers[nxt] = [None] * nxt._nout
@@ -396,6 +420,26 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
     if inputs is None:
         return None
     return results
+
+
+def _apply_watched(node, buf, graph, check_nan: bool) -> list:
+    """`node._apply` in anomaly mode: nodes its backward makes (create_graph) remember it as
+    their parent; a failure, or a NaN gradient when checked, warns where the node was made."""
+    parent = STATE.running
+    STATE.running = node
+    try:
+        grads_out = node._apply(buf, graph)
+        if check_nan and grads_out is not None:
+            for k, (e, g) in enumerate(zip(node._next, grads_out)):
+                if e is not None and g is not None and np.isnan(g).any():
+                    raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
+                                       f"{_ordinal(k)} output.")
+    except Exception:
+        warn_forward_traces(node)
+        raise
+    finally:
+        STATE.running = parent
+    return grads_out
 
 
 def _before_node(node, buf, graph, captures, results, needed, accumulate):

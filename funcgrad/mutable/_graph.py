@@ -14,6 +14,7 @@ import re
 import sys
 import threading
 import traceback
+import warnings
 import weakref
 from typing import Any, Callable, NamedTuple
 
@@ -51,6 +52,7 @@ class _State(threading.local):
         self.grad_enabled = True
         self.inference = False
         self.policy = "torch"
+        self.running = None  # in anomaly mode: the node whose backward runs now (a parent)
 
     anomaly = property(lambda self: _GLOBAL.anomaly,
                        lambda self, value: setattr(_GLOBAL, "anomaly", value))
@@ -218,7 +220,11 @@ class Node:
         self._where = None
         if STATE.anomaly:
             self._x = _Extra()
-            self._x.stack = traceback.format_stack()[:-3]
+            frames = traceback.extract_stack()[:-1]
+            while frames and frames[-1].filename.startswith(_HERE):
+                frames.pop()  # end the trace at the user's line that made the node
+            self._x.stack = traceback.format_list(frames)
+            self._x.parent = STATE.running  # made by that node's backward (create_graph)
         else:
             self._x = None
 
@@ -284,10 +290,26 @@ class Node:
 
 
 class _Extra:
-    __slots__ = ("pre_hooks", "retain", "hooks", "prehooks_fn", "stack")
+    __slots__ = ("pre_hooks", "retain", "hooks", "prehooks_fn", "stack", "parent")
 
     def __init__(self) -> None:
         self.pre_hooks = self.retain = self.hooks = self.prehooks_fn = self.stack = None
+        self.parent = None
+
+
+def warn_forward_traces(node: Node) -> None:
+    """Anomaly mode's report on a failing node: where it was made and, for a node made by
+    another node's backward, where that one was made, and so on up (torch's warnings)."""
+    if not node._stack:
+        return
+    warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the "
+                  "error:\n" + "".join(node._stack), stacklevel=3)
+    parent = node._x.parent
+    while parent is not None and parent._stack:
+        warnings.warn(f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of "
+                      "forward call that induced the previous calculation:\n"
+                      + "".join(parent._stack), stacklevel=3)
+        parent = parent._x.parent
 
 
 class RemovableHandle:

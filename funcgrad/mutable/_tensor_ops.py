@@ -21,6 +21,7 @@ from . import _random
 from . import return_types
 from ._functions import _dim, _dims, matmul, mul, reshape, sum, unsqueeze
 from ._device import check_device
+from ._graph import Node, node_class
 from ._ops import apply, inplace
 from .._src.declare import elementwise, primitive
 from ._tensor import Tensor
@@ -184,6 +185,52 @@ def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
                                  "correction": correction, "keepdims": keepdim})
 
 
+class _PairBackward(Node):
+    """torch's one node for the two results of var_mean / std_mean: each output's gradient
+    runs through the node recorded for it, and the input's two gradients add."""
+
+    __slots__ = ("_parts",)
+    _nout = 2
+
+    def _apply(self, cts, graph):
+        total = None
+        for part, ct in zip(self._parts, cts):
+            if ct is None:
+                continue
+            g = part._apply([ct], graph)[0]
+            if g is not None:
+                total = g if total is None else total + g
+        return [total]
+
+    def _release(self) -> None:
+        for part in self._parts:
+            part._release()
+
+    def _check_alive(self) -> None:
+        for part in self._parts:
+            part._check_alive()
+
+    def _saved_values(self) -> list:
+        return [v for part in self._parts for v in part._saved_values()]
+
+    def __getattr__(self, name: str):
+        return getattr(self._parts[0], name)  # _saved_self, _saved_dim...
+
+
+def _one_node(name: str, first: Tensor, second: Tensor) -> tuple:
+    """Make `first` and `second` outputs 0 and 1 of one node, as torch records them."""
+    parts = (first._grad_fn, second._grad_fn)
+    if parts[0] is None or parts[1] is None:
+        return first, second
+    cls = node_class(name, _PairBackward)
+    node = cls.__new__(cls)
+    node._init(parts[0]._next)
+    node._parts = parts
+    first._grad_fn, first._nr = node, 0
+    second._grad_fn, second._nr = node, 1
+    return first, second
+
+
 def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
              correction=None) -> tuple:
     """``(var, mean)`` as one call (both with grad_fn ``VarMeanBackward0``).
@@ -195,7 +242,8 @@ def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
     dim, correction = _correction(dim, unbiased, correction)
     axis = _dims(dim, input._data.ndim)
     v = apply(VAR_MEAN, (input,), {"axis": axis, "correction": correction, "keepdims": keepdim})
-    return v, apply(MEAN_OF_VAR, (input,), {"axis": axis, "keepdims": keepdim})
+    return _one_node("VarMeanBackward0", v,
+                     apply(MEAN_OF_VAR, (input,), {"axis": axis, "keepdims": keepdim}))
 
 
 def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
@@ -209,7 +257,8 @@ def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
     dim, correction = _correction(dim, unbiased, correction)
     axis = _dims(dim, input._data.ndim)
     s = apply(STD_MEAN, (input,), {"axis": axis, "correction": correction, "keepdims": keepdim})
-    return s, apply(MEAN_OF_STD, (input,), {"axis": axis, "keepdims": keepdim})
+    return _one_node("StdMeanBackward0", s,
+                     apply(MEAN_OF_STD, (input,), {"axis": axis, "keepdims": keepdim}))
 
 
 def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:

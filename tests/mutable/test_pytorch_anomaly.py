@@ -127,8 +127,7 @@ def test_anomaly_mode_without_nan_check(torch):
     assert np.isnan(values(x.grad)).all()
 
 
-@both(xfail="anomaly mode does not warn the forward traceback of the failing node "
-            "(mutable-core findings)")
+@both()
 def test_nested_functions_returning_nan_in_double_backward(torch):
     import warnings
     size = 5

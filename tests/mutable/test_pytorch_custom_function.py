@@ -466,7 +466,7 @@ def test_function_under_no_grad_has_no_node(torch):
     assert x.requires_grad and y.grad_fn is None
 
 
-@both(xfail="Variable(x, requires_grad=True) inside forward aliases the input leaf, so a nested backward accumulates into it (mutable-core findings)")
+@both()
 def test_backward_that_runs_backward_itself(torch):
     y_data = torch.randn(2, 2)
 
@@ -640,7 +640,7 @@ def countdown(torch, order=None):
     return Countdown
 
 
-@both(xfail="nested re-entrant backward recurses in Python (RecursionError at depth 300) (mutable-core findings)")
+@both()
 def test_deeply_nested_reentrant_backward(torch):
     v = torch.tensor(300.0, requires_grad=True)
     countdown(torch).apply(v).sum().backward()

@@ -383,7 +383,7 @@ def test_node_prehooks_and_posthooks(torch, custom):
     assert a.grad.tolist() == [[2.0] * 3] * 3
 
 
-@both(xfail="var_mean makes two nodes where torch makes one two-output VarMeanBackward0 (torchtests)")
+@both()
 def test_prehook_on_a_two_output_node(torch):
     b = torch.rand(3, 3, dtype=torch.float64, requires_grad=True)
     var, mean = torch.var_mean(b, dim=0)

@@ -39,7 +39,7 @@ def graph(fn):
     return type(fn).__name__ + "(" + ", ".join(graph(f) for f, _ in fn.next_functions) + ")"
 
 
-@both(xfail="graph.Node is a real base class of funcgrad's nodes (torch: a virtual base, not in the mro) (mutable-core findings)")
+@both()
 def test_graph_nodes_are_instances_of_node(torch):
     Node = torch.autograd.graph.Node
     a = torch.rand(3, 3, requires_grad=True)

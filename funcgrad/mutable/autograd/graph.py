@@ -4,6 +4,7 @@
 PyTorch: what tools that explain version errors read)."""
 from __future__ import annotations
 
+import abc
 import weakref
 from typing import Any, Iterable, NamedTuple
 
@@ -11,12 +12,30 @@ import numpy as np
 
 from .. import _dtypes as D
 from .._autograd import EXECUTION_ENGINE
-from .._graph import Node
+from .. import _graph
 from .._ops import saved_tensor
 from .._tensor import Tensor
+from .function import FunctionCtx
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version", "SavedTensorInfo",
            "saved_tensors", "writes", "register_multi_grad_hook"]
+
+
+class Node(abc.ABC):
+    """What every ``grad_fn`` is (and a custom Function's ``ctx``): as in PyTorch a virtual
+    base class, so ``isinstance(y.grad_fn, Node)`` holds while ``Node`` is in no node's mro.
+
+    >>> import funcgrad.mutable as torch
+    >>> y = torch.ones(1, requires_grad=True).exp()
+    >>> isinstance(y.grad_fn, torch.autograd.graph.Node)
+    True
+    """
+
+    @classmethod
+    def __subclasshook__(cls, subclass):
+        if cls is Node and issubclass(subclass, (_graph.Node, FunctionCtx)):
+            return True
+        return NotImplemented
 
 
 class GradientEdge(NamedTuple):

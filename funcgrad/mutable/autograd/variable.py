@@ -15,13 +15,16 @@ class _VariableMeta(type):
 
 
 class Variable(metaclass=_VariableMeta):
-    """``Variable(t, requires_grad=False)`` gives `t` itself as a tensor (PyTorch has merged
-    the two since 0.4); ``isinstance(t, Variable)`` holds for every tensor.
+    """``Variable(t, requires_grad=False)``: a new leaf sharing `t`'s data and version
+    counter (``t.detach()``), recording if `requires_grad` (PyTorch has merged the classes
+    since 0.4); ``isinstance(t, Variable)`` holds for every tensor.
 
     >>> import funcgrad.mutable as torch
     >>> v = torch.autograd.Variable(torch.ones(2), requires_grad=True)
     >>> v.requires_grad, isinstance(v, torch.autograd.Variable)
     (True, True)
+    >>> x = torch.zeros(2); torch.autograd.Variable(x) is x
+    False
     """
 
     _execution_engine = EXECUTION_ENGINE  # queue_callback(fn): run fn after this backward
@@ -31,6 +34,7 @@ class Variable(metaclass=_VariableMeta):
             data = Tensor._wrap(np.zeros(0, np.float32))
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        leaf = data.detach()
         if requires_grad:
-            data.requires_grad_(True)
-        return data
+            leaf.requires_grad_(True)
+        return leaf
