@@ -191,7 +191,7 @@ def test_custom_function_returning_a_select_of_its_input(torch):
         out += 1
 
 
-@both(xfail="mark_dirty of a tensor that is not an input does not warn (mutable-core findings)")
+@both()
 def test_custom_functions_that_write_their_inputs(torch):
     import warnings
     calls = [0]
@@ -273,7 +273,7 @@ def test_custom_functions_that_write_their_inputs(torch):
         DirtyNotReturned.apply(a.clone().view_as(a), b)
 
 
-@both(xfail="mark_dirty on a non-input view is not refused (mutable-core findings)")
+@both()
 def test_mark_dirty_misuse(torch):
     class DirtyTempView(torch.autograd.Function):
         @staticmethod
@@ -308,7 +308,7 @@ def test_mark_dirty_misuse(torch):
         AddOne.apply(a.view_as(a))
 
 
-@both(xfail="a dirty, saved view keeps itself alive (mutable-core findings)")
+@both()
 def test_dirty_saved_view_does_not_leak(torch):
     import weakref
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...numpy import _primitives as NP
 from .._graph import STATE, Node, Saved, freed_error, node_class, version_error
-from .._ops import _attach_inplace, edge_of
+from .._ops import _attach_inplace, check_inplace, edge_of, saved_tensor
 from .._tensor import Tensor, _ViewInfo
 
 __all__ = ["Function", "FunctionCtx", "InplaceFunction", "once_differentiable"]
@@ -66,6 +66,11 @@ class FunctionCtx:
                 out.append(None)
                 continue
             t, version, is_output = item
+            if type(t) is Saved:  # an output, kept without a reference to itself
+                if t.counter.value != version:
+                    raise version_error(t, self._node())
+                out.append(saved_tensor(t, self._node()))
+                continue
             if t._vc.value != version:
                 node = self._node()
                 s = (Saved(t._data, t._vc, None, weakref.ref(node)) if is_output
@@ -110,6 +115,9 @@ class _FunctionNode(Node):
         for k, item in enumerate(ctx._saved):
             if item is not None:
                 t, version, is_output = item
+                if type(t) is Saved:
+                    found.append((f"saved{k}", None, t))
+                    continue
                 saved = object.__new__(Saved)  # a record of the save, watched by no policy
                 saved.data, saved.counter, saved.version = t._data, t._vc, version
                 saved.tensor, saved.output_node, saved.fallback = t, None, None
@@ -249,7 +257,11 @@ class Function(metaclass=_FunctionMeta):
         outs = (outputs,) if single else outputs
         rg = prev and any(ctx.needs_input_grad)
         if ctx._saved is not None:
-            out_ids = {id(o) for o in outs if isinstance(o, Tensor)}
+            # outputs new to this Function, or inputs it wrote (the others come back as
+            # aliases: what was saved is the input)
+            in_ids = {id(a) for a in tensors}
+            out_ids = {id(o) for o in outs if isinstance(o, Tensor)
+                       and (id(o) not in in_ids or any(o is d for d in ctx._dirty))}
             ctx._saved = tuple(None if t is None else (t, t._vc.value, id(t) in out_ids)
                                for t in ctx._saved)
         if not rg:
@@ -278,6 +290,7 @@ class Function(metaclass=_FunctionMeta):
             raise RuntimeError("Some elements marked as dirty during the forward method were not "
                                "returned as output. The inputs that are modified inplace must "
                                "all be outputs of the Function.")
+        _check_dirty(ctx._dirty, tensors, len(outs))
         new_outs = []
         for k, o in enumerate(outs):
             if not isinstance(o, Tensor):
@@ -304,7 +317,47 @@ class Function(metaclass=_FunctionMeta):
             o._nr = k
             o._rg = True
             new_outs.append(o)
+        ctx._dirty = ctx._non_diff = ()  # read: kept no longer (they may be outputs: cycles)
+        if ctx._saved is not None:
+            # a saved output is kept as its data and version, not as the tensor (whose
+            # grad_fn is this node: a cycle), and unpacked with this node as its grad_fn
+            ctx._saved = tuple(
+                item if item is None or not item[2] else
+                (_saved_output(item[0], item[1], node), item[1], True) for item in ctx._saved)
         return new_outs[0] if single else tuple(new_outs)
+
+
+def _saved_output(t: Tensor, version: int, node: Node) -> Saved:
+    saved = Saved(t._data, t._vc, None, weakref.ref(node))
+    saved.version = version
+    return saved
+
+
+_NOT_AN_INPUT = ("ctx.mark_dirty() received a tensor that was not an input. Only input Tensors "
+                 "that have been mutated should be passed to ctx.mark_dirty().")
+
+
+def _check_dirty(dirty, inputs: list, n_outputs: int) -> None:
+    """PyTorch's rules for tensors marked dirty: inputs only (a new tensor warns, a new view
+    is refused), views that may be written in place, and one output beside such a view."""
+    for t in dirty:
+        if not any(t is a for a in inputs):
+            if t._base is not None:
+                raise RuntimeError(_NOT_AN_INPUT)
+            warnings.warn(_NOT_AN_INPUT, UserWarning, stacklevel=3)
+            continue
+        if t._base is not None:
+            check_inplace(t)
+            if n_outputs > 1:
+                raise RuntimeError(
+                    "If your Function modifies inplace an input that is a view of another "
+                    "Tensor, your Function cannot return more than one Tensor. This is not "
+                    "supported by the current autograd engine. You should either make sure the "
+                    "input is not a view (using .clone() for example) or make your Function "
+                    "only return one Tensor (potentially splitting it into two Functions: one "
+                    "doing the inplace that returns a single Tensor and a second one that does "
+                    "the other operations). You can ask on the forum "
+                    "https://discuss.pytorch.org/ if you need help to do this change.")
 
 
 def _alias(t: Tensor) -> Tensor:
