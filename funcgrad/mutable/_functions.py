@@ -350,8 +350,29 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
     """
     check_device(device)
     dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
-    t = Tensor._wrap(np.linspace(start, end, steps).astype(dt.np))
+    if dt.is_floating_point and steps > 1:
+        data = _linspace_as_torch(start, end, steps, dt.np)
+    else:
+        data = np.linspace(start, end, steps).astype(dt.np)
+    t = Tensor._wrap(data)
     return _require_grad(t) if requires_grad else t
+
+
+def _linspace_as_torch(start, end, steps: int, np_dtype) -> np.ndarray:
+    """PyTorch's CPU linspace, bit for bit: the step computed in the dtype, the first half
+    counted up from `start` and the second down from `end`, each value one fused
+    multiply-add (a product exact in a wider type, then one rounding)."""
+    kind = np.dtype(np_dtype).type
+    s, e = kind(start), kind(end)
+    step = kind(kind(e - s) / kind(steps - 1))
+    i = np.arange(steps, dtype=np.float64)
+    if np.dtype(np_dtype).itemsize < 8:  # the product is exact in float64: one rounding
+        low = (np.float64(s) + np.float64(step) * i).astype(np_dtype)
+        high = (np.float64(e) - np.float64(step) * (steps - 1 - i)).astype(np_dtype)
+    else:
+        low = _random.fma(step, i, s)
+        high = _random.fma(-step, steps - 1 - i, e)
+    return np.where(i < steps // 2, low, high)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:

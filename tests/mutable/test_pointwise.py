@@ -291,3 +291,21 @@ def test_lerp_is_exact_at_both_ends_and_clamp_bounds_take_the_rest(T):
     with pytest.raises(RuntimeError, match="the base given to float_power_ has dtype Float but "
                                            "the operation's result requires dtype Double"):
         T.tensor([2.0]).float_power_(2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_linspace_is_torch_bit_for_bit(dtype):
+    # the autograd tutorial's grid: torch's kernel rounds each value once, from both ends
+    a = fm.linspace(0.0, 2 * math.pi, 25, dtype=getattr(fm, dtype))
+    if dtype == "float32":
+        assert a.numpy()[19] == np.float32(4.9741883)
+        assert (2 * fm.sin(a) + 1)[14].item() == -3.5762786865234375e-07
+    if torch is None:
+        pytest.skip("real torch is the oracle for the random cases")
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        start, end = rng.uniform(-10, 10, 2)
+        steps = int(rng.integers(2, 3000))
+        ours = fm.linspace(start, end, steps, dtype=getattr(fm, dtype)).numpy()
+        theirs = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).numpy()
+        assert np.array_equal(ours, theirs)
