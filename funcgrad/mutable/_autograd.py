@@ -360,7 +360,8 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
     # 3. walk. When a node makes exactly one node ready and nothing else waits, that node
     # runs next without going through the heap (chains, the common case, never touch it).
     heappop, heappush = heapq.heappop, heapq.heappush
-    check_nan = STATE.anomaly and STATE.check_nan and not create_graph
+    anomaly = STATE.anomaly
+    check_nan = anomaly and STATE.check_nan and not create_graph
     following = None
     while True:
         if following is not None:
@@ -377,7 +378,7 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
         grads_out = None
         if run:
             if buf[0] is not None or (node._nout > 1 and any(b is not None for b in buf)):
-                if STATE.anomaly:
+                if anomaly:
                     grads_out = _apply_watched(node, buf, graph, check_nan)
                 else:
                     grads_out = node._apply(buf, graph)

@@ -25,28 +25,20 @@ from ..numpy import _primitives as NP
 from ..numpy._helpers import SLOT
 from . import _dtypes as D
 
-__all__ = ["STATE", "Version", "Saved", "Node", "AccumulateGrad", "RemovableHandle",
+__all__ = ["STATE", "set_anomaly", "Version", "Saved", "Node", "AccumulateGrad", "RemovableHandle",
            "Spec", "STAND_IN", "RECOMPUTE", "node_class", "version_error", "freed_error",
            "user_frame", "stand_in", "replay", "AsStridedBackward0", "conj", "fix_array"]
-
-
-class _Global:
-    """Process-wide switches (as in PyTorch): anomaly mode and its NaN check."""
-
-    __slots__ = ("anomaly", "check_nan")
-
-    def __init__(self) -> None:
-        self.anomaly = False
-        self.check_nan = True
-
-
-_GLOBAL = _Global()
 
 
 class _State(threading.local):
     """The switches: grad mode, inference mode and the mutation policy are per thread (a
     ``no_grad`` block in one thread leaves the others recording, as in PyTorch); anomaly mode
-    is process-wide."""
+    and its NaN check are process-wide: class attributes, read on the hot path as cheaply as
+    the per-thread ones, and set only through `set_anomaly` (``STATE.anomaly = ...`` would
+    make a per-thread copy)."""
+
+    anomaly = False
+    check_nan = True
 
     def __init__(self) -> None:
         self.grad_enabled = True
@@ -54,10 +46,11 @@ class _State(threading.local):
         self.policy = "torch"
         self.running = None  # in anomaly mode: the node whose backward runs now (a parent)
 
-    anomaly = property(lambda self: _GLOBAL.anomaly,
-                       lambda self, value: setattr(_GLOBAL, "anomaly", value))
-    check_nan = property(lambda self: _GLOBAL.check_nan,
-                         lambda self, value: setattr(_GLOBAL, "check_nan", value))
+
+def set_anomaly(enabled: bool, check_nan: bool = True) -> None:
+    """Anomaly mode on or off for every thread (as in PyTorch)."""
+    _State.anomaly = bool(enabled)
+    _State.check_nan = bool(check_nan)
 
 
 STATE = _State()
@@ -66,13 +59,24 @@ _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def user_frame(depth: int = 2):
-    """(file, line) of the nearest caller outside funcgrad's own files."""
+    """(file, line) of the nearest caller outside funcgrad's own files (on the hot path:
+    whether a code object is funcgrad's is remembered per code object)."""
     f = sys._getframe(depth)
-    while f is not None and f.f_code.co_filename.startswith(_HERE):
+    inside = _INSIDE
+    while f is not None:
+        code = f.f_code
+        ours = inside.get(code)
+        if ours is None:
+            if len(inside) > 65536:
+                inside.clear()
+            ours = inside[code] = code.co_filename.startswith(_HERE)
+        if not ours:
+            return (code.co_filename, f.f_lineno)
         f = f.f_back
-    if f is None:
-        return ("<unknown>", 0)
-    return (f.f_code.co_filename, f.f_lineno)
+    return ("<unknown>", 0)
+
+
+_INSIDE: dict = {}  # code object -> it is funcgrad's own
 
 
 

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 from .._autograd import STATE, run_backward
-from .._graph import AccumulateGrad
+from .._graph import AccumulateGrad, set_anomaly
 from .._dtypes import from_numpy_dtype
 from .._functions import stack
 from .._tensor import Size, Tensor
@@ -236,14 +236,13 @@ class set_detect_anomaly:
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
         self.prev = (STATE.anomaly, STATE.check_nan)
-        STATE.anomaly = bool(mode)
-        STATE.check_nan = bool(check_nan)
+        set_anomaly(mode, check_nan)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc) -> None:
-        STATE.anomaly, STATE.check_nan = self.prev
+        set_anomaly(*self.prev)
 
 
 class detect_anomaly(set_detect_anomaly):
@@ -256,8 +255,7 @@ class detect_anomaly(set_detect_anomaly):
         warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
                       "and should only be enabled for debugging.", UserWarning, stacklevel=2)
         self.prev = (STATE.anomaly, STATE.check_nan)
-        STATE.anomaly = True
-        STATE.check_nan = self.check_nan
+        set_anomaly(True, self.check_nan)
         return self
 
 
