@@ -828,14 +828,14 @@ def matmul(input, other) -> Tensor:
     return apply2(op, input, other)
 
 
-_SQUEEZE4 = O._decl("squeeze_matmul", NP.reshape, "SqueezeBackward4", ((),), result="same")
+_SQUEEZE4 = O._decl("squeeze_matmul", NP.reshape, "SqueezeBackward4", result="same")
 
 
 _MATMUL_OPS = {(2, 2): O.MATMUL,
-               (2, 1): O._decl("mv", NP.matmul, "MvBackward0", ((1,), (0,))),
-               (1, 1): O._decl("dot", NP.matmul, "DotBackward0", ((1,), (0,))),
-               (1, 2): O._decl("vm", NP.matmul, "SqueezeBackward4", ((1,), (0,))),
-               "nd": O._decl("bmm", NP.matmul, "UnsafeViewBackward0", ((1,), (0,)))}
+               (2, 1): O._decl("mv", NP.matmul, "MvBackward0"),
+               (1, 1): O._decl("dot", NP.matmul, "DotBackward0"),
+               (1, 2): O._decl("vm", NP.matmul, "SqueezeBackward4"),
+               "nd": O._decl("bmm", NP.matmul, "UnsafeViewBackward0")}
 mm = matmul
 
 
@@ -1411,7 +1411,7 @@ _diagonal_scatter_p = linear(
 
 
 _diagonal_p = linear("diagonal", _diagonal_impl, _diagonal_t, params=("offset", "dim1", "dim2"))
-O._VIEW_BY_IMPL[_diagonal_impl] = O._decl("diagonal", _diagonal_p, "DiagonalBackward0", ((),),
+O._VIEW_BY_IMPL[_diagonal_impl] = O._decl("diagonal", _diagonal_p, "DiagonalBackward0",
                                           result="same", is_view=True)
 
 

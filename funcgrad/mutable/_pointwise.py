@@ -473,7 +473,7 @@ def _scatter_value_impl(x, dim, index, value):
     return out
 
 
-def _overwritten_vjp(ct, out, x, *args, dim, index, **params):
+def _overwritten(ct, dim, index):
     """The written positions get no gradient; the rest passes through."""
     where = _scatter_where(index, dim)
     return NP.index_set(ct, 0, *where, template=(H.SLOT,) * len(where))
@@ -504,12 +504,12 @@ def _scatter_reduce_impl(x, src, dim, index, reduce):
 
 
 scatter_p = primitive("scatter", _scatter_impl, nargs=2, params=("dim", "index"),
-                      vjps=(lambda ct, out, x, src, dim, index: _overwritten_vjp(
-                          ct, out, x, dim=dim, index=index), _scattered_src_vjp))
+                      vjps=(lambda ct, out, x, src, dim, index: _overwritten(ct, dim, index),
+                            _scattered_src_vjp))
 scatter_value_p = primitive("scatter_value", _scatter_value_impl, nargs=1,
                             params=("dim", "index", "value"),
-                            vjps=(lambda ct, out, x, dim, index, value: _overwritten_vjp(
-                                ct, out, x, dim=dim, index=index),))
+                            vjps=(lambda ct, out, x, dim, index, value: _overwritten(
+                                ct, dim, index),))
 scatter_add_p = primitive("scatter_add", _scatter_add_impl, nargs=2, params=("dim", "index"),
                           vjps=(lambda ct, out, x, src, dim, index: ct, _scattered_src_vjp))
 # torch has no derivative for scatter with reduce=: it records a node that fails at backward

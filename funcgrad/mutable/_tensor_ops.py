@@ -36,26 +36,25 @@ __all__ = ["real", "imag", "conj", "angle", "sign", "sgn", "erf", "bernoulli", "
            "einsum", "bmm", "outer", "dot", "addcmul", "addcdiv"]
 
 _decl = O._decl
-SOFTMAX = _decl("softmax", P.softmax_p, "SoftmaxBackward0", (("out",),), saves_out=True,
+SOFTMAX = _decl("softmax", P.softmax_p, "SoftmaxBackward0", saves_out=True,
                 result="same")
-LOG_SOFTMAX = _decl("log_softmax", P.log_softmax_p, "LogSoftmaxBackward0", (("out",),),
+LOG_SOFTMAX = _decl("log_softmax", P.log_softmax_p, "LogSoftmaxBackward0",
                     saves_out=True, result="same")
-LOGSUMEXP = _decl("logsumexp", P.logsumexp_p, "LogsumexpBackward0", ((0, "out"),),
+LOGSUMEXP = _decl("logsumexp", P.logsumexp_p, "LogsumexpBackward0",
                   saves_out=True, result="same")
-VECTOR_NORM = _decl("linalg_vector_norm", P.vector_norm_p, "LinalgVectorNormBackward0",
-                    ((0, "out"),), saves_out=True, result="same")
-VAR = _decl("var", P.var_p, "VarBackward0", ((0,),), result="same")
-STD = _decl("std", P.std_p, "StdBackward0", ((0, "out"),), saves_out=True, result="same")
-VAR_MEAN = _decl("var_mean", P.var_p, "VarMeanBackward0", ((0,),), result="same")
-STD_MEAN = _decl("std_mean", P.std_p, "StdMeanBackward0", ((0, "out"),), saves_out=True,
+VECTOR_NORM = _decl("linalg_vector_norm", P.vector_norm_p, "LinalgVectorNormBackward0", saves_out=True, result="same")
+VAR = _decl("var", P.var_p, "VarBackward0", result="same")
+STD = _decl("std", P.std_p, "StdBackward0", saves_out=True, result="same")
+VAR_MEAN = _decl("var_mean", P.var_p, "VarMeanBackward0", result="same")
+STD_MEAN = _decl("std_mean", P.std_p, "StdMeanBackward0", saves_out=True,
                  result="same")
-MEAN_OF_VAR = _decl("var_mean_mean", NP.mean, "VarMeanBackward0", ((),), result="same")
-MEAN_OF_STD = _decl("std_mean_mean", NP.mean, "StdMeanBackward0", ((),), result="same")
-CUMSUM = _decl("cumsum", NP.cumsum, "CumsumBackward0", ((),), result="same")
-ADDCMUL = _decl("addcmul", P.addcmul_p, "AddcmulBackward0", ((), (2,), (1,)))
-ADDCDIV = _decl("addcdiv", P.addcdiv_p, "AddcdivBackward0", ((), (2,), (1, 2)))
-BMM = _decl("bmm", NP.matmul, "BmmBackward0", ((1,), (0,)))
-DOT = _decl("dot_fn", NP.matmul, "DotBackward0", ((1,), (0,)))
+MEAN_OF_VAR = _decl("var_mean_mean", NP.mean, "VarMeanBackward0", result="same")
+MEAN_OF_STD = _decl("std_mean_mean", NP.mean, "StdMeanBackward0", result="same")
+CUMSUM = _decl("cumsum", NP.cumsum, "CumsumBackward0", result="same")
+ADDCMUL = _decl("addcmul", P.addcmul_p, "AddcmulBackward0")
+ADDCDIV = _decl("addcdiv", P.addcdiv_p, "AddcdivBackward0")
+BMM = _decl("bmm", NP.matmul, "BmmBackward0")
+DOT = _decl("dot_fn", NP.matmul, "DotBackward0")
 # selecting along a dim: an advanced index (getitem), named as PyTorch names each
 _SELECTING = {name: _decl(name.lower(), NP.getitem, f"{name}Backward{n}", ((),), result="same")
               for name, n in (("Gather", 0), ("IndexSelect", 0), ("Sort", 0), ("Topk", 0),
@@ -446,13 +445,13 @@ max_all_p = primitive("max_all", lambda x: np.max(x), vjps=(_ties_vjp,))
 min_all_p = primitive("min_all", lambda x: np.min(x), vjps=(_ties_vjp,))
 median_all_p = primitive("median_all", _median_impl, vjps=(_ties_vjp,))
 nanmedian_all_p = primitive("nanmedian_all", _nanmedian_impl, vjps=(_ties_vjp,))
-MAX_ALL = _decl("max_all", max_all_p, "MaxBackward1", ((0, "out"),), saves_out=True,
+MAX_ALL = _decl("max_all", max_all_p, "MaxBackward1", saves_out=True,
                 result="same")
-MIN_ALL = _decl("min_all", min_all_p, "MinBackward1", ((0, "out"),), saves_out=True,
+MIN_ALL = _decl("min_all", min_all_p, "MinBackward1", saves_out=True,
                 result="same")
-MEDIAN_ALL = _decl("median", median_all_p, "MedianBackward0", ((0, "out"),), saves_out=True,
+MEDIAN_ALL = _decl("median", median_all_p, "MedianBackward0", saves_out=True,
                    result="same")
-NANMEDIAN_ALL = _decl("nanmedian", nanmedian_all_p, "NanmedianBackward0", ((0, "out"),),
+NANMEDIAN_ALL = _decl("nanmedian", nanmedian_all_p, "NanmedianBackward0",
                       saves_out=True, result="same")
 
 
@@ -707,11 +706,11 @@ def _addcdiv_(self: Tensor, tensor1, tensor2, *, value=1) -> Tensor:
 
 
 # --- more elementwise and shape ops -----------------------------------------------------------
-REPEAT = _decl("repeat", P.repeat_p, "RepeatBackward0", ((),), result="same")
-MASKED_FILL = _decl("masked_fill", P.masked_fill_p, "MaskedFillBackward0", ((), ()),
+REPEAT = _decl("repeat", P.repeat_p, "RepeatBackward0", result="same")
+MASKED_FILL = _decl("masked_fill", P.masked_fill_p, "MaskedFillBackward0",
                     result="same")
-TRACE = _decl("trace", P.trace_p, "TraceBackward0", ((),), result="same")
-ATAN2 = _decl("atan2", NP.arctan2, "Atan2Backward0", ((0, 1), (0, 1)), result="float")
+TRACE = _decl("trace", P.trace_p, "TraceBackward0", result="same")
+ATAN2 = _decl("atan2", NP.arctan2, "Atan2Backward0", result="float")
 
 
 def repeat(input: Tensor, *sizes) -> Tensor:
@@ -913,13 +912,13 @@ angle_p = elementwise("angle", lambda x: np.angle(x).astype(
 sign_p = elementwise("sign", np.sign, lambda out, x: NP.zeros_like(x))
 sgn_p = elementwise("sgn", lambda z: np.where(z == 0, 0, z / np.where(z == 0, 1, np.abs(z))),
                     lambda out, z: NP.zeros_like(z))
-REAL = _decl("real", NP.real, "SelectBackward0", ((),), result="keep", is_view=True)
-IMAG = _decl("imag", NP.imag, "SelectBackward0", ((),), result="keep", is_view=True)
-CONJ = _decl("conj", NP.conjugate, "ConjBackward0", ((),), result="same")
-ANGLE = _decl("angle", angle_p, "AngleBackward0", ((0,),), result="keep")
-SIGN = _decl("sign", sign_p, "SignBackward0", ((),), result="same")
-SGN = _decl("sgn", sgn_p, "SgnBackward0", ((0, "out"),), saves_out=True, result="same")
-ERF = _decl("erf", erf_p, "ErfBackward0", ((0,),), result="float")
+REAL = _decl("real", NP.real, "SelectBackward0", result="keep", is_view=True)
+IMAG = _decl("imag", NP.imag, "SelectBackward0", result="keep", is_view=True)
+CONJ = _decl("conj", NP.conjugate, "ConjBackward0", result="same")
+ANGLE = _decl("angle", angle_p, "AngleBackward0", result="keep")
+SIGN = _decl("sign", sign_p, "SignBackward0", result="same")
+SGN = _decl("sgn", sgn_p, "SgnBackward0", saves_out=True, result="same")
+ERF = _decl("erf", erf_p, "ErfBackward0", result="float")
 
 
 def _complex_part(op, input: Tensor) -> Tensor:
@@ -1172,7 +1171,7 @@ unique_p = primitive("unique", _unique_values, params=("sorted", "dim", "consecu
 
 
 def _no_derivative(name: str, aten: str, grad_fn: str):
-    op = _decl(name, unique_p, grad_fn, ((),), result="same", node_base=_NoDerivative)
+    op = _decl(name, unique_p, grad_fn, result="same", node_base=_NoDerivative)
     op.node_cls._aten = aten
     return op
 
@@ -1316,8 +1315,7 @@ def _scatter_vjps():
 scatter_reduce_p = primitive("scatter_reduce", _scatter_reduce_impl, nargs=2,
                              params=("dim", "index", "reduce", "include_self"),
                              vjps=_scatter_vjps())
-SCATTER_REDUCE = _decl("scatter_reduce", scatter_reduce_p, "ScatterReduceBackward0",
-                       ((0, 1, "out"), (0, 1, "out")), saves_out=True)
+SCATTER_REDUCE = _decl("scatter_reduce", scatter_reduce_p, "ScatterReduceBackward0", saves_out=True)
 
 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
