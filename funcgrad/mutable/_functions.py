@@ -19,7 +19,7 @@ from . import _random
 from ._graph import STATE, Node, node_class
 from ._device import check_device, device
 from ._ops import apply, apply1, apply2, view_op
-from ._tensor import _C_NAMES, Size, Tensor
+from ._tensor import _C_NAMES, Size, Tensor, is_traced
 
 __all__ = ["tensor"]
 
@@ -1038,7 +1038,8 @@ def clone(input, *, memory_format=None) -> Tensor:
     tensor([1.], grad_fn=<CloneBackward0>)
     """
     out = apply(O.CLONE, (input,))
-    if out._data is input._data or np.shares_memory(out._data, input._data):
+    if not is_traced(out) and (out._data is input._data
+                               or np.shares_memory(out._data, input._data)):
         out._data = out._data.copy()
     return out
 
@@ -1050,6 +1051,8 @@ def detach(input) -> Tensor:
     >>> torch.detach(torch.tensor([1.0], requires_grad=True) * 2)
     tensor([2.])
     """
+    if is_traced(input):
+        return O.traced_detach(input)
     out = Tensor._wrap(input._data)
     out._vc = input._vc
     return out
@@ -1158,6 +1161,8 @@ def view(input, *shape) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
         raise NotImplementedError("view(dtype) is not supported")
     shape = _resolve(_shape_arg(shape), input._data.size)
+    if is_traced(input):
+        return view_op(O.VIEW, input, {"shape": shape})  # (a traced value has no strides)
     data = _view_data(input._data, shape)
     if data is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
@@ -1175,6 +1180,8 @@ def reshape(input, *shape) -> Tensor:
             [3, 4, 5]])
     """
     shape = _resolve(_shape_arg(shape), input._data.size)
+    if is_traced(input):
+        return view_op(O.VIEW, input, {"shape": shape})
     data = _view_data(input._data, shape)
     if data is not None:
         return view_op(O.VIEW, input, {"shape": shape}, data)
@@ -1208,8 +1215,8 @@ def contiguous(input, memory_format=None) -> Tensor:
     >>> torch.ones(2, 3).t().contiguous().is_contiguous()
     True
     """
-    if input._data.flags.c_contiguous:
-        return input
+    if is_traced(input) or input._data.flags.c_contiguous:
+        return input  # (a traced value has no layout)
     out = clone(input)
     out._data = np.ascontiguousarray(out._data)
     return out

@@ -285,3 +285,28 @@ def _data_of_another_dtype(lib):
 def test_data_assignment_refuses_an_integer_tensor_on_a_leaf_that_requires_grad():
     _check(_data_of_another_dtype, ("RuntimeError", "data set to a tensor that requires "
                                     "gradients must be floating point or complex dtype"))
+
+
+def test_traced_tensors_pass_detach_view_reshape_clone_and_refuse_custom_functions():
+    # torch.autograd.functional runs mutable code on tensors holding funcgrad tracers
+    import funcgrad as fg
+    from funcgrad.mutable import _ops as O
+
+    jac = fg.jacrev(lambda a: O.traced_tensor(a).detach()._data)(np.ones(2))
+    assert np.array_equal(np.asarray(jac), np.zeros((2, 2)))
+    jac = fg.jacrev(lambda a: O.traced_tensor(a).reshape(2, 1).clone().contiguous().view(2)._data
+                    * 2)(np.ones(2))
+    assert np.array_equal(np.asarray(jac), 2 * np.eye(2))
+
+    class RoundThrough(fm.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a.round()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with pytest.raises(RuntimeError, match="RoundThrough: a custom autograd.Function is not yet "
+                                           "supported inside torch.autograd.functional"):
+        fg.jacrev(lambda a: RoundThrough.apply(O.traced_tensor(a))._data)(np.ones(2))

@@ -11,7 +11,7 @@ import numpy as np
 from ...numpy import _primitives as NP
 from .._graph import STATE, Node, Saved, freed_error, node_class, version_error
 from .._ops import _attach_inplace, check_inplace, edge_of, saved_tensor
-from .._tensor import Tensor, _ViewInfo
+from .._tensor import Tensor, _ViewInfo, is_traced
 
 __all__ = ["Function", "FunctionCtx", "InplaceFunction", "once_differentiable"]
 
@@ -240,6 +240,13 @@ class Function(metaclass=_FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if any(isinstance(a, Tensor) and is_traced(a) for a in args):
+            # under torch.autograd.functional: forward's ops would be differentiated, not
+            # the Function's own backward (a straight-through estimator would silently lose)
+            raise RuntimeError(f"{cls.__name__}: a custom autograd.Function is not yet "
+                               "supported inside torch.autograd.functional (its backward would "
+                               "be bypassed); compute the Jacobian with torch.autograd.grad on "
+                               "the graph instead")
         ctx = FunctionCtx()
         tensors = [a for a in args if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
