@@ -1478,7 +1478,7 @@ def _pieces(input, templates, name) -> tuple:
             piece = view_op(O.SLICE, input, {"template": tpl})
         finally:
             STATE.grad_enabled = prev
-        piece._view.no_grad = False
+        piece._view.no_grad = not prev  # (made with grad off above, to record one node)
         piece._view.multi = True
         if node is not None:
             piece._grad_fn = node

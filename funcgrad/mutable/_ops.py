@@ -885,9 +885,11 @@ def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None,
                                      info.multi)
         if info.no_grad and STATE.grad_enabled:
             view.from_no_grad = True
+            view.from_inference = info.inference
         view.custom = info.custom
     if not STATE.grad_enabled:
         out._view.base_fn = out._base._grad_fn
+        out._view.inference = STATE.inference
     if STATE.grad_enabled and _requires_grad(x):
         _record1(op, x, out, params)
     return out
@@ -946,15 +948,24 @@ _VIEW_BY_IMPL = {expand_impl: EXPAND, NP.getitem.impl: SLICE, NP.reshape.impl: V
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an "
                         "in-place operation.")
-NO_GRAD_VIEW_INPLACE = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
-    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
-    "your code by moving both the view and the inplace either both inside the no_grad block "
-    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace to "
-    "be tracked).")
+
+def _mode_view_error(prefix: str, inference: bool, detail: str | None = None) -> RuntimeError:
+    """PyTorch's refusal of a write into a view made in no_grad (or inference) mode."""
+    made, now, block = (("inference mode", "in normal mode", "inference_mode") if inference
+                        else ("no_grad mode", "with grad mode enabled", "no_grad"))
+    if detail is None:
+        detail = ("Given that this use case is ambiguous and error-prone, it is forbidden. You "
+                  "can clarify your code by moving both the view and the inplace either both "
+                  f"inside the {block} block (if you don't want the inplace to be tracked) or "
+                  "both outside (if you want the inplace to be tracked).")
+    return RuntimeError(f"{prefix} created in {made} and is being modified inplace {now}. "
+                        f"{detail}")
 
 
-def check_inplace(self: Tensor) -> None:
+def check_inplace(self: Tensor, others_require_grad: bool = False) -> None:
+    """PyTorch's refusals of an in-place write into `self`: a leaf that requires grad, and
+    views whose history the write would make ambiguous, when the result requires grad (self
+    does, or an operand does: `others_require_grad`)."""
     if not STATE.grad_enabled:
         return
     base = self._base
@@ -962,32 +973,32 @@ def check_inplace(self: Tensor) -> None:
         if self._grad_fn is None and self._rg:
             raise RuntimeError(LEAF_INPLACE)
         return
-    if self._view.no_grad and base.requires_grad:
-        if self._view.custom:
-            raise RuntimeError("A view was created in no_grad mode and is being modified inplace "
-                               f"with grad mode enabled. {CUSTOM_VIEW_DETAIL}")
-        raise RuntimeError(NO_GRAD_VIEW_INPLACE)
-    if self._view.from_no_grad and base.requires_grad:
-        raise RuntimeError(
-            f"Output {self._nr} of {_short_name(self.grad_fn)} is a view of a view which was "
-            "created in no_grad mode and is being modified inplace with grad mode enabled. Given "
-            "that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
-            "your code by moving both the view and the inplace either both inside the no_grad "
-            "block (if you don't want the inplace to be tracked) or both outside (if you want "
-            "the inplace to be tracked).")
-    if self._view.multi and base.requires_grad:
-        if self.grad_fn is None:  # pieces made under no_grad: no history to name
-            raise RuntimeError(NO_GRAD_VIEW_INPLACE)
-        raise RuntimeError(
-            f"Output {self._nr} of {_short_name(self.grad_fn)} is a view and is being modified "
-            "inplace. This view is the output of a function that returns multiple views. Such "
-            "functions do not allow the output views to be modified inplace. You should replace "
-            "the inplace operation by an out-of-place one.")
-    if self._view.custom and base.requires_grad:
-        raise RuntimeError(f"Output {self._nr} of {_short_name(self.grad_fn)} is a view and is "
-                           f"being modified inplace. {CUSTOM_VIEW_DETAIL}")
+    view = self._view
+    rg = (others_require_grad or self._rg or self._grad_fn is not None
+          or base.requires_grad)
+    if rg:
+        if view.no_grad:
+            if view.custom:
+                raise _mode_view_error("A view was", False, CUSTOM_VIEW_DETAIL)
+            raise _mode_view_error("A view was", view.inference)
+        if view.from_no_grad:
+            raise _mode_view_error(f"Output {self._nr} of {_short_name(self.grad_fn)} is a view "
+                                   "of a view which was", view.from_inference)
+        if view.multi:
+            if self.grad_fn is None:  # pieces of a tensor that did not require grad
+                raise _mode_view_error("A view was", False, MULTI_VIEW_DETAIL)
+            raise RuntimeError(f"Output {self._nr} of {_short_name(self.grad_fn)} is a view and "
+                               f"is being modified inplace. {MULTI_VIEW_DETAIL}")
+        if view.custom:
+            raise RuntimeError(f"Output {self._nr} of {_short_name(self.grad_fn)} is a view and "
+                               f"is being modified inplace. {CUSTOM_VIEW_DETAIL}")
     if base.grad_fn is None and base._rg:
         raise RuntimeError(VIEW_OF_LEAF_INPLACE)
+
+
+MULTI_VIEW_DETAIL = ("This view is the output of a function that returns multiple views. Such "
+                     "functions do not allow the output views to be modified inplace. You "
+                     "should replace the inplace operation by an out-of-place one.")
 
 
 def _before_write(self: Tensor, op_name: str, where: tuple) -> None:
@@ -1011,7 +1022,8 @@ def inplace(op: Op, self: Tensor, others: Sequence, params: dict | None = None,
                 break
     if traced:
         return _traced_inplace(op, self, others, params, compute)
-    check_inplace(self)
+    check_inplace(self, any(isinstance(a, Tensor) and (a._rg if a._base is None
+                                                       else a.requires_grad) for a in others))
     args = (self,) + tuple(others)
     raws = [self._data]
     mask = [self._rg if self._base is None else self.requires_grad]

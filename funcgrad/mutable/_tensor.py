@@ -65,10 +65,13 @@ class Size(tuple):
 class _ViewInfo:
     """How a view was made from its base: the chain of view ops to replay, and state."""
 
-    __slots__ = ("chain", "version", "no_grad", "multi", "from_no_grad", "custom", "base_fn")
+    __slots__ = ("chain", "version", "no_grad", "multi", "from_no_grad", "custom", "base_fn",
+                 "inference", "from_inference")
 
     def __init__(self, chain: tuple, version: int, no_grad: bool, multi: bool = False) -> None:
         self.from_no_grad = False  # a view (made with grad) of a view made in no_grad
+        self.inference = False  # (no_grad views) made in inference mode
+        self.from_inference = False  # (from_no_grad views) that view made in inference mode
         self.custom = False  # a custom Function's output viewing an input (or a view of one)
         self.chain = chain
         self.version = version

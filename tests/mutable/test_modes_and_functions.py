@@ -310,3 +310,35 @@ def test_traced_tensors_pass_detach_view_reshape_clone_and_refuse_custom_functio
     with pytest.raises(RuntimeError, match="RoundThrough: a custom autograd.Function is not yet "
                                            "supported inside torch.autograd.functional"):
         fg.jacrev(lambda a: RoundThrough.apply(O.traced_tensor(a))._data)(np.ones(2))
+
+
+MODE_VIEW_WRITES = {
+    "inference_view_of_a_recording_base": (
+        lambda T: T.zeros(2, requires_grad=True).clone(), "inference_mode", None, False),
+    "inference_view_set_to_require_grad": (lambda T: T.zeros(2), "inference_mode", None, True),
+    "no_grad_view_written_with_a_recording_operand": (
+        lambda T: T.zeros(2), "no_grad", "operand", False),
+    "no_grad_piece_written_with_a_recording_operand": (
+        lambda T: T.zeros(1, 2), "no_grad", "piece", False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MODE_VIEW_WRITES))
+def test_writes_into_views_made_in_no_grad_or_inference_mode_fail_as_torch(case):
+    if torch is None:
+        pytest.skip("real torch is the oracle here")
+    make, mode, how, set_rg = MODE_VIEW_WRITES[case]
+    messages = []
+    for T in (fm, torch):
+        x = make(T)
+        with getattr(T, mode)():
+            y = x.unbind()[0] if how == "piece" else x.view(-1)
+        if set_rg:
+            y.requires_grad_(True)
+        with pytest.raises(RuntimeError) as caught:
+            if how is None:
+                y.mul_(2)
+            else:
+                y.mul_(T.ones(y.shape, requires_grad=True))
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]

@@ -97,7 +97,7 @@ def test_view_as_and_unbind_views_under_grad_modes(torch, grad_mode, requires_gr
     attempt(lambda: pieces[1].add_(1), errors[2])
 
 
-@both(xfail="in-place into a view returned by a custom Function gives the no_grad-view error, not the custom-Function one (mutable-core findings)")
+@both()
 def test_writing_grad_values_into_views_made_by_functions(torch):
     class ViewOf(torch.autograd.Function):
         @staticmethod
@@ -141,7 +141,7 @@ def test_printing_grad_fn_of_tensors(torch):
     assert repr(Same.apply(a)) == "tensor([2.], grad_fn=<SameBackward>)"
 
 
-@both(xfail="in-place on a view of a no_grad view of a leaf set to require grad is not refused (mutable-core findings)")
+@both()
 def test_in_place_on_a_view_of_a_view_made_without_grad(torch):
     x = torch.zeros(2)
     with torch.no_grad():
