@@ -45,6 +45,8 @@ class _State(threading.local):
         self.inference = False
         self.policy = "torch"
         self.running = None  # in anomaly mode: the node whose backward runs now (a parent)
+        self.saved_hooks = []  # (pack, unpack, as_tensor) of saved_tensors_hooks, innermost last
+        self.hooks_disabled = None  # disable_saved_tensors_hooks' message while it is active
 
 
 def set_anomaly(enabled: bool, check_nan: bool = True) -> None:
@@ -134,7 +136,7 @@ class Saved:
     """A tensor a node needs at backward, with the version it had when saved."""
 
     __slots__ = ("data", "version", "counter", "tensor", "output_node", "owner", "fallback",
-                 "__weakref__")
+                 "packed", "unpack_fn", "__weakref__")
 
     def __init__(self, data, counter: Version, tensor=None, output_node=None) -> None:
         if counter.inference and not STATE.inference:
@@ -146,11 +148,30 @@ class Saved:
         self.output_node = output_node  # weakref to the node this is output 0 of
         self.owner = output_node        # weakref to the node that saved it (policies only)
         self.fallback = None            # node named when output_node has died
+        self.unpack_fn = None           # with saved-tensor hooks: what unpacks `packed`
         if STATE.policy != "torch":
             watchers = counter.watchers
             if watchers is None:
                 watchers = counter.watchers = []
             watchers.append(weakref.ref(self))
+        if STATE.saved_hooks:
+            self._pack(STATE.saved_hooks[-1])
+
+    def _pack(self, hooks) -> None:
+        """Hand the saved tensor to the innermost ``saved_tensors_hooks``' pack hook; what it
+        returns is kept, and unpacked at each use (`_ops.unpacked`)."""
+        pack, unpack, as_tensor = hooks
+        t = self.tensor if self.tensor is not None else as_tensor(self)
+        before = t._vc.value
+        packed = pack(t)
+        if t._vc.value != before:
+            raise RuntimeError(
+                "A saved tensor pack hook is modifying its input in place. Tensors provided as "
+                "input to pack hook cannot be modified by in-place operations as this can lead "
+                "to unexpected side-effects. Please open an issue if you need to perform "
+                "in-place operations on the input to a pack hook.")
+        self.packed = packed
+        self.unpack_fn = unpack
 
     def current_grad_fn(self):
         if self.output_node is not None:

@@ -169,6 +169,10 @@ class OpNode(Node):
                     raise version_error(v, self)
                 if v.tensor is not None and not v.tensor._rg and v.tensor._grad_fn is None:
                     self._check_not_detached(len(args))
+                if v.unpack_fn is not None:  # packed by a saved-tensor hook
+                    u = unpacked(v, self)
+                    args.append(graph.lift(u) if create_graph else u._data)
+                    continue
                 args.append(graph.lift(saved_tensor(v, self)) if create_graph else v.data)
             elif v is STAND_IN:
                 _, shape, dtype = self._meta[len(args)]
@@ -183,7 +187,11 @@ class OpNode(Node):
         elif type(out) is Saved:
             if out.counter.value != out.version:
                 raise version_error(out, self)
-            out = graph.lift(saved_tensor(out, self)) if create_graph else out.data
+            if out.unpack_fn is not None:  # packed by a saved-tensor hook
+                u = unpacked(out, self)
+                out = graph.lift(u) if create_graph else u._data
+            else:
+                out = graph.lift(saved_tensor(out, self)) if create_graph else out.data
         elif type(out) is Spec:
             out = out.make()
         return args, out
@@ -292,12 +300,33 @@ _ROLE_NAMES = {1: ["self"], 2: ["self", "other"]}
 def saved_tensor(saved: Saved, node: Node) -> Tensor:
     """A saved value as PyTorch unpacks it: the input tensor itself, or for a saved output a
     tensor sharing its version counter whose grad_fn is the node that saved it."""
+    if getattr(saved, "unpack_fn", None) is not None:
+        return unpacked(saved, node)
     if saved.tensor is not None:
         return saved.tensor
     out = Tensor._wrap(saved.data)
     out._vc = saved.counter
     out._grad_fn = node
     out._rg = True
+    return out
+
+
+def unpacked(saved: Saved, node: Node) -> Tensor:
+    """A value a saved-tensor pack hook stored, as its unpack hook gives it back, in the saved
+    tensor's place in the graph (the input's edge, or output 0 of `node`), as PyTorch does."""
+    value = saved.unpack_fn(saved.packed)
+    if not isinstance(value, Tensor):
+        raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                        f"result of type {type(value).__name__}")
+    out = Tensor._wrap(value._data)
+    out._dtype = value._dtype
+    out._vc = saved.counter
+    t = saved.tensor
+    if t is None:
+        out._grad_fn, out._rg = node, True
+    elif _requires_grad(t):
+        fn, nr = edge_of(t) or (t._accumulator(), 0)
+        out._grad_fn, out._nr, out._rg = fn, nr, True
     return out
 
 

@@ -342,3 +342,37 @@ def test_writes_into_views_made_in_no_grad_or_inference_mode_fail_as_torch(case)
                 y.mul_(T.ones(y.shape, requires_grad=True))
         messages.append(str(caught.value))
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("T", [pytest.param(fm, id="funcgrad"),
+                               pytest.param(torch, id="torch", marks=pytest.mark.skipif(
+                                   torch is None, reason="real torch is the oracle here"))])
+def test_saved_tensor_hooks_see_what_a_custom_function_saves(T):
+    class Square(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x * x
+            ctx.save_for_backward(x, y)  # an input and an output
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            return 2 * x * g + y * 0
+
+    a = T.tensor([1.0, 2.0], requires_grad=True)
+    calls = []
+
+    def pack(t):
+        calls.append("pack")
+        return t * 2
+
+    def unpack(t):
+        calls.append("unpack")
+        return t
+
+    with T.autograd.graph.saved_tensors_hooks(pack, unpack):
+        out = Square.apply(a)
+    out.sum().backward()
+    # the unpacked input is twice the input: the hooks decide what backward reads
+    assert a.grad.tolist() == [4.0, 8.0] and calls == ["pack", "pack", "unpack", "unpack"]

@@ -39,7 +39,7 @@ def graph(fn):
     return type(fn).__name__ + "(" + ", ".join(graph(f) for f, _ in fn.next_functions) + ")"
 
 
-@both(xfail="autograd.graph.saved_tensors_hooks missing (mutable-core findings)")
+@both()
 def test_default_saved_tensor_hooks_apply_and_nest(torch):
     import warnings
     graph = torch.autograd.graph
@@ -77,7 +77,7 @@ def test_default_saved_tensor_hooks_apply_and_nest(torch):
     close(a.grad, 2 * values(a))
 
 
-@both(xfail="autograd.graph.saved_tensors_hooks missing (mutable-core findings)")
+@both()
 def test_saved_tensor_hooks_can_be_disabled(torch):
     graph = torch.autograd.graph
     with graph.disable_saved_tensors_hooks("hooks are off here"):
@@ -90,7 +90,7 @@ def test_saved_tensor_hooks_can_be_disabled(torch):
                 pass
 
 
-@both(xfail="autograd.graph.saved_tensors_hooks missing (mutable-core findings)")
+@both()
 def test_errors_in_pack_and_unpack_hooks_propagate(torch):
     class Custom(Exception):
         pass
@@ -108,7 +108,7 @@ def test_errors_in_pack_and_unpack_hooks_propagate(torch):
             out.backward()
 
 
-@both(xfail="autograd.graph.saved_tensors_hooks missing (mutable-core findings)")
+@both()
 def test_pack_runs_once_per_save_and_unpack_once_per_use(torch):
     counts = [0, 0]
 
@@ -129,7 +129,7 @@ def test_pack_runs_once_per_save_and_unpack_once_per_use(torch):
         assert counts == [1, 1]
 
 
-@both(xfail="autograd.graph.saved_tensors_hooks missing (mutable-core findings)")
+@both()
 def test_pack_hook_writing_its_input_is_refused(torch):
     def bump(x):
         x += 1
@@ -142,7 +142,7 @@ def test_pack_hook_writing_its_input_is_refused(torch):
             torch.exp(a)
 
 
-@both(xfail="autograd.graph.saved_tensors_hooks missing (mutable-core findings)")
+@both()
 def test_saved_tensor_hooks_and_double_backward(torch):
     graph = torch.autograd.graph
     with graph.saved_tensors_hooks(lambda x: x, lambda x: x):
@@ -158,7 +158,7 @@ def test_saved_tensor_hooks_and_double_backward(torch):
     close(a.grad, 12 * values(a))
 
 
-@both(xfail="autograd.graph.saved_tensors_hooks missing (mutable-core findings)")
+@both()
 def test_python_numbers_are_not_packed(torch):
     def fail(x):
         raise RuntimeError("this hook should not be called")

@@ -66,7 +66,7 @@ class FunctionCtx:
                 out.append(None)
                 continue
             t, version, is_output = item
-            if type(t) is Saved:  # an output, kept without a reference to itself
+            if type(t) is Saved:  # an output (kept without a reference to itself), or packed
                 if t.counter.value != version:
                     raise version_error(t, self._node())
                 out.append(saved_tensor(t, self._node()))
@@ -329,9 +329,18 @@ class Function(metaclass=_FunctionMeta):
             # a saved output is kept as its data and version, not as the tensor (whose
             # grad_fn is this node: a cycle), and unpacked with this node as its grad_fn
             ctx._saved = tuple(
-                item if item is None or not item[2] else
-                (_saved_output(item[0], item[1], node), item[1], True) for item in ctx._saved)
+                item if item is None or not (item[2] or STATE.saved_hooks) else
+                (_saved_output(item[0], item[1], node) if item[2]
+                 else _saved_input(item[0], item[1]), item[1], item[2])
+                for item in ctx._saved)
         return new_outs[0] if single else tuple(new_outs)
+
+
+def _saved_input(t: Tensor, version: int) -> Saved:
+    """An input saved while saved-tensor hooks are active: packed by them (`Saved`)."""
+    saved = Saved(t._data, t._vc, t)
+    saved.version = version
+    return saved
 
 
 def _saved_output(t: Tensor, version: int, node: Node) -> Saved:

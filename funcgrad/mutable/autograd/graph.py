@@ -13,11 +13,13 @@ import numpy as np
 from .. import _dtypes as D
 from .._autograd import EXECUTION_ENGINE
 from .. import _graph
+from .._graph import STATE
 from .._ops import saved_tensor
 from .._tensor import Tensor
 from .function import FunctionCtx
 
-__all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version", "SavedTensorInfo",
+__all__ = ["Node", "saved_tensors_hooks", "disable_saved_tensors_hooks", "save_on_cpu",
+           "GradientEdge", "get_gradient_edge", "increment_version", "SavedTensorInfo",
            "saved_tensors", "writes", "register_multi_grad_hook"]
 
 
@@ -36,6 +38,80 @@ class Node(abc.ABC):
         if cls is Node and issubclass(subclass, (_graph.Node, FunctionCtx)):
             return True
         return NotImplemented
+
+
+def _as_tensor(saved) -> Tensor:
+    """A saved output as the pack hook sees it: a tensor whose grad_fn is the saving node."""
+    return saved_tensor(saved, saved.output_node())
+
+
+class saved_tensors_hooks:
+    """Inside the block, each tensor an op saves for backward goes through
+    ``pack_hook(tensor)``, and what that returns is kept instead; at each use in backward
+    ``unpack_hook(packed)`` must give a tensor back (the innermost block's hooks apply; the
+    hooks are per thread, as in PyTorch).
+
+    >>> import funcgrad.mutable as torch
+    >>> a = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> with torch.autograd.graph.saved_tensors_hooks(lambda t: t * 2, lambda t: t):
+    ...     y = a * a
+    >>> y.sum().backward(); a.grad
+    tensor([4., 8.])
+    """
+
+    def __init__(self, pack_hook, unpack_hook) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if STATE.hooks_disabled is not None:
+            raise RuntimeError(STATE.hooks_disabled)
+        STATE.saved_hooks.append((self.pack_hook, self.unpack_hook, _as_tensor))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        STATE.saved_hooks.pop()
+
+
+class disable_saved_tensors_hooks:
+    """Inside the block, entering `saved_tensors_hooks` fails with `error_message` (as does
+    entering this block while such hooks are active).
+
+    >>> import funcgrad.mutable as torch
+    >>> with torch.autograd.graph.disable_saved_tensors_hooks("not here"):
+    ...     torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t).__enter__()
+    Traceback (most recent call last):
+    RuntimeError: not here
+    """
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self):
+        if STATE.saved_hooks:
+            raise RuntimeError(self.error_message)
+        self.prev = STATE.hooks_disabled
+        STATE.hooks_disabled = self.error_message
+        return self
+
+    def __exit__(self, *exc) -> None:
+        STATE.hooks_disabled = self.prev
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Keep saved tensors in CPU memory: on a CPU-only build they are there already, so the
+    hooks hand each tensor through unchanged.
+
+    >>> import funcgrad.mutable as torch
+    >>> a = torch.ones(2, requires_grad=True)
+    >>> with torch.autograd.graph.save_on_cpu():
+    ...     y = a.exp()
+    >>> y.sum().backward(); a.grad
+    tensor([2.7183, 2.7183])
+    """
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        super().__init__(lambda t: t, lambda t: t)
 
 
 class GradientEdge(NamedTuple):
