@@ -468,6 +468,11 @@ class Tensor:
     def __hash__(self) -> int:
         return id(self)
 
+    def __delattr__(self, name: str) -> None:
+        if name == "_grad_fn":
+            raise RuntimeError("Deletion of _grad_fn not allowed. Detach tensor instead!")
+        object.__delattr__(self, name)
+
     def numpy(self, force: bool = False) -> np.ndarray:
         if is_traced(self):
             raise traced_value_error("numpy()")
@@ -594,9 +599,8 @@ def _regenerate_view_grad_fn(view: Tensor) -> None:
     """After a write into a view's storage, its grad_fn reads through the (rebased) base."""
     info = view._view
     if info.no_grad:
-        base = view._base
-        if base.requires_grad and base._grad_fn is not info.base_fn:
-            # the base was written with grad mode on: the view's history is ambiguous
+        if view._base.requires_grad:
+            # written since (in no_grad mode or not): the view's history is ambiguous
             raise RuntimeError(NO_GRAD_VIEW_REBASED)
         return  # stays stale: using it in a graph is an error (see _ops.edge_of)
     base = view._base

@@ -119,7 +119,7 @@ def test_writing_grad_values_into_views_made_by_functions(torch):
     torch.rand(1, 2).select(1, 0).copy_(torch.rand(1, requires_grad=True))
 
 
-@both(xfail="a view made and written under no_grad prints requires_grad=True, not grad_fn=<Invalid> (mutable-core findings)")
+@both()
 def test_printing_grad_fn_of_tensors(torch):
     a = torch.ones(1, requires_grad=True)
     assert repr(a) == "tensor([1.], requires_grad=True)"
