@@ -136,7 +136,7 @@ class Saved:
     """A tensor a node needs at backward, with the version it had when saved."""
 
     __slots__ = ("data", "version", "counter", "tensor", "output_node", "owner", "fallback",
-                 "packed", "unpack_fn", "__weakref__")
+                 "packed", "unpack_fn", "view", "__weakref__")
 
     def __init__(self, data, counter: Version, tensor=None, output_node=None) -> None:
         if counter.inference and not STATE.inference:

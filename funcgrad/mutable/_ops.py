@@ -304,6 +304,9 @@ def saved_tensor(saved: Saved, node: Node) -> Tensor:
         return unpacked(saved, node)
     if saved.tensor is not None:
         return saved.tensor
+    view = getattr(saved, "view", None)  # an output written into a view (`_attach_inplace`)
+    if view is not None and view() is not None:
+        return view()
     out = Tensor._wrap(saved.data)
     out._vc = saved.counter
     out._grad_fn = node
@@ -1202,7 +1205,7 @@ def _attach_inplace(self: Tensor, node: Node) -> None:
     if type(out) is Saved:
         # As PyTorch: errors name the view's grad_fn of that moment while it lives, else
         # the in-place node itself; create_graph differentiates through the view.
-        out.tensor = self
+        out.view = weakref.ref(self)  # (a strong reference would be a cycle through base)
         out.output_node = weakref.ref(view_fn) if view_fn is not None else None
         out.fallback = weakref.ref(node)
 

@@ -545,7 +545,7 @@ def test_pickled_tensors_keep_requires_grad(torch):
         assert xc.requires_grad and not yc.requires_grad
 
 
-@both(xfail="an in-place op on a view leaves a reference cycle: the graph is not freed (mutable-core findings)")
+@both()
 def test_in_place_relu_on_a_view_frees_the_graph(torch):
     freed = [0]
 
