@@ -468,11 +468,6 @@ class Tensor:
     def __hash__(self) -> int:
         return id(self)
 
-    def __delattr__(self, name: str) -> None:
-        if name == "_grad_fn":
-            raise RuntimeError("Deletion of _grad_fn not allowed. Detach tensor instead!")
-        object.__delattr__(self, name)
-
     def numpy(self, force: bool = False) -> np.ndarray:
         if is_traced(self):
             raise traced_value_error("numpy()")
