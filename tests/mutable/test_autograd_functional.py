@@ -233,3 +233,73 @@ def test_recorded_torch_contract():
     assert _outcome(cases["hessian create_graph then backward"])[1][5] == [6.0, 6.0, 6.0]
     # d/dx sum(3 x^2 * 1) = 6 x
     assert _outcome(cases["jvp create_graph then backward"])[1][5] == [3.0, -6.0, 12.0]
+
+
+# --- computed on the functional transforms ------------------------------------------------------
+def _higher_order(lib):
+    F = lib.autograd.functional
+    x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    v = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    hess = F.hessian(lambda a: (a.sin() * a ** 2).sum(), x, create_graph=True)
+    g1, = lib.autograd.grad(hess.sum(), x, create_graph=True)   # third derivatives
+    g2, = lib.autograd.grad(g1.sum(), x)                         # fourth
+    _, product = F.vjp(lambda a: a ** 3, x.detach(), v, create_graph=True)
+    product.sum().backward()                                     # reaches v
+    _, hv = F.hvp(lambda a: (a ** 4).sum(), x, v, create_graph=True)
+    gv, = lib.autograd.grad(hv.sum(), v)
+    return [hess, g1, g2, v.grad, gv]
+
+
+@pytest.mark.skipif(torch is None, reason=TORCH_REASON)
+def test_create_graph_differentiates_to_any_order_as_torch():
+    for got, want in zip(_higher_order(fm), _higher_order(torch)):
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+        assert got.requires_grad == want.requires_grad
+
+
+def test_create_graph_closed_forms():
+    hess, g1, g2, v_grad, gv = _higher_order(fm)
+    x = np.array([0.5, -1.0, 2.0])
+    # f = sum x^2 sin x: f'' = 2 sin x + 4 x cos x - x^2 sin x (diagonal)
+    np.testing.assert_allclose(np.diag(hess.detach().numpy()),
+                               2 * np.sin(x) + 4 * x * np.cos(x) - x ** 2 * np.sin(x))
+    np.testing.assert_allclose(v_grad.numpy(), 3 * x ** 2)          # d/dv sum(v * 3x^2)
+    np.testing.assert_allclose(gv.numpy(), 12 * x ** 2)             # d/dv sum(12 x^2 v)
+
+
+def test_the_function_runs_on_traced_tensors():
+    seen = []
+
+    def f(a):
+        seen.append((fm._tensor.is_traced(a), a.requires_grad, a.grad_fn))
+        return a * 2
+
+    AF.jacobian(f, fm.ones(2))
+    assert seen == [(True, True, None)]  # a leaf requiring grad, as torch hands it over
+
+
+def test_refusals_name_the_problem_and_the_fix():
+    x = fm.ones(3, dtype=fm.float64)
+    with pytest.raises(RuntimeError, match=r"item\(\) was called on a traced tensor"):
+        AF.jacobian(lambda a: a * a.sum().item(), x)
+    w = fm.ones(3, dtype=fm.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="uses a tensor that requires grad but is not one "
+                                           "of its inputs"):
+        AF.jacobian(lambda a: a * w, x, create_graph=True)
+    # without create_graph a closed-over tensor is a constant, as in torch
+    np.testing.assert_allclose(AF.jacobian(lambda a: a * w, x).numpy(), np.eye(3))
+
+
+def test_an_op_computing_with_numpy_is_named():
+    class Opaque(fm.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return fm.tensor(np.sin(a._data))  # NumPy on the data: cannot follow a tracer
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with pytest.raises(RuntimeError, match="is not yet supported inside "
+                                           "torch.autograd.functional"):
+        AF.jacobian(lambda a: Opaque.apply(a), fm.ones(2))
