@@ -45,6 +45,10 @@ PROGRAMS = {
     "advanced index": lambda lib, a: a[lib.tensor([2, 0, 2])] * a[0],
     "pow of a scalar base": lambda lib, a: 2 ** a + a.abs(),
     "float32 constant promotes": lambda lib, a: (a * lib.ones(3, dtype=lib.float32)),
+    "reshape, view, flatten": lambda lib, a: (a.reshape(3, 1) * a.view(1, 3)).flatten(),
+    "detach is a constant": lambda lib, a: a.detach() * a + a.clone() ** 2,
+    "outer and einsum": lambda lib, a: lib.einsum("ij,j->i", lib.outer(a, a), a),
+    "contiguous": lambda lib, a: a.unsqueeze(1).t().contiguous().sum(0),
 }
 
 
