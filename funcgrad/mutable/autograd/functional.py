@@ -12,7 +12,7 @@ graph (does an output require grad? is a gradient None?) is read from the tracer
 one forward-mode trace per input, a value depends on input k when it holds a tracer of k's
 trace (`_dependence`). With ``create_graph=True`` the results are put on the mutable graph
 by one custom node whose backward is again a functional vjp of the same computation
-(`_Lifted`), so they differentiate to any order.
+(`AutogradFunctional`), so they differentiate to any order.
 """
 from __future__ import annotations
 
@@ -226,9 +226,10 @@ def _traces_in(value) -> set:
 
 
 # --- results on the mutable graph (create_graph=True) -------------------------------------------
-class _Lifted(Function):
+class AutogradFunctional(Function):
     """``fun`` (arrays -> tuple of arrays) applied to tensors as one node of the mutable
-    graph; its backward is the functional vjp of ``fun``, lifted again (any order)."""
+    graph (printed ``AutogradFunctionalBackward``); its backward is the functional vjp of
+    ``fun``, lifted again (any order). Internal: not exported."""
 
     @staticmethod
     def forward(ctx, fun, deps, values, *xs):
@@ -248,8 +249,8 @@ class _Lifted(Function):
         n = len(xs)
 
         def pullback(*arrays):
-            _, pull = _vjp(fun, *arrays[:n])
-            return pull(tuple(arrays[n:]))
+            values, pull = _vjp(fun, *arrays[:n])
+            return pull(tuple(_value(c, o) for c, o in zip(arrays[n:], values)))
 
         return (None, None, None) + _lift(pullback, xs + cts)
 
@@ -261,19 +262,20 @@ def _lift(fun: Callable, tensors: tuple) -> tuple:
     grad: their gradient would be lost, so that is refused."""
     if not any(t.requires_grad for t in tensors):
         return _tensors(fun(*_arrays(tensors)))
+    watching = TRACED.constants
     TRACED.constants = []
     try:
         values, deps = _dependence(fun, _arrays(tensors))
         closed_over = TRACED.constants
     finally:
-        TRACED.constants = None
+        TRACED.constants = watching
     if closed_over:
         raise RuntimeError(
             "torch.autograd.functional with create_graph=True (or a forward-mode Jacobian of "
             "inputs that require grad): the function uses a tensor that requires grad but is "
             "not one of its inputs; its gradient cannot be followed here. Pass it as an "
             "input, or detach() it if it is a constant.")
-    return tuple(_Lifted.apply(fun, deps, values, *tensors))
+    return tuple(AutogradFunctional.apply(fun, deps, values, *tensors))
 
 
 def _results(fun: Callable, tensors: tuple, on_graph: bool) -> tuple:
