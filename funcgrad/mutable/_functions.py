@@ -488,6 +488,14 @@ def out_variant(fn):
 OUT_WRAPPER_CODE = out_variant(lambda: None).__code__
 
 
+def as_method(fn):
+    """A torch function as a Tensor method: without the ``out=`` wrapper (methods take no
+    ``out=``; one Python frame less on the hot path)."""
+    if getattr(fn, "__code__", None) is OUT_WRAPPER_CODE:
+        return fn.__wrapped__
+    return fn
+
+
 # --- arithmetic --------------------------------------------------------------------------------
 def _t(x) -> Tensor:
     if isinstance(x, Tensor):

@@ -61,24 +61,15 @@ _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def user_frame(depth: int = 2):
-    """(file, line) of the nearest caller outside funcgrad's own files (on the hot path:
-    whether a code object is funcgrad's is remembered per code object)."""
+    """(file, line) of the nearest caller outside funcgrad's own files."""
     f = sys._getframe(depth)
-    inside = _INSIDE
+    here = _HERE
     while f is not None:
-        code = f.f_code
-        ours = inside.get(code)
-        if ours is None:
-            if len(inside) > 65536:
-                inside.clear()
-            ours = inside[code] = code.co_filename.startswith(_HERE)
-        if not ours:
-            return (code.co_filename, f.f_lineno)
+        name = f.f_code.co_filename
+        if not name.startswith(here):
+            return (name, f.f_lineno)
         f = f.f_back
     return ("<unknown>", 0)
-
-
-_INSIDE: dict = {}  # code object -> it is funcgrad's own
 
 
 

@@ -497,6 +497,7 @@ def _fast_binary(op, general):
 _FAST = {"__add__": O.ADD, "__radd__": O.ADD, "__mul__": O.MUL, "__rmul__": O.MUL,
          "__sub__": O.SUB, "__truediv__": O.DIV}
 for _name, _fn in _METHODS.items():
+    _fn = F.as_method(_fn)
     if _name in _FAST:
         _fn = _fast_binary(_FAST[_name], _fn)
     elif _name.startswith("__") and _name not in ("__getitem__", "__setitem__", "__neg__",

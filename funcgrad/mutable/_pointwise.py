@@ -632,4 +632,4 @@ _offer("scatter", scatter, _scatter_)
 _offer("scatter_add", scatter_add, _scatter_add_)
 
 for _name, _fn in METHODS.items():
-    setattr(Tensor, _name, _fn)
+    setattr(Tensor, _name, F.as_method(_fn))

@@ -1440,4 +1440,4 @@ _ALIASED = {name: with_aliases(fn) for name, fn in _METHODS.items()
                         "max", "min", "sum", "mean", "prod", "argmax", "argmin")}
 _METHODS.update(_ALIASED)
 for _name, _fn in _METHODS.items():
-    setattr(Tensor, _name, _fn)
+    setattr(Tensor, _name, F.as_method(_fn))
