@@ -499,7 +499,12 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
     saves_x, keeps_out, frees = op.unary_plan
     cls = op.node_cls
     node = _new_object(cls)
-    edges = (_edge_to(x), None) if op.scalar_edge and const is not _NO_CONST else (_edge_to(x),)
+    if x._base is None:  # `_edge_to`, spelled out for the common case
+        fn = x._grad_fn
+        edge = (fn, x._nr) if fn is not None else (x._accumulator(), 0)
+    else:
+        edge = _edge_to(x)
+    edges = (edge, None) if op.scalar_edge and const is not _NO_CONST else (edge,)
     if STATE.anomaly:
         node._init(edges)
     else:
@@ -516,6 +521,8 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
         node._vals = [STAND_IN] if const is _NO_CONST else [STAND_IN, const]
     if keeps_out is True:
         node._out = Saved(out, res._vc, None, weakref.ref(node))
+    elif keeps_out is False:
+        node._out = None
     else:
         node._out = _kept_out(keeps_out, out)
     node._has_saved = frees
