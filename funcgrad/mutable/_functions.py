@@ -1445,27 +1445,19 @@ def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
 
 
 class _SplitBackward(Node):
-    """One node for all pieces of split/chunk/unbind (PyTorch's SplitBackward0...)."""
+    """One node for all pieces of split/chunk/unbind (PyTorch's SplitBackward0...): each
+    piece's gradient is added into its place, with the table primitive `index_add` (so
+    create_graph records it like any rule)."""
 
     __slots__ = ("_nout", "_templates", "_shape", "_dtype")
 
     def _apply(self, cts, graph):
-        if any(isinstance(c, Tensor) for c in cts):
-            g = Tensor._wrap(np.zeros(self._shape, self._dtype))
-            for ct, tpl in zip(cts, self._templates):
-                if ct is not None:
-                    g = g + _index_add_tensor(ct, tpl, self._shape, self._dtype)
-            return [g]
+        create = graph.create_graph
         g = np.zeros(self._shape, self._dtype)
         for ct, tpl in zip(cts, self._templates):
             if ct is not None:
-                g[tpl] += ct
-        return [g]
-
-
-def _index_add_tensor(ct, tpl, shape, dtype):
-    zeros = Tensor._wrap(np.zeros(shape, dtype))
-    return O.apply_primitive(NP.index_add, [zeros, ct], {"template": tpl})
+                g = NP.index_add(g, graph.lift(ct) if create else ct, template=tpl)
+        return [graph.lower(g) if create else g]
 
 
 def _pieces(input, templates, name) -> tuple:

@@ -376,3 +376,18 @@ def test_saved_tensor_hooks_see_what_a_custom_function_saves(T):
     out.sum().backward()
     # the unpacked input is twice the input: the hooks decide what backward reads
     assert a.grad.tolist() == [4.0, 8.0] and calls == ["pack", "pack", "unpack", "unpack"]
+
+
+def test_double_backward_through_split_pieces_matches_torch():
+    def run(T):
+        x = T.tensor([1.0, 2.0, 3.0, 4.0], dtype=T.float64, requires_grad=True)
+        a, b = x.split(2)
+        y = (a ** 3).sum() + (b ** 2).sum() * a.sum()
+        (g,) = T.autograd.grad(y, x, create_graph=True)
+        g.sum().backward()
+        return g.tolist(), x.grad.tolist()
+    ours = run(fm)
+    # by hand: g = (3a^2 + |b|^2, 2b sum(a)); x.grad = d/dx sum(g)
+    assert ours == ([28.0, 37.0, 18.0, 24.0], [20.0, 26.0, 18.0, 22.0])
+    if torch is not None:
+        assert ours == run(torch)
