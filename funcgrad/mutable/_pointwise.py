@@ -1,5 +1,7 @@
-"""torch's remaining pointwise functions (floor, asin, erfc, hypot, fmod, lerp, clamp_min...)
-and scatter/scatter_add: each a declaration in the op table over a funcgrad primitive, offered
+"""torch's remaining pointwise functions (floor, asin, erfc, hypot, fmod, lerp, clamp_min,
+xlogy, in-place comparisons...), writes along a dim (scatter, scatter_add, index_add,
+index_copy, index_fill) and a few more (tril/triu, cumprod, flip, roll, amax/amin): each a
+declaration in the op table over a funcgrad primitive, offered
 as ``torch.<name>``, ``Tensor.<name>`` and ``Tensor.<name>_`` (with torch's node name for each
 form and a version bump), and as ``torch.<name>_`` where torch has one."""
 from __future__ import annotations
@@ -309,10 +311,11 @@ def _binary_family(name, prim, grad_fn, scalar_grad_fn=None, result="promote",
     return op
 
 
-HYPOT = _binary_family("hypot", NP.hypot, "HypotBackward0", result="float")
-FMOD = _binary_family("fmod", NP.fmod, "FmodBackward1", "FmodBackward0")
+HYPOT = _binary_family("hypot", NP.hypot, "HypotBackward0", result="float",
+                       module_inplace=False)
+FMOD = _binary_family("fmod", NP.fmod, "FmodBackward1", "FmodBackward0", module_inplace=False)
 COPYSIGN = _binary_family("copysign", NP.copysign, "CopysignBackward0", "CopysignBackward1",
-                          result="float")
+                          result="float", module_inplace=False)
 LOGADDEXP = _binary_family("logaddexp", NP.logaddexp, "LogaddexpBackward0", result="float",
                            module_inplace=False)
 LOGADDEXP2 = _binary_family("logaddexp2", NP.logaddexp2, "Logaddexp2Backward0",
@@ -630,6 +633,372 @@ def _scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 _offer("scatter", scatter, _scatter_)
 _offer("scatter_add", scatter_add, _scatter_add_)
+
+# --- xlogy: x * log(y), 0 where x is 0 (unless y is NaN) -------------------------------------
+def _xlogy_impl(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = x * np.log(y)
+    return np.where((x == 0) & ~np.isnan(y), 0, out).astype(np.result_type(x, y))
+
+
+def _xlogy_dx(out, x, y):  # torch: xlogy(x != 0, y)
+    return xlogy_p(NP.astype(NP.not_equal(x, 0), H.dtype(out)), y)
+
+
+xlogy_p = elementwise("xlogy", _xlogy_impl, _xlogy_dx, lambda out, x, y: x / y)
+XLOGY = _decl("xlogy", xlogy_p, "XlogyBackward0", result="float")
+XLOGY_OTHER_NUMBER = _decl("xlogy_scalar_other", xlogy_p, "XlogyBackward2", result="float")
+XLOGY_SELF_NUMBER = _decl("xlogy_scalar_self", xlogy_p, "XlogyBackward1", result="float")
+
+
+def xlogy(input, other) -> Tensor:
+    """``input * log(other)``, and 0 where `input` is 0 (unless `other` is NaN).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.xlogy(torch.tensor([0.0, 2.0]), torch.tensor([0.0, 3.0]))
+    tensor([0.0000, 2.1972])
+    """
+    if not isinstance(input, Tensor):
+        return apply(XLOGY_SELF_NUMBER, (input, other))
+    return apply(XLOGY if isinstance(other, Tensor) else XLOGY_OTHER_NUMBER, (input, other))
+
+
+def _xlogy_(self: Tensor, other) -> Tensor:
+    op = XLOGY if isinstance(other, Tensor) else XLOGY_OTHER_NUMBER
+    _check_float_result(op, self)
+    return inplace(op, self, (other,))
+
+
+_offer("xlogy", F.out_variant(xlogy), _xlogy_, True)
+
+
+# --- comparisons in place: the truth written as self's dtype; torch records a node whose
+# gradient is zero (EqBackward0 with a number, EqBackward1 with a tensor)
+def _comparison_in_place(name: str, np_fn, node: str):
+    prim = elementwise(name + "_", lambda x, y: np_fn(x, y).astype(np.result_type(x)),
+                       lambda out, x, y: NP.zeros_like(out), lambda out, x, y: NP.zeros_like(y))
+    number = _decl(name + "_scalar_", prim, node + "Backward0", result="keep")
+    tensor = _decl(name + "_tensor_", prim, node + "Backward1", result="keep")
+
+    def method_(self: Tensor, other) -> Tensor:
+        return inplace(tensor if isinstance(other, Tensor) else number, self, (other,))
+    method_.__name__ = method_.__qualname__ = name + "_"
+    return method_
+
+
+for _name, _np_fn, _node, _aliases in (
+        ("eq", np.equal, "Eq", ()), ("ne", np.not_equal, "Ne", ("not_equal",)),
+        ("lt", np.less, "Lt", ("less",)), ("le", np.less_equal, "Le", ("less_equal",)),
+        ("gt", np.greater, "Gt", ("greater",)), ("ge", np.greater_equal, "Ge", ("greater_equal",))):
+    METHODS[_name + "_"] = _comparison_in_place(_name, _np_fn, _node)
+    for _alias in _aliases:
+        METHODS[_alias + "_"] = METHODS[_name + "_"]
+        FUNCTIONS[_alias] = METHODS[_alias] = getattr(F, _name)
+
+
+# --- writes along a dim: index_add, index_copy, index_fill ------------------------------------
+def _along(index: np.ndarray, dim: int) -> tuple:
+    """(the index template, its arrays) selecting `index` along `dim`."""
+    return (slice(None),) * dim + (H.SLOT,), (index,)
+
+
+def _index_add_impl(x, src, dim, index, alpha):
+    out = np.array(x, copy=True)
+    np.add.at(out, (slice(None),) * dim + (index,), alpha * src if alpha != 1 else src)
+    return out
+
+
+def _index_copy_impl(x, src, dim, index):
+    out = np.array(x, copy=True)
+    out[(slice(None),) * dim + (index,)] = src
+    return out
+
+
+def _index_fill_impl(x, dim, index, value):
+    out = np.array(x, copy=True)
+    out[(slice(None),) * dim + (index,)] = value
+    return out
+
+
+def _picked(ct, dim, index):
+    template, arrays = _along(index, dim)
+    return NP.getitem(ct, *arrays, template=template)
+
+
+def _cleared(ct, dim, index):
+    template, arrays = _along(index, dim)
+    return NP.index_set(ct, 0, *arrays, template=template)
+
+
+index_add_p = primitive("index_add_dim", _index_add_impl, nargs=2,
+                        params=("dim", "index", "alpha"),
+                        vjps=(lambda ct, out, x, src, dim, index, alpha: ct,
+                              lambda ct, out, x, src, dim, index, alpha:
+                              _picked(ct, dim, index) * alpha))
+index_copy_p = primitive("index_copy", _index_copy_impl, nargs=2, params=("dim", "index"),
+                         vjps=(lambda ct, out, x, src, dim, index: _cleared(ct, dim, index),
+                               lambda ct, out, x, src, dim, index: _picked(ct, dim, index)))
+index_fill_p = primitive("index_fill", _index_fill_impl, nargs=1,
+                         params=("dim", "index", "value"),
+                         vjps=(lambda ct, out, x, dim, index, value: _cleared(ct, dim, index),))
+INDEX_ADD = _decl("index_add", index_add_p, "IndexAddBackward0", result="same")
+INDEX_COPY = _decl("index_copy", index_copy_p, "IndexCopyBackward0", result="same")
+INDEX_FILL = _decl("index_fill", index_fill_p, "IndexFillBackward0", result="same")
+
+
+# torch's out-of-range errors differ by function: (class, message prefix)
+_OUT_OF_RANGE = {"index_add": (RuntimeError, ""), "index_copy": (IndexError, "index_copy_(): "),
+                 "index_fill": (IndexError, "")}
+
+
+def _index_params(self: Tensor, dim: int, index, name: str) -> dict:
+    if not isinstance(index, Tensor) or index._dtype not in (D.int64, D.int32):
+        got = _scalar_name(index._dtype) if isinstance(index, Tensor) else type(index).__name__
+        raise RuntimeError(f"{name.rstrip('_')}_(): Expected dtype int32/int64 for index but "
+                           f"got: {got}")
+    d = F._dim(dim, self._data.ndim)
+    size = self._data.shape[d] if self._data.ndim else 1
+    idx = index._data.reshape(-1).astype(np.intp)
+    if idx.size and (idx.min() < -size or idx.max() >= size):
+        bad = int(idx.max() if idx.max() >= size else idx.min())
+        error, prefix = _OUT_OF_RANGE[name.rstrip("_")]
+        raise error(f"{prefix}index {bad} is out of bounds for dimension {d} with size {size}")
+    return {"dim": d, "index": idx % max(size, 1)}
+
+
+def _source(self: Tensor, source: Tensor, name: str) -> Tensor:
+    if source._dtype is not self._dtype:
+        raise RuntimeError(f"{name.rstrip('_')}_(): self ({_scalar_name(self._dtype)}) and source "
+                           f"({_scalar_name(source._dtype)}) must have the same scalar type")
+    return source
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    """A copy of `input` with ``alpha * source`` added at `index` along `dim` (repeated
+    indices add up).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.zeros(3).index_add(0, torch.tensor([0, 0, 2]), torch.ones(3))
+    tensor([2., 0., 1.])
+    """
+    params = _index_params(input, dim, index, "index_add")
+    params["alpha"] = alpha
+    return apply(INDEX_ADD, (input, _source(input, source, "index_add")), params)
+
+
+def _index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    params = _index_params(self, dim, index, "index_add_")
+    params["alpha"] = alpha
+    return inplace(INDEX_ADD, self, (_source(self, source, "index_add_"),), params)
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """A copy of `input` with `source`'s slices written at `index` along `dim`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.zeros(3).index_copy(0, torch.tensor([2]), torch.ones(1))
+    tensor([0., 0., 1.])
+    """
+    return apply(INDEX_COPY, (input, _source(input, source, "index_copy")),
+                 _index_params(input, dim, index, "index_copy"))
+
+
+def _index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    return inplace(INDEX_COPY, self, (_source(self, source, "index_copy_"),),
+                   _index_params(self, dim, index, "index_copy_"))
+
+
+def _fill_value(value):
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value._data.ndim} dimension(s).")
+        if value.requires_grad:
+            raise NotImplementedError("index_fill with a value tensor that requires grad is not "
+                                      "supported by funcgrad.mutable; fill with value.item()")
+        return value._data.item()
+    return value
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    """A copy of `input` with `value` written at `index` along `dim`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.zeros(3).index_fill(0, torch.tensor([1]), 5.0)
+    tensor([0., 5., 0.])
+    """
+    params = _index_params(input, dim, index, "index_fill")
+    params["value"] = _fill_value(value)
+    return apply(INDEX_FILL, (input,), params)
+
+
+def _index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    params = _index_params(self, dim, index, "index_fill_")
+    params["value"] = _fill_value(value)
+    return inplace(INDEX_FILL, self, (), params)
+
+
+_offer("index_add", F.out_variant(index_add), _index_add_)
+_offer("index_copy", F.out_variant(index_copy), _index_copy_)
+_offer("index_fill", index_fill, _index_fill_)
+
+
+# --- tril, triu, cumprod, cumsum_, flip, roll, amax, amin ---------------------------------------
+def _triangle_mask(shape, diagonal: int, lower: bool) -> np.ndarray:
+    rows, cols = shape[-2], shape[-1]
+    keep = np.tri(rows, cols, diagonal, dtype=bool)
+    return keep if lower else ~np.tri(rows, cols, diagonal - 1, dtype=bool)
+
+
+def _masked(ct, mask):
+    return NP.where(mask, ct, NP.zeros_like(ct))
+
+
+tril_p = primitive("tril", lambda x, diagonal: np.tril(x, diagonal), params=("diagonal",),
+                   vjps=(lambda ct, out, x, diagonal: _masked(
+                       ct, _triangle_mask(H.shape(ct), diagonal, True)),))
+triu_p = primitive("triu", lambda x, diagonal: np.triu(x, diagonal), params=("diagonal",),
+                   vjps=(lambda ct, out, x, diagonal: _masked(
+                       ct, _triangle_mask(H.shape(ct), diagonal, False)),))
+TRIL = _decl("tril", tril_p, "TrilBackward0", result="same")
+TRIU = _decl("triu", triu_p, "TriuBackward0", result="same")
+
+
+def _triangle(op, name):
+    def fn(input: Tensor, diagonal: int = 0) -> Tensor:
+        if input._data.ndim < 2:
+            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        return apply(op, (input,), {"diagonal": int(diagonal)})
+
+    def method_(self: Tensor, diagonal: int = 0) -> Tensor:
+        if self._data.ndim < 2:
+            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        return inplace(op, self, (), {"diagonal": int(diagonal)})
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"The {'lower' if name == 'tril' else 'upper'} triangle of the last two "
+                  f"dims (from `diagonal` on), the rest zero; grad_fn ``{op.node_cls.__name__}``.")
+    method_.__name__ = method_.__qualname__ = name + "_"
+    return F.out_variant(fn), method_
+
+
+_offer("tril", *_triangle(TRIL, "tril"))
+_offer("triu", *_triangle(TRIU, "triu"))
+
+CUMPROD = _decl("cumprod", NP.cumprod, "CumprodBackward0", result="same")
+
+
+def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """Running product along `dim` (exact gradients also where the input holds zeros).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.cumprod(torch.tensor([1.0, 2.0, 3.0]), 0)
+    tensor([1., 2., 6.])
+    """
+    x = input if dtype is None else input.to(dtype)
+    if x._data.ndim == 0:
+        return apply(O.CLONE, (x,))
+    return apply(CUMPROD, (x,), {"axis": F._dim(dim, x._data.ndim)})
+
+
+def _cumprod_(self: Tensor, dim: int, *, dtype=None) -> Tensor:
+    if self._data.ndim == 0:
+        return self
+    return inplace(CUMPROD, self, (), {"axis": F._dim(dim, self._data.ndim)})
+
+
+def _cumsum_(self: Tensor, dim: int, *, dtype=None) -> Tensor:
+    if self._data.ndim == 0:
+        return self
+    return inplace(TO.CUMSUM, self, (), {"axis": F._dim(dim, self._data.ndim)})
+
+
+_offer("cumprod", F.out_variant(cumprod), _cumprod_)
+METHODS["cumsum_"] = _cumsum_
+
+
+def _dims_of(dims, ndim: int) -> tuple:
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    return tuple(F._dim(d, ndim) for d in dims)
+
+
+flip_p = primitive("flip", lambda x, dims: np.flip(x, dims).copy(), params=("dims",),
+                   vjps=(lambda ct, out, x, dims: flip_p(ct, dims=dims),), linear=True)
+FLIP = _decl("flip", flip_p, "FlipBackward0", result="same")
+
+
+def flip(input: Tensor, *dims) -> Tensor:
+    """A copy with the order of `dims` reversed.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.flip(torch.tensor([1, 2, 3]), [0])
+    tensor([3, 2, 1])
+    """
+    if len(dims) == 1 and not isinstance(dims[0], int):
+        dims = dims[0]
+    return apply(FLIP, (input,), {"dims": _dims_of(dims, input._data.ndim)})
+
+
+def _roll_impl(x, shifts, dims):
+    if dims is None:
+        return np.roll(x.reshape(-1), shifts).reshape(x.shape)
+    return np.roll(x, shifts, dims)
+
+
+def _unroll(shifts):
+    return tuple(-s for s in shifts) if isinstance(shifts, tuple) else -shifts
+
+
+roll_p = primitive("roll", _roll_impl, params=("shifts", "dims"),
+                   vjps=(lambda ct, out, x, shifts, dims: roll_p(ct, shifts=_unroll(shifts),
+                                                                 dims=dims),), linear=True)
+ROLL = _decl("roll", roll_p, "RollBackward0", result="same")
+
+
+def roll(input: Tensor, shifts, dims=None) -> Tensor:
+    """Elements shifted cyclically along `dims` (the flattened tensor when None).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.roll(torch.tensor([1, 2, 3]), 1)
+    tensor([3, 1, 2])
+    """
+    if dims is None:
+        if not isinstance(shifts, int):
+            shifts = tuple(shifts)
+            if len(shifts) != 1:
+                raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                                   "dims:0")
+            shifts = shifts[0]
+        return apply(ROLL, (input,), {"shifts": int(shifts), "dims": None})
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = _dims_of(dims, input._data.ndim)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
+                           f"{len(dims)}")
+    return apply(ROLL, (input,), {"shifts": shifts, "dims": dims})
+
+
+_offer("flip", F.out_variant(flip))
+_offer("roll", roll)
+AMAX = _decl("amax", NP.max, "AmaxBackward0", result="same")
+AMIN = _decl("amin", NP.min, "AminBackward0", result="same")
+
+
+def _extreme(op, name):
+    def fn(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+        axes = _dims_of(dim, input._data.ndim) if dim != () and dim is not None else None
+        if input._data.size == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
+                             f"== 0. Specify the reduction dim with the 'dim' argument.")
+        return apply(op, (input,), {"axis": axes, "keepdims": bool(keepdim)})
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"The {'largest' if name == 'amax' else 'smallest'} value along `dim` (all "
+                  "dims by default); ties share the gradient evenly, as in torch.")
+    return F.out_variant(fn)
+
+
+_offer("amax", TO.with_aliases(_extreme(AMAX, "amax")))
+_offer("amin", TO.with_aliases(_extreme(AMIN, "amin")))
+
 
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, F.as_method(_fn))

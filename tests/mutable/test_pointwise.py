@@ -117,7 +117,8 @@ def test_module_level_in_place_functions(T):
         args = (0.3,) if name == "clamp_min_" else ()
         out = getattr(T, name)(x, *args)
         assert out is x and x._version == 1
-    for name in ("lgamma_", "digamma_", "erfinv_", "scatter_", "lerp_", "logaddexp_"):
+    for name in ("lgamma_", "digamma_", "erfinv_", "scatter_", "lerp_", "logaddexp_", "hypot_",
+                 "fmod_", "copysign_"):
         assert not hasattr(T, name)  # torch offers these only as methods (or not at all)
 
 
@@ -309,3 +310,67 @@ def test_linspace_is_torch_bit_for_bit(dtype):
         ours = fm.linspace(start, end, steps, dtype=getattr(fm, dtype)).numpy()
         theirs = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).numpy()
         assert np.array_equal(ours, theirs)
+
+
+ALONG_DIM = ['x.clone().eq_(3.)','x.clone().eq_(x)','x.clone().lt_(3.)','x.clone().ge_(x*0+3)','x.clone().greater_(2.)','x.clone().ne_(x)','x.clone().le_(4.)','x.clone().gt_(x*0+2)','x.clone().less_equal_(4.)',
+ 'torch.tril(x)','x.tril(-1)','x.clone().triu_(1)','torch.triu(x, 1)','x.clone().tril_()',
+ 'torch.cumprod(x,0)','x.clone().cumprod_(1)','x.clone().cumsum_(0)','torch.cumprod(x*torch.tensor([[1.,0.],[1.,1.],[1.,1.]]),0)',
+ 'torch.flip(x,[0])','x.flip(0,1)','torch.roll(x,1,0)','torch.roll(x,1)','x.roll((1,1),(0,1))','x.roll(-1, 1)',
+ 'torch.amax(x,0)','x.amax((0,1))','x.amin(1, keepdim=True)','torch.amax(x)','x.amax()','torch.amin(x*0+1, 0)',
+ 'torch.xlogy(x,x)','x.clone().xlogy_(2.)','torch.xlogy(x*torch.tensor([[0.,1.],[1.,1.],[1.,1.]]), x+1)','torch.xlogy(2., x)',
+ 'x.index_add(0,torch.tensor([0,0]),x[:2]*10)','x.clone().index_add_(1,torch.tensor([1]),x[:,:1],alpha=2)','x.index_copy(0,torch.tensor([2]),x[:1]*5)','x.clone().index_copy_(1,torch.tensor([0]),x[:,1:]*3)',
+ 'x.clone().index_fill_(1,torch.tensor([0]),-1.)','x.index_fill(0,torch.tensor([1]),7.)','torch.index_add(x,0,torch.tensor([2]),x[:1])',
+]
+
+
+def _along_dim_run(T, expr):
+    x0 = T.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], dtype=T.float64, requires_grad=True)
+    out = eval(expr, {"torch": T, "x": x0 * 1})
+    found = [out.detach().numpy().copy(), type(out.grad_fn).__name__ if out.grad_fn else None,
+             str(out.dtype)]
+    if out.requires_grad:
+        scale = T.arange(1, out.numel() + 1, dtype=out.dtype).reshape(out.shape)
+        (out * scale).sum().backward()
+        found.append(x0.grad.numpy())
+    return found
+
+
+@pytest.mark.parametrize("expr", ALONG_DIM)
+def test_comparisons_in_place_writes_along_a_dim_and_more_match_torch(expr):
+    if torch is None:
+        pytest.skip("real torch is the oracle here")
+    ours, theirs = _along_dim_run(fm, expr), _along_dim_run(torch, expr)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        if isinstance(b, np.ndarray):
+            assert np.allclose(a, b, rtol=1e-12, atol=1e-14), (a, b)
+        else:
+            assert a == b
+
+
+ALONG_DIM_ERRORS = ['x.index_add(0,torch.tensor([5]),torch.ones(1,2))','x.index_copy(0,torch.tensor([5]),torch.ones(1,2))','x.index_fill(0,torch.tensor([5]),1.)','x.index_add(0,torch.tensor([1.]),torch.ones(1,2))','x.index_add(0,torch.tensor([1]),torch.ones(1,2,dtype=torch.float64))','torch.tril(torch.ones(3))','torch.roll(x,(1,1))','torch.amax(torch.ones(0))','x.index_fill(0,torch.tensor([1]),torch.ones(2))']
+
+
+@pytest.mark.parametrize("expr", ALONG_DIM_ERRORS)
+def test_errors_along_a_dim_match_torch(expr):
+    if torch is None:
+        pytest.skip("real torch is the oracle here")
+    found = []
+    for T in (fm, torch):
+        with pytest.raises(Exception) as caught:
+            eval(expr, {"torch": T, "x": T.zeros(3, 2)})
+        found.append((type(caught.value).__name__, str(caught.value)))
+    assert found[0] == found[1]
+
+
+def test_index_add_and_cumprod_by_hand():
+    x = fm.zeros(3, requires_grad=True)
+    src = fm.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    out = x.index_add(0, fm.tensor([0, 0, 2]), src, alpha=2)
+    assert out.tolist() == [6.0, 0.0, 8.0]
+    (out * fm.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert x.grad.tolist() == [1.0, 2.0, 3.0] and src.grad.tolist() == [2.0, 2.0, 6.0]
+    a = fm.tensor([2.0, 0.0, 3.0], requires_grad=True)
+    fm.cumprod(a, 0).sum().backward()
+    # d/da of a0 + a0 a1 + a0 a1 a2 at (2, 0, 3): (1 + a1 + a1 a2, a0 + a0 a2, a0 a1)
+    assert a.grad.tolist() == [1.0, 8.0, 0.0]
