@@ -1000,5 +1000,119 @@ _offer("amax", TO.with_aliases(_extreme(AMAX, "amax")))
 _offer("amin", TO.with_aliases(_extreme(AMIN, "amin")))
 
 
+# --- beta * input + alpha * product: addmm, addmv, addr, baddbmm, addbmm; mv ----------------------
+def _swap(x):
+    return NP.swapaxes(x, axis1=-1, axis2=-2)
+
+
+def _column(v):
+    return NP.reshape(v, shape=H.shape(v) + (1,))
+
+
+def _row(v):
+    return NP.reshape(v, shape=(1,) + H.shape(v))
+
+
+_PRODUCT = {"mm": lambda a, b: a @ b, "mv": lambda a, b: a @ b, "bmm": lambda a, b: a @ b,
+            "r": np.outer, "addbmm": lambda a, b: (a @ b).sum(0)}
+
+
+def _add_product_impl(x, a, b, beta, alpha, kind):
+    product = _PRODUCT[kind](a, b)
+    if beta == 0:  # as torch: the input is ignored (its NaNs too)
+        return alpha * product if alpha != 1 else product
+    scaled = x if beta == 1 else beta * x
+    return scaled + (alpha * product if alpha != 1 else product)
+
+
+def _product_vjp_a(ct, out, x, a, b, beta, alpha, kind):
+    if kind == "mv":
+        g = NP.matmul(_column(ct), _row(b))
+    elif kind == "r":
+        g = NP.matmul(ct, b)
+    else:  # mm, bmm, addbmm (a 2-d ct broadcast over the batch)
+        g = NP.matmul(ct, _swap(b))
+    return g * alpha if alpha != 1 else g
+
+
+def _product_vjp_b(ct, out, x, a, b, beta, alpha, kind):
+    if kind == "mv":
+        g = NP.matmul(_swap(a), ct)
+    elif kind == "r":
+        g = NP.matmul(_swap(ct), a)
+    else:
+        g = NP.matmul(_swap(a), ct)
+    return g * alpha if alpha != 1 else g
+
+
+add_product_p = primitive(
+    "add_product", _add_product_impl, nargs=3, params=("beta", "alpha", "kind"),
+    vjps=(lambda ct, out, x, a, b, beta, alpha, kind: ct * beta if beta != 1 else ct,
+          _product_vjp_a, _product_vjp_b))
+_ADD_PRODUCT = {kind: _decl(f"add{kind}", add_product_p, f"Add{kind}Backward0")
+                for kind in ("mm", "mv", "r", "bmm")}
+_ADD_PRODUCT["bmm"] = _decl("baddbmm", add_product_p, "BaddbmmBackward0")
+_ADD_PRODUCT["addbmm"] = _decl("addbmm", add_product_p, "AddbmmBackward0")
+_NAMES = {"mm": "addmm", "mv": "addmv", "r": "addr", "bmm": "baddbmm", "addbmm": "addbmm"}
+_RANKS = {"mm": (2, 2), "mv": (2, 1), "r": (1, 1), "bmm": (3, 3), "addbmm": (3, 3)}
+
+
+def _product_check(kind: str, a: Tensor, b: Tensor) -> None:
+    name = _NAMES[kind]
+    ra, rb = _RANKS[kind]
+    if a._data.ndim != ra or b._data.ndim != rb:
+        raise RuntimeError(f"{name}: expected {ra}-D and {rb}-D tensors, got "
+                           f"{a._data.ndim}-D and {b._data.ndim}-D")
+    if kind != "r":
+        inner_a = a._data.shape[-1]
+        inner_b = b._data.shape[-2] if rb >= 2 else b._data.shape[0]
+        if inner_a != inner_b:
+            raise RuntimeError(f"{name}: size mismatch: {list(a._data.shape)} and "
+                               f"{list(b._data.shape)} cannot be multiplied")
+
+
+def _add_product(kind: str):
+    op = _ADD_PRODUCT[kind]
+    name = _NAMES[kind]
+
+    def fn(input: Tensor, a: Tensor, b: Tensor, *, beta=1, alpha=1) -> Tensor:
+        _product_check(kind, a, b)
+        return apply(op, (input, a, b), {"beta": beta, "alpha": alpha, "kind": kind})
+
+    def method_(self: Tensor, a: Tensor, b: Tensor, *, beta=1, alpha=1) -> Tensor:
+        _product_check(kind, a, b)
+        return inplace(op, self, (a, b), {"beta": beta, "alpha": alpha, "kind": kind})
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``beta * input + alpha * product`` ({name}; grad_fn "
+                  f"``{op.node_cls.__name__}``).")
+    method_.__name__ = method_.__qualname__ = name + "_"
+    _offer(name, F.out_variant(fn), method_, kind == "mv")  # (torch has torch.addmv_ only)
+
+
+for _kind in _NAMES:
+    _add_product(_kind)
+MV = O._decl("mv_fn", NP.matmul, "MvBackward0")
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """Matrix times vector (grad_fn ``MvBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.mv(torch.eye(2), torch.tensor([1.0, 2.0]))
+    tensor([1., 2.])
+    """
+    if input._data.ndim != 2 or vec._data.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {vec._data.ndim}, "
+                           f"{input._data.ndim}, {vec._data.ndim}")
+    if input._data.shape[1] != vec._data.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({input._data.shape[0]}), mat "
+                           f"({input._data.shape[0]}x{input._data.shape[1]}), vec "
+                           f"({vec._data.shape[0]})")
+    return apply(MV, (input, vec))
+
+
+_offer("mv", F.out_variant(mv))
+
+
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, F.as_method(_fn))

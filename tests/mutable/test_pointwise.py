@@ -374,3 +374,44 @@ def test_index_add_and_cumprod_by_hand():
     fm.cumprod(a, 0).sum().backward()
     # d/da of a0 + a0 a1 + a0 a1 a2 at (2, 0, 3): (1 + a1 + a1 a2, a0 + a0 a2, a0 a1)
     assert a.grad.tolist() == [1.0, 8.0, 0.0]
+
+
+PRODUCTS = ["torch.addmm(a, m1, m2)", "torch.addmm(a, m1, m2, beta=0.5, alpha=2)", "a.addmm(m1, m2, beta=0)",
+ "a.clone().addmm_(m1, m2)", "torch.mv(m1, v)", "m1.mv(v)", "torch.addmv(c, m1, v, alpha=3)", "c.clone().addmv_(m1, v)",
+ "torch.addr(a, c, d)", "a.clone().addr_(c, d, beta=2)", "torch.baddbmm(bb, b1, b2)", "torch.addbmm(a, b1, b2, alpha=0.5)",
+ "a.clone().baddbmm_(b1[:1], b2[:1])" if False else "bb.clone().baddbmm_(b1, b2)", "torch.addmm(a[0], m1, m2)"]
+
+
+def _product_run(T, expr):
+    rng = np.random.default_rng(1)
+    leaves = {k: T.tensor(rng.standard_normal(s), dtype=T.float64, requires_grad=True)
+              for k, s in (("a", (2, 3)), ("m1", (2, 4)), ("m2", (4, 3)), ("v", (4,)),
+                           ("c", (2,)), ("d", (3,)), ("bb", (5, 2, 3)), ("b1", (5, 2, 4)),
+                           ("b2", (5, 4, 3)))}
+    env = {k: t * 1 for k, t in leaves.items()}
+    env["torch"] = T
+    out = eval(expr, env)
+    found = [out.detach().numpy().copy(), type(out.grad_fn).__name__]
+    (out * T.arange(1, out.numel() + 1, dtype=out.dtype).reshape(out.shape)).sum().backward()
+    return found + [None if t.grad is None else t.grad.numpy() for t in leaves.values()]
+
+
+@pytest.mark.parametrize("expr", PRODUCTS)
+def test_matrix_products_with_an_added_input_match_torch(expr):
+    if torch is None:
+        pytest.skip("real torch is the oracle here")
+    for a, b in zip(_product_run(fm, expr), _product_run(torch, expr)):
+        if isinstance(b, np.ndarray):
+            assert np.allclose(a, b, rtol=1e-12, atol=1e-12)
+        else:
+            assert a == b
+
+
+def test_addmm_by_hand():
+    a = fm.ones(2, 2, requires_grad=True)
+    m1 = fm.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    out = fm.addmm(a, m1, fm.eye(2), beta=0.5, alpha=2)
+    assert out.tolist() == [[2.5, 4.5], [6.5, 8.5]]
+    out.sum().backward()
+    assert a.grad.tolist() == [[0.5, 0.5], [0.5, 0.5]] and m1.grad.tolist() == [[2.0, 2.0],
+                                                                                 [2.0, 2.0]]
