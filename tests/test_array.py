@@ -52,6 +52,26 @@ def test_matmul_unary_abs_comparisons():
         assert out.dtype == bool and out.tolist() == op(x, 0.0).tolist()
 
 
+@pytest.mark.parametrize("op", [operator.and_, operator.or_, operator.xor, operator.lshift,
+                                operator.rshift])
+def test_bitwise_operators_match_numpy(op):
+    x, y = np.array([[1, 2, 6], [7, 0, 5]]), np.array([3, 1, 2])
+    for lhs, rhs in [(fnp.array(x), fnp.array(y)), (fnp.array(x), y), (x, fnp.array(y)),
+                     (fnp.array(x), 2), (2, fnp.array(y))]:
+        out = op(lhs, rhs)
+        assert isinstance(out, fg.Array)
+        np.testing.assert_array_equal(out, op(np.asarray(lhs), np.asarray(rhs)))
+    if op in (operator.and_, operator.or_, operator.xor):  # and logical on masks
+        mask = np.array([True, False, True])
+        np.testing.assert_array_equal(op(fnp.array(mask), mask[::-1]), op(mask, mask[::-1]))
+
+
+def test_invert_is_numpys_tilde():
+    """~ is bitwise on integers (as NumPy's and JAX's), logical on bools."""
+    np.testing.assert_array_equal(~fnp.array([1, -2, 0]), [-2, 1, -1])
+    np.testing.assert_array_equal(~fnp.array([True, False]), [False, True])
+
+
 def test_comparisons_on_tracers_carry_no_derivative():
     g = fg.grad(lambda x: fnp.sum((x > 0) * x))(fnp.array([-1.0, 2.0]))
     np.testing.assert_array_equal(g, [0.0, 1.0])

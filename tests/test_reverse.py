@@ -203,3 +203,32 @@ def test_gradient_through_broadcasting_is_summed():
 def test_numerical_jvp_is_a_real_oracle():
     d = numerical_jvp(lambda x: x ** 3, (2.0,), (1.0,))
     assert np.isclose(d[0], 12.0, rtol=1e-8)
+
+
+def test_linear_transpose_is_the_transposed_map():
+    """jax.linear_transpose's contract: cotangent of the output -> a tuple of cotangents of
+    the inputs, the same at every point (the primals give only structure, shape, dtype)."""
+    from funcgrad._src.transforms import linear_transpose
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((3, 2))
+    ct = rng.standard_normal(3)
+    f_t = linear_transpose(lambda x: fnp.asarray(a) @ x, rng.standard_normal(2))
+    (g,) = f_t(ct)
+    np.testing.assert_allclose(g, a.T @ ct, rtol=1e-14)
+    f_t = linear_transpose(lambda d: d["x"] + 2.0 * d["y"], {"x": np.zeros(2), "y": np.zeros(2)})
+    (g,) = f_t(np.array([1.0, -1.0]))
+    assert g["x"].tolist() == [1.0, -1.0] and g["y"].tolist() == [2.0, -2.0]
+    assert [t.item() for t in linear_transpose(lambda x, y: x - y, 1.0, 2.0)(3.0)] == [3.0, -3.0]
+    g32 = linear_transpose(lambda x: 3.0 * x, np.zeros(2, np.float32))(np.ones(2, np.float32))
+    assert g32[0].dtype == np.float32 and g32[0].tolist() == [3.0, 3.0]
+    with pytest.raises(ValueError, match="shape"):
+        f_t(np.ones(3))
+    try:
+        import jax
+    except ImportError:
+        return
+    jax.config.update("jax_enable_x64", True)
+    (expected,) = jax.linear_transpose(lambda x: jax.numpy.asarray(a) @ x, np.zeros(2))(ct)
+    np.testing.assert_allclose(linear_transpose(lambda x: fnp.asarray(a) @ x, np.zeros(2))(ct)[0],
+                               expected, rtol=1e-14)

@@ -157,6 +157,16 @@ class Array:
         def __pos__(self) -> Array: ...
         def __abs__(self) -> Array: ...
         def __invert__(self) -> Array: ...
+        def __and__(self, other: Any) -> Array: ...
+        def __rand__(self, other: Any) -> Array: ...
+        def __or__(self, other: Any) -> Array: ...
+        def __ror__(self, other: Any) -> Array: ...
+        def __xor__(self, other: Any) -> Array: ...
+        def __rxor__(self, other: Any) -> Array: ...
+        def __lshift__(self, other: Any) -> Array: ...
+        def __rlshift__(self, other: Any) -> Array: ...
+        def __rshift__(self, other: Any) -> Array: ...
+        def __rrshift__(self, other: Any) -> Array: ...
         def __lt__(self, other: Any) -> Array: ...
         def __le__(self, other: Any) -> Array: ...
         def __gt__(self, other: Any) -> Array: ...
@@ -501,18 +511,15 @@ class Primitive:
         keep = residuals.keep_mask(reads, self.multiple_results)
         object.__setattr__(self, "_keep", keep)
         # The reverse tape's short path, for a differentiable primitive of one or two
-        # arguments, one result and a rule for each argument: flags saying what its entries
-        # keep (`residuals.KEEP_OUT`, `residuals.SHAPE_OF_ARG`); None sends them down the
-        # general path.
+        # arguments, one result and a rule for each argument: ``(keep the output?, keep only
+        # the shape of argument 0?, of argument 1?)``; None sends them down the general path.
         vjps = self.vjps
         keep_out, keep_args = keep
         direct = None
         if self.differentiable and not self.multiple_results and type(vjps) is tuple \
                 and self.nargs in (1, 2) and len(vjps) == self.nargs and None not in vjps:
-            direct = residuals.KEEP_OUT if keep_out else 0
-            for i in range(self.nargs):
-                if keep_args is not None and not keep_args[i]:
-                    direct |= residuals.SHAPE_OF_ARG[i]
+            direct = (keep_out, *(keep_args is not None and i < self.nargs and not keep_args[i]
+                                  for i in range(2)))
         object.__setattr__(self, "_direct", direct)
         # An elementwise primitive's rules are ``ct * deriv(out, *args)`` (`declare.elementwise`
         # marks them with their ``deriv``): the walk multiplies by the local derivative itself,
@@ -668,24 +675,28 @@ class _BinaryPrimitive(Primitive):
         prim = self
 
         def op(x, y):  # x is the Array whose method this is
-            tx = x._trace
-            ty = y._trace if isinstance(y, Array) else None
-            if tx is None and ty is None:
+            top = x._trace
+            if isinstance(y, Array):
+                ty = y._trace
+                if ty is not None and (top is None or ty.level > top.level):
+                    top = ty
+            if top is None:
                 out = prim.impl(x._value, y._value if type(y) is Array else y)
             else:
-                top = tx if ty is None or (tx is not None and tx.level >= ty.level) else ty
                 if not top.alive:
                     raise top.dead()
                 out = top.process2(prim, x, y, _NO_PARAMS)
             return out if isinstance(out, Array) else as_array(out, y)
 
         def reflected_op(y, x):  # `op` with the operands the other way round
-            tx = x._trace if isinstance(x, Array) else None
-            ty = y._trace
-            if tx is None and ty is None:
+            top = y._trace
+            if isinstance(x, Array):
+                tx = x._trace
+                if tx is not None and (top is None or tx.level >= top.level):
+                    top = tx
+            if top is None:
                 out = prim.impl(x._value if type(x) is Array else x, y._value)
             else:
-                top = tx if ty is None or (tx is not None and tx.level >= ty.level) else ty
                 if not top.alive:
                     raise top.dead()
                 out = top.process2(prim, x, y, _NO_PARAMS)

@@ -25,7 +25,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 __all__ = ["rule_reads", "keep_mask", "loaded_names", "ShapeOnly", "pruned", "PRUNE_MIN_SIZE",
-           "OUT", "KEEP_OUT", "SHAPE_OF_ARG"]
+           "OUT"]
 
 #: Arrays smaller than this stay on the tape whatever the rules read: a stand-in would cost
 #: more than it saves.
@@ -132,10 +132,6 @@ def rule_reads(vjps: Sequence[Callable | None] | None, nargs: int,
                              | ({OUT} if reads_out else frozenset()))
     return tuple(reads)
 
-
-#: The flags of `Primitive._direct`: the tape keeps the output; it keeps only the shape of
-#: argument 0 or 1 (`pruned`).
-KEEP_OUT, SHAPE_OF_ARG = 1, (2, 4)
 
 #: The tape mask of a primitive whose reads are unknown: keep the output and every argument.
 KEEP_ALL: tuple[bool, tuple[bool, ...] | None] = (True, None)

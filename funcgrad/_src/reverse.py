@@ -79,8 +79,7 @@ class ReverseTracer(Tracer):
 
 
 _new_object = object.__new__
-_KEEP_OUT = residuals.KEEP_OUT
-_SHAPE_OF_ARG0, _SHAPE_OF_ARG1 = residuals.SHAPE_OF_ARG
+_PRUNE_MIN_SIZE = residuals.PRUNE_MIN_SIZE
 
 
 def _tracer(trace, value, node_id):
@@ -121,19 +120,20 @@ class ReverseTrace(Trace):
             out = prim.impl(x, **params)
         else:
             out = prim.impl(x)
-        keep = prim._direct
-        if keep is None:
+        direct = prim._direct
+        if direct is None:
             return self._record(prim, params, out, (a._id,), [x])
-        if keep & _SHAPE_OF_ARG0:  # (`_record`'s pruning, spelled out)
+        keep_out, shape_only, _ = direct
+        if shape_only:  # (`_record`'s pruning, spelled out)
             if type(x) is np.ndarray:
-                if x.size >= residuals.PRUNE_MIN_SIZE:
+                if x.size >= _PRUNE_MIN_SIZE:
                     x = residuals.ShapeOnly(x)
             else:
                 x = _SCALAR_STANDINS.get(type(x), x)
         code = prim._code
         tape = self.tape
         tape.append((prim if code is None else code, params or None,
-                     out if keep & _KEEP_OUT else None, a._id, x))
+                     out if keep_out else None, a._id, x))
         t = _new_object(ReverseTracer)  # (`_tracer` spelled out: this runs once per op)
         t._trace = self
         t._value = out
@@ -156,25 +156,26 @@ class ReverseTrace(Trace):
             out = prim.impl(xa, xb, **params)
         else:
             out = prim.impl(xa, xb)
-        keep = prim._direct
-        if keep is None or (ia is None and ib is None):
+        direct = prim._direct
+        if direct is None or (ia is None and ib is None):
             return self._record(prim, params, out, (ia, ib), [xa, xb])
-        if keep & _SHAPE_OF_ARG0:
+        keep_out, shape_only_a, shape_only_b = direct
+        if shape_only_a:
             if type(xa) is np.ndarray:
-                if xa.size >= residuals.PRUNE_MIN_SIZE:
+                if xa.size >= _PRUNE_MIN_SIZE:
                     xa = residuals.ShapeOnly(xa)
             else:
                 xa = _SCALAR_STANDINS.get(type(xa), xa)
-        if keep & _SHAPE_OF_ARG1:
+        if shape_only_b:
             if type(xb) is np.ndarray:
-                if xb.size >= residuals.PRUNE_MIN_SIZE:
+                if xb.size >= _PRUNE_MIN_SIZE:
                     xb = residuals.ShapeOnly(xb)
             else:
                 xb = _SCALAR_STANDINS.get(type(xb), xb)
         code = prim._code
         tape = self.tape
         tape.append((prim if code is None else code, params or None,
-                     out if keep & _KEEP_OUT else None, ia, xa, ib, xb))
+                     out if keep_out else None, ia, xa, ib, xb))
         t = _new_object(ReverseTracer)
         t._trace = self
         t._value = out
@@ -521,10 +522,12 @@ def _walk(tape: list, cts: list, n_leaves: int, consume: bool) -> None:
             if node_a is not None:
                 if big:
                     g = _elementwise_vjp(rules[0], ct, out, (x, y), node_b is None)
-                elif params is None:
-                    g = ct * derivs[0](out, x, y) if derivs is not None else rules[0](ct, out, x, y)
-                else:
+                elif params is not None:
                     g = rules[0](ct, out, x, y, **params)
+                elif derivs is not None:
+                    g = ct * derivs[0](out, x, y)
+                else:
+                    g = rules[0](ct, out, x, y)
                 if g is not None:
                     if check or type(g) is Array or g.shape != x.shape \
                             or g.dtype is not x.dtype:
@@ -543,10 +546,12 @@ def _walk(tape: list, cts: list, n_leaves: int, consume: bool) -> None:
                 if big:
                     g = _elementwise_vjp(rules[1], ct, out, (x, y), True)
                     ct = None
-                elif params is None:
-                    g = ct * derivs[1](out, x, y) if derivs is not None else rules[1](ct, out, x, y)
-                else:
+                elif params is not None:
                     g = rules[1](ct, out, x, y, **params)
+                elif derivs is not None:
+                    g = ct * derivs[1](out, x, y)
+                else:
+                    g = rules[1](ct, out, x, y)
                 if g is not None:
                     if check or type(g) is Array or g.shape != y.shape \
                             or g.dtype is not y.dtype:

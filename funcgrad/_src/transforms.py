@@ -17,7 +17,8 @@ from .forward import JVPTrace, JVPTracer
 from .reverse import ReverseTrace, ReverseTracer, backward
 from .tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "vmap", "stop_gradient"]
+__all__ = ["grad", "value_and_grad", "vjp", "linear_transpose", "jvp", "vmap",
+           "stop_gradient"]
 
 
 def _identity(x):
@@ -315,6 +316,35 @@ def _check_cotangent(ct, out_value, i):
         raise TypeError(f"vjp_fn: cotangent {i} has dtype {dtype}, but its output has dtype "
                         f"{out_dtype}; cast it with .astype({out_dtype.name!r})")
     return value
+
+
+def linear_transpose(f: Callable, *primals: Any) -> Callable:
+    """The transpose of a linear function `f`, as ``jax.linear_transpose``: a function
+    mapping a cotangent of `f`'s output to the cotangents of its inputs, a tuple with one
+    per primal. `primals` give the inputs' structures, shapes and dtypes; their values do
+    not matter (a linear map's transpose is the same everywhere, so `f` runs on zeros). `f`
+    must be linear in its inputs: for any other function this is its VJP at zero.
+
+    >>> import funcgrad.numpy as fnp
+    >>> from funcgrad._src.transforms import linear_transpose
+    >>> a = fnp.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    >>> f_t = linear_transpose(lambda x: a @ x, fnp.zeros(2))
+    >>> f_t(fnp.array([1.0, 1.0, 0.0]))[0].tolist()
+    [4.0, 6.0]
+    """
+    zeros = []
+    for p in primals:
+        leaves, treedef = tree_flatten(p)
+        zeros.append(tree_unflatten(treedef, [
+            np.zeros(np.shape(leaf), _as_input(leaf, "a primal", "linear_transpose", True).dtype)
+            for leaf in leaves]))
+    _, vjp_fn = vjp(f, *zeros)
+
+    @functools.wraps(f)
+    def transposed_f(ct):
+        return vjp_fn(ct)
+
+    return transposed_f
 
 
 # --- forward mode -----------------------------------------------------------------------

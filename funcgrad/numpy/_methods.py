@@ -28,6 +28,8 @@ def _wrap(out, other):
 _OPERATORS = {
     "add": P.add, "sub": P.subtract, "mul": P.multiply, "truediv": P.divide,
     "floordiv": P.floor_divide, "mod": P.remainder, "pow": P.power, "matmul": P.matmul,
+    "and": P.bitwise_and, "or": P.bitwise_or, "xor": P.bitwise_xor,
+    "lshift": P.left_shift, "rshift": P.right_shift,
 }
 for _name, _prim in _OPERATORS.items():
     setattr(Array, f"__{_name}__", _prim.operator(_wrap))
@@ -38,7 +40,7 @@ for _name, _prim in {"eq": P.equal, "ne": P.not_equal, "lt": P.less, "le": P.les
 Array.__neg__ = P.negative.operator(Array)
 Array.__pos__ = P.positive.operator(Array)
 Array.__abs__ = P.absolute.operator(Array)
-Array.__invert__ = P.logical_not.operator(Array)
+Array.__invert__ = P.bitwise_not.operator(Array)  # (NumPy's ~: logical on bools, bitwise on ints)
 
 
 def _getitem(self, index):
