@@ -257,3 +257,8 @@ def test_python_numbers_from_traced_values_as_jax():
         fg.vmap(lambda x: int(x) * x)(np.ones(2))
     with pytest.raises(TypeError, match="batched by vmap"):
         fg.vmap(lambda i: fnp.arange(3.0)[operator.index(i)])(np.arange(2))
+
+
+def test_block_until_ready_returns_the_array():
+    x = fnp.ones(3)
+    assert x.block_until_ready() is x  # JAX's: funcgrad computes eagerly

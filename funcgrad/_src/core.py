@@ -102,6 +102,10 @@ class Array:
     def item(self, *args):
         return np.asarray(self._value).item(*args)
 
+    def block_until_ready(self) -> "Array":
+        """The array itself, as JAX's: funcgrad computes eagerly, so it is always ready."""
+        return self
+
     def tolist(self):
         return np.asarray(self._value).tolist()
 
