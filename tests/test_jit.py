@@ -392,3 +392,19 @@ def test_lax_while_loop_with_a_counter_and_a_closed_over_value():
         np.testing.assert_allclose(got[1], expected[1], rtol=1e-14)
     with pytest.raises(TypeError, match="carry"):
         fg.jit(lambda x: lax.while_loop(lambda v: fnp.sum(v) < 3, lambda v: v[:1], x))(np.ones(2))
+
+
+def test_jit_without_a_function_is_a_decorator_factory():
+    """JAX's ``@jit(static_argnums=0)`` form (its "common gotchas" notebook uses it)."""
+    @fg.jit(static_argnums=0)
+    def scaled(mul, x):
+        return x * 2.0 if mul else x + 2.0
+
+    assert scaled(True, fnp.array(3.0)).item() == 6.0
+    assert scaled(False, fnp.array(3.0)).item() == 5.0
+
+    @fg.jit(static_argnames="n")
+    def power(x, n=2):
+        return x ** n
+
+    assert power(fnp.array(2.0), n=3).item() == 8.0

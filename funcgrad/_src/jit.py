@@ -769,7 +769,7 @@ def _leaf_key(leaf):
     return None
 
 
-def jit(f: Callable, static_argnums: int | Sequence[int] = (),
+def jit(f: Callable | None = None, static_argnums: int | Sequence[int] = (),
         static_argnames: str | Sequence[str] = ()) -> Callable:
     """`f` traced once per signature into a straight-line NumPy program, then replayed.
 
@@ -785,7 +785,18 @@ def jit(f: Callable, static_argnums: int | Sequence[int] = (),
     >>> value, g = step(fnp.array([0.0, 1.0]))
     >>> round(value.item(), 6), [round(v, 6) for v in g.tolist()]
     (2.319777, [1.0, 3.573158])
+
+    Without `f`, as JAX's, it returns a decorator with the options given:
+
+    >>> @fg.jit(static_argnums=1)
+    ... def power(x, n):
+    ...     return x ** n
+    >>> power(fnp.array(2.0), 3).item()
+    8.0
     """
+    if f is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames)
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
     if not all(isinstance(n, int) for n in nums):

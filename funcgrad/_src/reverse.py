@@ -52,16 +52,15 @@ def arg_values(entry: tuple) -> tuple:
     return entry[ARGS + 1::2]
 
 
-def _scalar_standin(scalar_type) -> np.ndarray:
+def _scalar_standin(scalar_type) -> np.generic:
     """The stand-in for NumPy scalars of `scalar_type` whose value no rule reads (a linear
     function's arguments, say): the tape keeps their shape and dtype, all a rule may read,
-    without one object per op. A shared read-only 0-d array rather than a `ShapeOnly`: NumPy
-    arrays are not objects the cyclic garbage collector tracks, so neither are the entries
-    holding one (W4's long scalar loop paid for a quarter of its entries being tracked). It
-    holds NaN where the dtype can, so that a value read by mistake would show."""
-    standin = np.full((), np.nan if np.dtype(scalar_type).kind in "fc" else 0, scalar_type)
-    standin.flags.writeable = False
-    return standin
+    without one object per op. A shared NumPy scalar of the same type rather than a
+    `ShapeOnly`: NumPy scalars are not objects the cyclic garbage collector tracks, so
+    neither are the entries holding one (W4's long scalar loop paid for a quarter of its
+    entries being tracked). It is NaN where the dtype can be, so that a value read by
+    mistake would show."""
+    return scalar_type(np.nan if np.dtype(scalar_type).kind in "fc" else 0)
 
 
 _SCALAR_STANDINS = {t: _scalar_standin(t)
@@ -502,7 +501,9 @@ def _walk(tape: list, cts: list, n_leaves: int, consume: bool) -> None:
             if g is not None:
                 # the commonest cases inline: a cotangent of the argument's shape and type,
                 # the first for its node, or a small one added to the earlier
-                if check or type(g) is Array or g.shape != x.shape or g.dtype is not x.dtype:
+                tg = type(g)
+                if check or not (g.shape == x.shape and g.dtype is x.dtype if tg is ndarray
+                                 else tg is type(x) and tg in _SCALAR_STANDINS):
                     accumulate(cts, node, g, x)
                 else:
                     prev = cts[node]
@@ -529,8 +530,9 @@ def _walk(tape: list, cts: list, n_leaves: int, consume: bool) -> None:
                 else:
                     g = rules[0](ct, out, x, y)
                 if g is not None:
-                    if check or type(g) is Array or g.shape != x.shape \
-                            or g.dtype is not x.dtype:
+                    tg = type(g)
+                    if check or not (g.shape == x.shape and g.dtype is x.dtype if tg is ndarray
+                                     else tg is type(x) and tg in _SCALAR_STANDINS):
                         accumulate(cts, node_a, g, x)
                     else:
                         prev = cts[node_a]
@@ -553,8 +555,9 @@ def _walk(tape: list, cts: list, n_leaves: int, consume: bool) -> None:
                 else:
                     g = rules[1](ct, out, x, y)
                 if g is not None:
-                    if check or type(g) is Array or g.shape != y.shape \
-                            or g.dtype is not y.dtype:
+                    tg = type(g)
+                    if check or not (g.shape == y.shape and g.dtype is y.dtype if tg is ndarray
+                                     else tg is type(y) and tg in _SCALAR_STANDINS):
                         accumulate(cts, node_b, g, y)
                     else:
                         prev = cts[node_b]
