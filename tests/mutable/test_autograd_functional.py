@@ -139,6 +139,26 @@ def _cases(lib):
         "hessian strict linear": lambda: F.hessian(lambda a: a.sum(), x(), strict=True),
         "hessian not scalar": lambda: F.hessian(lambda a: a ** 2, x()),
         "jacobian int input": lambda: F.jacobian(lambda a: a ** 2, lib.tensor([1, 2])),
+        # strict with create_graph: a result must depend on an input that requires grad
+        "vjp strict create_graph linear": lambda: F.vjp(lambda a: a * 3, x(), w(), strict=True,
+                                                        create_graph=True),
+        "jvp strict create_graph linear": lambda: F.jvp(lambda a: a * 3, x(), w(), strict=True,
+                                                        create_graph=True),
+        "jacobian strict create_graph mixed": lambda: F.jacobian(
+            lambda a, b: (a ** 2, b * 2), (x(), w()), strict=True, create_graph=True),
+        "hessian strict create_graph": lambda: F.hessian(cube, x(), strict=True,
+                                                         create_graph=True),
+        "hessian strict unused": lambda: F.hessian(lambda a, b: (a ** 3).sum(), (x(), w()),
+                                                   strict=True),
+        "hvp strict create_graph": lambda: F.hvp(cube, x(), w(), strict=True, create_graph=True),
+        "vhp strict create_graph quadratic": lambda: F.vhp(lambda a: (a ** 2).sum(), x(), w(),
+                                                           strict=True, create_graph=True),
+        "vjp create_graph, v requires grad": lambda: F.vjp(lambda a: a * 3, x(),
+                                                           w().requires_grad_(),
+                                                           create_graph=True),
+        "hvp v=None one element": lambda: F.hvp(cube, vec(2.0)),
+        "hessian returns a tuple": lambda: F.hessian(lambda a: ((a ** 3).sum(),), x()),
+        "jacobian output in a list": lambda: F.jacobian(lambda a: [a], x()),
     }
     for vectorize in (False, True):
         for strategy in ("reverse-mode", "forward-mode"):

@@ -275,6 +275,9 @@ def _lift(fun: Callable, tensors: tuple) -> tuple:
             "inputs that require grad): the function uses a tensor that requires grad but is "
             "not one of its inputs; its gradient cannot be followed here. Pass it as an "
             "input, or detach() it if it is a constant.")
+    # as PyTorch's: a result requires grad when it depends on a tensor that does
+    requiring = {k for k, t in enumerate(tensors) if t.requires_grad}
+    deps = [d & requiring for d in deps]
     return tuple(AutogradFunctional.apply(fun, deps, values, *tensors))
 
 
