@@ -13,7 +13,8 @@ from . import numpy, tree_util
 from . import flatten_util, lax, tree
 from ._src.config import config, debug_nans
 from ._src.core import Array, FuncgradError, is_traced
-from ._src.transforms import grad, jvp, stop_gradient, value_and_grad, vjp, vmap
+from ._src.transforms import (grad, jvp, linear_transpose, stop_gradient, value_and_grad, vjp,
+                             vmap)
 from ._src.custom import checkpoint, custom_jvp, custom_vjp
 from ._src.jacobians import hessian, hvp, jacfwd, jacobian, jacrev, linearize
 from ._src.tape_print import make_tape
@@ -23,7 +24,7 @@ from . import nn  # after the transforms: it builds on funcgrad.scipy.special, w
 
 __version__ = "0.1.0"
 __all__ = ["Array", "FuncgradError", "grad", "value_and_grad", "vjp", "jvp", "vmap",
-           "stop_gradient", "numpy", "tree_util", "linearize", "jacfwd", "jacrev", "jacobian",
+           "stop_gradient", "linear_transpose", "numpy", "tree_util", "linearize", "jacfwd", "jacrev", "jacobian",
            "hessian", "hvp", "custom_vjp", "custom_jvp", "checkpoint", "make_tape",
            "is_traced", "config", "debug_nans", "jit", "ConcretizationTypeError", "compare",
            "lax", "nn", "tree", "flatten_util"]
