@@ -609,7 +609,7 @@ def test_out_argument_and_autograd(torch):
         torch.mul(a, b, out=x)
 
 
-@both(xfail="nn.functional.threshold missing (tutorials findings)")
+@both()
 def test_threshold_in_place_on_a_view_then_double_backward(torch):
     inputs = torch.ones((1, 3, 4, 4), requires_grad=True)
     tmp1 = (inputs + 1).view_as(inputs)

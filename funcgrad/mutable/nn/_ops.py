@@ -339,8 +339,28 @@ def _threshold_impl(x, threshold, value):
     return np.where(x > threshold, x, np.asarray(value, x.dtype))
 
 
+def _threshold_backward_impl(ct, x, threshold):
+    return np.where(x > threshold, ct, np.zeros((), ct.dtype))
+
+
+def _threshold_backward_in_ct(g, out, ct, x, threshold):
+    return threshold_backward_p(g, x, threshold=threshold)
+
+
+def _no_derivative(g, out, ct, x, threshold):
+    return None  # `x` only chooses where ct passes: its derivative is zero
+
+
+# The rule as one primitive (linear in `ct`; `x` only masks), so that under create_graph
+# it records one node, ``ThresholdBackwardBackward0``, as PyTorch's
+threshold_backward_p = primitive("threshold_backward", _threshold_backward_impl, nargs=2,
+                                 params=("threshold",),
+                                 vjps=(_threshold_backward_in_ct, _no_derivative),
+                                 jvps=(_threshold_backward_in_ct, _no_derivative))
+
+
 def _threshold_vjp(ct, out, x, threshold, value):
-    return NP.multiply(ct, NP.astype(NP.greater(x, threshold), H.dtype(ct)))
+    return threshold_backward_p(ct, x, threshold=threshold)
 
 
 threshold_p = primitive("threshold", _threshold_impl, params=("threshold", "value"),

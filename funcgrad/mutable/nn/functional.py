@@ -278,7 +278,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
-    dtype = _values(input).dtype
+    dtype = input._dtype.np  # (not its values: a traced tensor has none to give)
     if p == 1.0:
         noise = _const(np.zeros((), dtype))
     else:
@@ -388,7 +388,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
                            f"classes or no classes but got weight tensor of shape: "
                            f"{list(weight.shape)}")
     safe, valid = _picked_weights(target, n_classes, weight, ignore_index)
-    dtype = _values(input).dtype
+    dtype = input._dtype.np
     picks = (safe[:, None] == np.arange(n_classes)).astype(dtype)
     row_weight = valid.astype(dtype)
     if weight is not None:
@@ -434,7 +434,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         return nll
     safe, valid = _picked_weights(target, n_classes, weight, ignore_index)
     flat = _class_last(logp)
-    mask = _const(valid.astype(_values(input).dtype))
+    mask = _const(valid.astype(input._dtype.np))
     per_class = flat if weight is None else flat * weight
     smooth = -per_class.sum(1) * mask
     if reduction == "none":

@@ -399,3 +399,22 @@ def test_grad_fn_names_and_second_order_as_torch(case):
             assert a is None or not np.any(a)
         else:
             np.testing.assert_allclose(a, b, rtol=rtol, atol=1e-11)
+
+
+@pytest.mark.parametrize("loss", [
+    "F.cross_entropy(a, lib.tensor([2, 0]))",
+    "F.cross_entropy(a, lib.tensor([2, 0]), label_smoothing=0.1)",
+    "F.nll_loss(F.log_softmax(a, 1), lib.tensor([1, 1]), reduction='sum')",
+    "F.dropout(a, 0.3, training=False).sum()",
+])
+def test_losses_inside_autograd_functional_as_torch(loss):
+    # inside torch.autograd.functional the tensors are traced: the losses read their
+    # dtype, never their values, and give torch's Jacobians and Hessians
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    got = {}
+    for lib, nnf in ((fm, F), (torch, torch.nn.functional)):
+        f = eval(f"lambda a: {loss}", {"F": nnf, "lib": lib})
+        functional = lib.autograd.functional
+        got[lib] = (functional.jacobian(f, lib.tensor(x)), functional.hessian(f, lib.tensor(x)))
+    for a, b in zip(got[fm], got[torch]):
+        np.testing.assert_allclose(_np(a), b.numpy(), rtol=1e-5, atol=1e-6)
