@@ -4,7 +4,8 @@ default configuration: 32-bit samples, partitionable Threefry), so a program see
 way sees the same numbers.
 
 A key is data, not state: the same key always gives the same sample; `split` makes new
-keys. Samples default to float64 arrays holding JAX's default float32 draws (funcgrad
+keys. Keys are pytrees over their words, so ``vmap`` maps over a batch of keys and ``jit``
+takes them as arguments (every draw is one non-differentiable primitive, `random_p`). Samples default to float64 arrays holding JAX's default float32 draws (funcgrad
 computes in float64); ``dtype=float32`` gives JAX's values in float32, and ``float64``
 JAX's 64-bit draws (what JAX gives with ``jax_enable_x64``).
 
@@ -22,7 +23,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import numpy as fnp
-from ._src.core import Array, Tracer
+from ._src.batching import batch_by_loop
+from ._src.core import Array, Tracer, wrap
+from ._src.declare import nondiff
+from ._src.tree_util import register_pytree_node
 
 __all__ = ["KeyArray", "PRNGKey", "bernoulli", "fold_in", "key", "key_data", "normal",
            "split", "uniform", "wrap_key_data"]
@@ -71,8 +75,9 @@ class KeyArray:
 
     __slots__ = ("_data",)
 
-    def __init__(self, data: np.ndarray) -> None:
-        self._data = np.asarray(data, dtype=_U32)
+    def __init__(self, data: Any) -> None:
+        # uint32 words (..., 2): concrete, or traced when a transform maps over the keys
+        self._data = data if isinstance(data, Array) else np.asarray(data, dtype=_U32)
 
     @property
     def shape(self) -> tuple:
@@ -109,7 +114,7 @@ class KeyArray:
     def __eq__(self, other: Any) -> Any:
         if not isinstance(other, KeyArray):
             return NotImplemented
-        return fnp.asarray(np.all(self._data == other._data, axis=-1))
+        return fnp.all(fnp.asarray(self._data) == fnp.asarray(other._data), axis=-1)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -117,25 +122,29 @@ class KeyArray:
         return f"Array({self.shape}, dtype=key<fry>) overlaying:\n{self._data}"
 
 
-def _raw_key(k: Any, what: str = "key") -> np.ndarray:
-    """The uint32 words of `k`: a typed key array or a legacy ``PRNGKey`` (uint32[..., 2])."""
-    if isinstance(k, KeyArray):
-        return k._data
-    if isinstance(k, Tracer):
-        raise TypeError(f"funcgrad.random takes concrete keys, but {what} is traced (by vmap, "
-                        "jit or a derivative): split the keys outside the transform and pass "
-                        "the samples, or draw them before transforming")
-    data = np.asarray(k._value if isinstance(k, Array) else k)
-    if data.dtype != _U32 or data.ndim < 1 or data.shape[-1] != 2:
+register_pytree_node(KeyArray, lambda k: ((k._data,), None),
+                     lambda _, children: KeyArray(children[0]))
+
+
+def _raw_key(k: Any, what: str = "key") -> Any:
+    """The uint32 words of `k` (a typed key array or a legacy ``PRNGKey``, uint32[..., 2]):
+    a NumPy array, or a traced array under a transform."""
+    data = k._data if isinstance(k, KeyArray) else k
+    if isinstance(data, Tracer):
+        dtype, shape = data.dtype, tuple(data.shape)
+    else:
+        data = np.asarray(data._value if isinstance(data, Array) else data)
+        dtype, shape = data.dtype, data.shape
+    if dtype != _U32 or len(shape) < 1 or shape[-1] != 2:
         raise TypeError(f"JAX encountered invalid PRNG key data: expected {what} to be a key "
                         f"from random.key or random.PRNGKey, got an array of shape "
-                        f"{data.shape} and dtype {data.dtype}. Make one with random.key(seed)")
+                        f"{shape} and dtype {dtype}. Make one with random.key(seed)")
     return data
 
 
-def _like(k: Any, data: np.ndarray) -> Any:
+def _like(k: Any, data: Any) -> Any:
     """New key words in the form of `k`: typed keys stay typed, legacy keys stay arrays."""
-    return KeyArray(data) if isinstance(k, KeyArray) else fnp.asarray(data)
+    return KeyArray(data) if isinstance(k, KeyArray) else wrap(data)
 
 
 def _seed_words(seed: Any) -> np.ndarray:
@@ -170,7 +179,7 @@ def key_data(keys: Any) -> Array:
     >>> key_data(split(key(0))).shape
     (2, 2)
     """
-    return fnp.asarray(_raw_key(keys, "keys"))
+    return wrap(_raw_key(keys, "keys"))
 
 
 def wrap_key_data(data: Any) -> KeyArray:
@@ -182,44 +191,30 @@ def wrap_key_data(data: Any) -> KeyArray:
     return KeyArray(_raw_key(data, "key data"))
 
 
-def _single(k: Any, fn: str) -> np.ndarray:
+def _single(k: Any, fn: str) -> Any:
     data = _raw_key(k)
-    if data.shape != (2,):
+    if tuple(data.shape) != (2,):
         raise TypeError(f"{fn} accepts a single key, but was given a key array of shape "
-                        f"{data.shape[:-1]} != (). Use jax.vmap for batching.")
+                        f"{tuple(data.shape)[:-1]} != (). Use jax.vmap for batching.")
     return data
 
 
-def split(k: Any, num: int | Sequence[int] = 2) -> Any:
-    """`num` new keys (a shape, if a tuple) from `k`, independent of it and of each other.
-
-    >>> key_data(split(key(0), 3))[2].tolist()
-    [4146024105, 2718843009]
-    """
-    data = _single(k, "split")
-    shape = tuple(num) if isinstance(num, (tuple, list)) else (int(num),)
+# --- the draws, on a concrete key's two words ----------------------------------------------
+def _split_words(words: np.ndarray, shape: tuple) -> np.ndarray:
     hi, lo = _counters(shape)
-    b0, b1 = _threefry2x32(data[0], data[1], hi, lo)
-    return _like(k, np.stack([b0, b1], axis=-1))
+    b0, b1 = _threefry2x32(words[0], words[1], hi, lo)
+    return np.stack([b0, b1], axis=-1)
 
 
-def fold_in(k: Any, data: Any) -> Any:
-    """A new key from `k` and an integer `data` (the same pair gives the same key).
-
-    >>> key_data(fold_in(key(0), 3)).tolist()
-    [2467461003, 3840466878]
-    """
-    words = _single(k, "fold_in")
-    seed = _seed_words(data)
-    b0, b1 = _threefry2x32(words[0], words[1], seed[:1], seed[1:])
-    return _like(k, np.concatenate([b0, b1]))
+def _fold_in_words(words: np.ndarray, seed: tuple) -> np.ndarray:
+    b0, b1 = _threefry2x32(words[0], words[1], np.array(seed[:1], _U32),
+                           np.array(seed[1:], _U32))
+    return np.concatenate([b0, b1])
 
 
-# --- bits and samples ---------------------------------------------------------------------
-def _bits(k: Any, width: int, shape: tuple, fn: str) -> np.ndarray:
-    """`width`-bit random words of `shape` from `k`, as JAX's partitionable Threefry draws
-    them: the key hashes each position's 64-bit counter."""
-    words = _single(k, fn)
+def _bits(words: np.ndarray, width: int, shape: tuple) -> np.ndarray:
+    """`width`-bit random words of `shape`, as JAX's partitionable Threefry draws them: the
+    key hashes each position's 64-bit counter."""
     hi, lo = _counters(shape)
     b0, b1 = _threefry2x32(words[0], words[1], hi, lo)
     if width == 64:
@@ -227,32 +222,14 @@ def _bits(k: Any, width: int, shape: tuple, fn: str) -> np.ndarray:
     return b0 ^ b1
 
 
-def _shape_of(shape: Any, fn: str) -> tuple:
-    try:
-        return tuple(int(d) for d in shape)
-    except TypeError:
-        raise TypeError(f"{fn}: shape must be a sequence of ints, got {shape!r}") from None
-
-
 _FLOATS = {np.dtype(np.float32): (32, 23, np.uint32, 0x3F800000),
            np.dtype(np.float64): (64, 52, np.uint64, 0x3FF0000000000000)}
 
 
-def _draw_dtype(dtype: Any) -> tuple[np.dtype, np.dtype]:
-    """(the dtype JAX draws in, the dtype returned): by default JAX's float32 draws, returned
-    as funcgrad's float64."""
-    if dtype is None:
-        return np.dtype(np.float32), np.dtype(np.float64)
-    dtype = np.dtype(dtype)
-    if dtype not in _FLOATS:
-        raise ValueError(f"dtype argument to `uniform` must be a float dtype, got {dtype}")
-    return dtype, dtype
-
-
-def _unit_floats(k: Any, shape: tuple, dtype: np.dtype, fn: str) -> np.ndarray:
+def _unit_floats(words: np.ndarray, shape: tuple, dtype: np.dtype) -> np.ndarray:
     """Floats in [0, 1): a word's top mantissa bits under the exponent of 1, minus 1."""
     width, mantissa, uint, one = _FLOATS[dtype]
-    bits = _bits(k, width, shape, fn).astype(uint)
+    bits = _bits(words, width, shape).astype(uint)
     return ((bits >> uint(width - mantissa)) | uint(one)).view(dtype) - dtype.type(1)
 
 
@@ -263,20 +240,11 @@ def _fused(a: np.ndarray, b: Any, c: Any, dtype: np.dtype) -> np.ndarray:
     return (a.astype(wide) * np.asarray(b, wide) + np.asarray(c, wide)).astype(dtype)
 
 
-def uniform(k: Any, shape: Sequence[int] = (), dtype: Any = None, minval: Any = 0.0,
-            maxval: Any = 1.0) -> Array:
-    """Samples uniform on ``[minval, maxval)``.
-
-    >>> round(uniform(key(0)).item(), 6)
-    0.947667
-    """
-    shape = _shape_of(shape, "uniform")
-    draw, out = _draw_dtype(dtype)
-    lo = np.asarray(minval._value if isinstance(minval, Array) else minval, dtype=draw)
-    hi = np.asarray(maxval._value if isinstance(maxval, Array) else maxval, dtype=draw)
-    unit = _unit_floats(k, shape, draw, "uniform")
-    values = np.maximum(lo, _fused(unit, (hi - lo).astype(draw), lo, draw))
-    return fnp.asarray(np.broadcast_to(values, shape).astype(out))
+def _uniform_words(words, shape, draw, out, minval, maxval):
+    lo, hi = np.asarray(minval, dtype=draw), np.asarray(maxval, dtype=draw)
+    values = np.maximum(lo, _fused(_unit_floats(words, shape, draw), (hi - lo).astype(draw),
+                                   lo, draw))
+    return np.broadcast_to(values, shape).astype(out)
 
 
 # Giles' single-precision approximation of erfinv (as XLA evaluates it for JAX's float32
@@ -310,19 +278,106 @@ def _erfinv64(x: np.ndarray) -> np.ndarray:
     return y
 
 
+def _normal_words(words, shape, draw, out):
+    lo = np.nextafter(draw.type(-1), draw.type(0))
+    u = np.maximum(lo, _fused(_unit_floats(words, shape, draw), draw.type(1) - lo, lo, draw))
+    inverse = _erfinv32(u) if draw == np.float32 else _erfinv64(u)
+    return (draw.type(math.sqrt(2)) * inverse).astype(draw).astype(out)
+
+
+def _bernoulli_words(words, p, shape):
+    return _unit_floats(words, shape, np.dtype(np.float32)) < np.asarray(p, np.float32)
+
+
+_DRAWS = {"split": _split_words, "fold_in": _fold_in_words, "uniform": _uniform_words,
+          "normal": _normal_words, "bernoulli": _bernoulli_words}
+
+
+def _draw_impl(words: np.ndarray, draw: str, args: tuple) -> np.ndarray:
+    return _DRAWS[draw](words, *args)
+
+
+# Every draw from a key, as one primitive: under vmap it draws key by key (each key its own
+# numbers, as JAX), under jit it is recorded and replayed on the key it is given
+random_p = nondiff("random", _draw_impl, batch=batch_by_loop, params=("draw", "args"),
+                   doc="Random words or samples from one key's two uint32 words.")
+
+
+def _draw(k: Any, fn: str, args: tuple) -> Any:
+    words = _single(k, fn)
+    if isinstance(words, Tracer):
+        return random_p(words, draw=fn, args=args)
+    return _draw_impl(words, fn, args)
+
+
+def _scalar(value: Any, what: str) -> Any:
+    """A parameter of the draw: a number or an array, concrete."""
+    if isinstance(value, Tracer):
+        raise TypeError(f"funcgrad.random: {what} must be concrete (it is traced by a "
+                        "transform); pass a number or array")
+    value = np.asarray(value._value if isinstance(value, Array) else value)
+    return value.item() if value.ndim == 0 else value
+
+
+def split(k: Any, num: int | Sequence[int] = 2) -> Any:
+    """`num` new keys (a shape, if a tuple) from `k`, independent of it and of each other.
+
+    >>> key_data(split(key(0), 3))[2].tolist()
+    [4146024105, 2718843009]
+    """
+    shape = tuple(num) if isinstance(num, (tuple, list)) else (int(num),)
+    return _like(k, _draw(k, "split", (shape,)))
+
+
+def fold_in(k: Any, data: Any) -> Any:
+    """A new key from `k` and an integer `data` (the same pair gives the same key).
+
+    >>> key_data(fold_in(key(0), 3)).tolist()
+    [2467461003, 3840466878]
+    """
+    seed = tuple(int(w) for w in _seed_words(_scalar(data, "fold_in's data")))
+    return _like(k, _draw(k, "fold_in", (seed,)))
+
+
+def _shape_of(shape: Any, fn: str) -> tuple:
+    try:
+        return tuple(int(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"{fn}: shape must be a sequence of ints, got {shape!r}") from None
+
+
+def _draw_dtype(dtype: Any, fn: str) -> tuple[np.dtype, np.dtype]:
+    """(the dtype JAX draws in, the dtype returned): by default JAX's float32 draws, returned
+    as funcgrad's float64."""
+    if dtype is None:
+        return np.dtype(np.float32), np.dtype(np.float64)
+    dtype = np.dtype(dtype)
+    if dtype not in _FLOATS:
+        raise ValueError(f"dtype argument to `{fn}` must be a float dtype, got {dtype}")
+    return dtype, dtype
+
+
+def uniform(k: Any, shape: Sequence[int] = (), dtype: Any = None, minval: Any = 0.0,
+            maxval: Any = 1.0) -> Array:
+    """Samples uniform on ``[minval, maxval)``.
+
+    >>> round(uniform(key(0)).item(), 6)
+    0.947667
+    """
+    draw, out = _draw_dtype(dtype, "uniform")
+    args = (_shape_of(shape, "uniform"), draw, out, _scalar(minval, "minval"),
+            _scalar(maxval, "maxval"))
+    return wrap(_draw(k, "uniform", args))
+
+
 def normal(k: Any, shape: Sequence[int] = (), dtype: Any = None) -> Array:
     """Standard normal samples: ``sqrt(2) * erfinv(u)`` for `u` uniform on (-1, 1).
 
     >>> round(normal(key(0)).item(), 5)
     1.62264
     """
-    shape = _shape_of(shape, "normal")
-    draw, out = _draw_dtype(dtype)
-    lo = np.nextafter(draw.type(-1), draw.type(0))
-    unit = _unit_floats(k, shape, draw, "normal")
-    u = np.maximum(lo, _fused(unit, draw.type(1) - lo, lo, draw))
-    inverse = _erfinv32(u) if draw == np.float32 else _erfinv64(u)
-    return fnp.asarray((draw.type(math.sqrt(2)) * inverse).astype(draw).astype(out))
+    draw, out = _draw_dtype(dtype, "normal")
+    return wrap(_draw(k, "normal", (_shape_of(shape, "normal"), draw, out)))
 
 
 def bernoulli(k: Any, p: Any = 0.5, shape: Sequence[int] | None = None) -> Array:
@@ -331,7 +386,6 @@ def bernoulli(k: Any, p: Any = 0.5, shape: Sequence[int] | None = None) -> Array
     >>> bernoulli(key(0), 0.5, (4,)).tolist()
     [False, False, True, True]
     """
-    p = np.asarray(p._value if isinstance(p, Array) else p)
-    shape = p.shape if shape is None else _shape_of(shape, "bernoulli")
-    unit = _unit_floats(k, shape, np.dtype(np.float32), "bernoulli")
-    return fnp.asarray(unit < p.astype(np.float32))
+    p = _scalar(p, "p")
+    shape = np.shape(p) if shape is None else _shape_of(shape, "bernoulli")
+    return wrap(_draw(k, "bernoulli", (p, shape)))

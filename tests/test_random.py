@@ -5,6 +5,8 @@ normal (XLA's erfinv); the Threefry hash itself against its published known-answ
 live JAX where installed."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -79,19 +81,46 @@ def test_samples_feed_transforms():
     assert np.asarray(g).tolist() == np.asarray(w).tolist()
 
 
+def test_keys_under_vmap_and_jit():
+    # JAX's random-numbers page: vmap over a batch of keys draws from each key its own
+    # numbers; jit takes keys as arguments (recorded values from JAX 0.10)
+    keys = random.split(random.key(0), 3)
+    batched = fg.vmap(lambda k: random.normal(k, (2,)))(keys)
+    assert batched.shape == (3, 2)
+    for k, row in zip(keys, np.asarray(batched)):
+        assert row.tolist() == np.asarray(random.normal(k, (2,))).tolist()
+    legacy = random.key_data(keys)
+    assert np.asarray(fg.vmap(random.uniform)(legacy)).tolist() == \
+        [np.asarray(random.uniform(k)).item() for k in keys]
+    assert words(fg.vmap(random.split)(keys)) == [words(random.split(k)) for k in keys]
+    draw = fg.jit(lambda k: random.uniform(k, (3,), minval=-1.0, maxval=1.0))
+    for seed in (0, 1):  # the compiled draw replays on each new key
+        assert np.asarray(draw(random.key(seed))).tolist() == np.asarray(
+            random.uniform(random.key(seed), (3,), minval=-1.0, maxval=1.0)).tolist()
+    first, second = fg.jit(lambda k: tuple(random.split(k)))(random.key(0))
+    assert words(second) == [928981903, 3453687069]
+
+
 def test_errors():
     with pytest.raises(TypeError, match="single key"):
         random.normal(random.split(random.key(0)), (2,))
     with pytest.raises(TypeError, match="invalid PRNG key"):
         random.normal(fnp.ones(2), (2,))
-    with pytest.raises(TypeError, match="concrete keys"):
-        fg.vmap(lambda k: random.normal(k, (2,)))(random.key_data(random.split(random.key(0))))
+    with pytest.raises(TypeError, match="minval must be concrete"):
+        fg.vmap(lambda lo: random.uniform(random.key(0), (2,), minval=lo))(fnp.zeros(3))
     with pytest.raises(ValueError, match="float dtype"):
         random.uniform(random.key(0), (2,), dtype=np.int32)
 
 
 def test_against_live_jax():
     jax = pytest.importorskip("jax", reason="JAX is an optional oracle; recorded values above")
+    # JAX's default configuration (another test may have turned 64-bit mode on globally)
+    x64 = getattr(jax, "enable_x64", None)
+    with x64(False) if x64 is not None else contextlib.nullcontext():
+        _compare_with(jax)
+
+
+def _compare_with(jax):
     jr = jax.random
     for seed in (0, 1, 12345, 2 ** 31 + 3):
         k, jk = random.key(seed), jr.key(seed)
@@ -108,3 +137,6 @@ def test_against_live_jax():
                                        np.asarray(jr.normal(jk, shape)), rtol=3e-7, atol=1e-7)
             np.testing.assert_array_equal(np.asarray(random.bernoulli(k, 0.4, shape)),
                                           np.asarray(jr.bernoulli(jk, 0.4, shape)))
+    keys, jkeys = random.split(random.key(5), 4), jr.split(jr.key(5), 4)
+    np.testing.assert_allclose(np.asarray(fg.vmap(random.normal)(keys)),
+                               np.asarray(jax.vmap(jr.normal)(jkeys)), rtol=3e-7)

@@ -495,3 +495,22 @@ def test_tree_static_marks_a_dataclass_field_as_metadata():
     assert fg.tree.structure(op) != fg.tree.structure(Op(1.0, 2.0, kind="mul"))
     assert dataclasses.fields(Op)[2].metadata == {"doc": "kept", "static": True}
     assert fg.tree.map(lambda v: v * 2, op) == Op(2.0, 4.0)
+
+
+def test_structure_with_unhashable_aux_hashes_and_jit_caches_on_it():
+    # JAX's gotchas notebook registers a class whose aux data is a dict: its structures
+    # still hash (jit's cache) and compare by the dict (JAX 0.10: calc gives 6, then 3)
+    class Scaled:
+        def __init__(self, x, mul):
+            self.x, self.mul = x, mul
+
+    register_pytree_node(Scaled, lambda s: ((s.x,), {"mul": s.mul}),
+                         lambda aux, children: Scaled(*children, **aux))
+    one, two = tree_structure(Scaled(1.0, True)), tree_structure(Scaled(2.0, True))
+    assert one == two and hash(one) == hash(two)
+    assert tree_structure(Scaled(1.0, False)) != one
+    calc = fg.jit(lambda s, y: s.x * y if s.mul else y)
+    scaled = Scaled(fnp.asarray(2.0), True)
+    assert float(calc(scaled, 3.0)) == 6.0
+    scaled.mul = False  # another structure: traced again
+    assert float(calc(scaled, 3.0)) == 3.0

@@ -406,7 +406,11 @@ class PyTreeDef:
         return not self == other
 
     def __hash__(self) -> int:
-        return hash(self._nodes)
+        try:
+            return hash(self._nodes)
+        except TypeError:  # an unhashable aux (metadata given as a dict, as JAX allows):
+            # hashed by node types and arities alone; equality still compares the aux
+            return hash(tuple((kind, n) for kind, _, n in self._nodes))
 
     def __repr__(self) -> str:
         return f"PyTreeDef({_fold(self._nodes, ['*'] * self.num_leaves, _describe)})"
