@@ -318,7 +318,7 @@ def _no_rule(prim: Primitive, what: str, argnum: int | None) -> FuncgradError:
 
 
 # --- the backward walk ---------------------------------------------------------------------
-def _accumulate(cts: list, node: int, g: Any, x: Any) -> None:
+def _accumulate(cts: dict, node: int, g: Any, x: Any) -> None:
     """Add cotangent `g` to `node`'s, shaped and typed like the argument `x` it is for: the
     engine sums away broadcast dimensions and restores the dtype (float32 stays float32;
     real inputs get real cotangents) once, here, for every rule. The sum is taken in place
@@ -329,7 +329,7 @@ def _accumulate(cts: list, node: int, g: Any, x: Any) -> None:
         g = engine.sum_to_shape(g, x.shape)
     if g.dtype is not x.dtype:
         g = engine.astype(g, x.dtype)
-    prev = cts[node]
+    prev = cts.get(node)
     if prev is None:
         cts[node] = g
     elif (type(prev) is np.ndarray and type(g) is np.ndarray and prev.dtype is g.dtype
@@ -341,7 +341,7 @@ def _accumulate(cts: list, node: int, g: Any, x: Any) -> None:
 
 
 _refcount = sys.getrefcount
-_HELD_BY_CTS_AND_PREV = 3   # the list, the local name `prev`, getrefcount's own argument
+_HELD_BY_CTS_AND_PREV = 3   # the dict, the local name `prev`, getrefcount's own argument
 _HELD_BY_WALK = 3           # the walk's `ct`, the helper's `ct`, getrefcount's argument
 _HELD_BY_HELPER = 2         # the helper's local, getrefcount's argument
 #: Elementwise cotangents at least this big are multiplied in place (below it the checks
@@ -440,10 +440,12 @@ def backward(tape: list, out_ids: Sequence[int | None], out_cts: Sequence[Any], 
     would only rescan the tape again and again. NumPy's floating-point warnings raised by
     the rules point at the user's line (`config.numpy_errors`).
     """
-    cts: list = [None] * len(tape)  # by node id: a list's slots are cheaper than a dict's
+    # (a dict, not a list as long as the tape: it holds only the cotangents in flight, so the
+    # backward pass adds no memory per recorded operation)
+    cts: dict = {}
     for i, ct in zip(out_ids, out_cts):
         if i is not None:
-            cts[i] = ct if cts[i] is None else cts[i] + ct
+            cts[i] = cts[i] + ct if i in cts else ct
     restart_gc = gc.isenabled()
     if restart_gc:
         gc.disable()
@@ -453,10 +455,12 @@ def backward(tape: list, out_ids: Sequence[int | None], out_cts: Sequence[Any], 
     finally:
         if restart_gc:
             gc.enable()
-    return cts[:n_leaves]
+    pop = cts.pop
+    return [pop(i, None) for i in range(n_leaves)]
 
 
-def _walk(tape: list, cts: list, n_leaves: int, consume: bool) -> None:
+def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
+    pop = cts.pop
     accumulate = _accumulate
     check = config.debug_nans
     declared = _DECLARED
@@ -475,10 +479,11 @@ def _walk(tape: list, cts: list, n_leaves: int, consume: bool) -> None:
             if ct is None:
                 continue
         else:
-            ct = cts[i]
+            ct = pop(i, None)
             if ct is None:  # the entry does not reach the output
+                if not cts:
+                    break  # nor does any before it
                 continue
-            cts[i] = None
         if consume:
             tape[i] = None
         if check:
@@ -506,7 +511,7 @@ def _walk(tape: list, cts: list, n_leaves: int, consume: bool) -> None:
                                  else tg is type(x) and tg in _SCALAR_STANDINS):
                     accumulate(cts, node, g, x)
                 else:
-                    prev = cts[node]
+                    prev = cts.get(node)
                     if prev is None:
                         cts[node] = g
                     elif type(prev) is ndarray and prev.size >= in_place_min_size:
@@ -535,7 +540,7 @@ def _walk(tape: list, cts: list, n_leaves: int, consume: bool) -> None:
                                      else tg is type(x) and tg in _SCALAR_STANDINS):
                         accumulate(cts, node_a, g, x)
                     else:
-                        prev = cts[node_a]
+                        prev = cts.get(node_a)
                         if prev is None:
                             cts[node_a] = g
                         elif type(prev) is ndarray and prev.size >= in_place_min_size:
@@ -560,7 +565,7 @@ def _walk(tape: list, cts: list, n_leaves: int, consume: bool) -> None:
                                      else tg is type(y) and tg in _SCALAR_STANDINS):
                         accumulate(cts, node_b, g, y)
                     else:
-                        prev = cts[node_b]
+                        prev = cts.get(node_b)
                         if prev is None:
                             cts[node_b] = g
                         elif type(prev) is ndarray and prev.size >= in_place_min_size:
@@ -593,10 +598,9 @@ def _checking(prim, i, tape):
     return accumulate
 
 
-def _gather_multiple(cts: list, first: int, outs: tuple):
+def _gather_multiple(cts: dict, first: int, outs: tuple):
     """Cotangents of a multiple-result entry; missing ones are zeros, all missing is None."""
-    got = cts[first:first + len(outs)]
-    cts[first:first + len(outs)] = [None] * len(outs)
+    got = [cts.pop(first + k, None) for k in range(len(outs))]
     if all(g is None for g in got):
         return None
     return tuple(engine.zeros_like(o) if g is None else g for o, g in zip(outs, got))
