@@ -53,13 +53,17 @@ class Op:
 
     __slots__ = ("name", "prim", "node_cls", "values", "shapes", "saves_out", "result",
                  "_plans", "is_view", "inplace_name", "records", "impl", "float_fast",
-                 "unary_plan", "binary_plans", "scalar_edge")
+                 "unary_plan", "binary_plans", "scalar_edge", "saves_index")
 
     def __init__(self, name: str, prim, grad_fn: str, reads: Sequence | None = None, *,
                  saves_out: bool = False, result: str = "promote", is_view: bool = False,
-                 node_base: type | None = None, scalar_edge: bool = False):
+                 node_base: type | None = None, scalar_edge: bool = False,
+                 saves_index: bool = False):
         node_base = OpNode if node_base is None else node_base
         self.name = name
+        # an index array among the parameters is saved (torch's scatter, index_add...): the
+        # node is freed after backward
+        self.saves_index = saves_index
         # PyTorch wraps a Python number operand in a tensor: the node keeps a (None, 0) edge
         self.scalar_edge = scalar_edge
         self.prim = prim
@@ -410,7 +414,8 @@ def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | 
     else:
         node._out = _kept_out(keeps_out, out._data)
         # index arrays are saved too (PyTorch's IndexBackward0): the node is freed after backward
-        node._has_saved = bool(saved_idx) or any(type(v) is np.ndarray for v in vals)
+        node._has_saved = (bool(saved_idx) or op.saves_index
+                           or any(type(v) is np.ndarray for v in vals))
     if node._has_saved:
         node._where = where or user_frame(3)
         if STATE.policy != "torch":

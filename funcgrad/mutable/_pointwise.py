@@ -520,9 +520,11 @@ scatter_reduce_p = primitive("scatter", _scatter_reduce_impl, nargs=2,
                              params=("dim", "index", "reduce"), differentiable=False)
 scatter_reduce_inplace_p = primitive("scatter_", _scatter_reduce_impl, nargs=2,
                                      params=("dim", "index", "reduce"), differentiable=False)
-SCATTER = _decl("scatter", scatter_p, "ScatterBackward0", result="same")
-SCATTER_VALUE = _decl("scatter_value", scatter_value_p, "ScatterBackward1", result="same")
-SCATTER_ADD = _decl("scatter_add", scatter_add_p, "ScatterAddBackward0", result="same")
+SCATTER = _decl("scatter", scatter_p, "ScatterBackward0", result="same", saves_index=True)
+SCATTER_VALUE = _decl("scatter_value", scatter_value_p, "ScatterBackward1", result="same",
+                      saves_index=True)
+SCATTER_ADD = _decl("scatter_add", scatter_add_p, "ScatterAddBackward0", result="same",
+                    saves_index=True)
 SCATTER_REDUCE = _decl("scatter_reduce_add_multiply", scatter_reduce_p, "NotImplemented",
                        result="same", node_base=O.NotImplementedNode)
 SCATTER_REDUCE_ = _decl("scatter_reduce_add_multiply_", scatter_reduce_inplace_p,
@@ -741,9 +743,12 @@ index_copy_p = primitive("index_copy", _index_copy_impl, nargs=2, params=("dim",
 index_fill_p = primitive("index_fill", _index_fill_impl, nargs=1,
                          params=("dim", "index", "value"),
                          vjps=(lambda ct, out, x, dim, index, value: _cleared(ct, dim, index),))
-INDEX_ADD = _decl("index_add", index_add_p, "IndexAddBackward0", result="same")
-INDEX_COPY = _decl("index_copy", index_copy_p, "IndexCopyBackward0", result="same")
-INDEX_FILL = _decl("index_fill", index_fill_p, "IndexFillBackward0", result="same")
+INDEX_ADD = _decl("index_add", index_add_p, "IndexAddBackward0", result="same",
+                  saves_index=True)
+INDEX_COPY = _decl("index_copy", index_copy_p, "IndexCopyBackward0", result="same",
+                   saves_index=True)
+INDEX_FILL = _decl("index_fill", index_fill_p, "IndexFillBackward0", result="same",
+                   saves_index=True)
 
 
 # torch's out-of-range errors differ by function: (class, message prefix)

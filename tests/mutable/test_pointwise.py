@@ -415,3 +415,22 @@ def test_addmm_by_hand():
     out.sum().backward()
     assert a.grad.tolist() == [[0.5, 0.5], [0.5, 0.5]] and m1.grad.tolist() == [[2.0, 2.0],
                                                                                  [2.0, 2.0]]
+
+
+@pytest.mark.parametrize("T", MODULES)
+@pytest.mark.parametrize("make", ["scatter", "scatter_add", "index_add", "index_fill", "roll"])
+def test_nodes_that_save_an_index_are_freed_by_backward(T, make):
+    x = T.zeros(3, requires_grad=True)
+    src = T.ones(2, requires_grad=True)
+    idx = T.tensor([0, 2])
+    out = {"scatter": lambda: x.scatter(0, idx, src),
+           "scatter_add": lambda: x.scatter_add(0, idx, src),
+           "index_add": lambda: x.index_add(0, idx, src),
+           "index_fill": lambda: x.index_fill(0, idx, 1.0),
+           "roll": lambda: x.roll(1)}[make]().sum()
+    out.backward()
+    if make == "roll":  # saves nothing: runs again, as in torch
+        out.backward()
+        return
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        out.backward()
