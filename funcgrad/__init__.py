@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from . import numpy, tree_util
-from . import flatten_util, lax, tree
+from . import flatten_util, lax, random, tree
 from ._src.config import config, debug_nans
 from ._src.core import Array, FuncgradError, is_traced
 from ._src.transforms import (grad, jvp, linear_transpose, stop_gradient, value_and_grad, vjp,
@@ -27,4 +27,4 @@ __all__ = ["Array", "FuncgradError", "grad", "value_and_grad", "vjp", "jvp", "vm
            "stop_gradient", "linear_transpose", "numpy", "tree_util", "linearize", "jacfwd", "jacrev", "jacobian",
            "hessian", "hvp", "custom_vjp", "custom_jvp", "checkpoint", "make_tape",
            "is_traced", "config", "debug_nans", "jit", "ConcretizationTypeError", "compare",
-           "lax", "nn", "tree", "flatten_util"]
+           "lax", "nn", "random", "tree", "flatten_util"]

@@ -15,8 +15,8 @@ def test_submodules_reachable_from_a_bare_import():
     # a fresh interpreter, so no earlier `import funcgrad.nn` elsewhere in the suite helps
     code = ("import funcgrad as fg\n"
             "print(fg.nn.relu(fg.numpy.array([-1.0, 2.0])).tolist(), fg.lax.__name__, "
-            "fg.tree.__name__, fg.flatten_util.__name__)")
+            "fg.tree.__name__, fg.flatten_util.__name__, fg.random.__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=str(Path(funcgrad.__file__).parents[1]))
     assert out.stdout.split() == ["[0.0,", "2.0]", "funcgrad.lax", "funcgrad.tree",
-                                  "funcgrad.flatten_util"]
+                                  "funcgrad.flatten_util", "funcgrad.random"]
