@@ -325,10 +325,9 @@ def linear_transpose(f: Callable, *primals: Any) -> Callable:
     not matter (a linear map's transpose is the same everywhere, so `f` runs on zeros). `f`
     must be linear in its inputs: for any other function this is its VJP at zero.
 
-    >>> import funcgrad.numpy as fnp
-    >>> from funcgrad._src.transforms import linear_transpose
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
     >>> a = fnp.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
-    >>> f_t = linear_transpose(lambda x: a @ x, fnp.zeros(2))
+    >>> f_t = fg.linear_transpose(lambda x: a @ x, fnp.zeros(2))
     >>> f_t(fnp.array([1.0, 1.0, 0.0]))[0].tolist()
     [4.0, 6.0]
     """
