@@ -238,8 +238,10 @@ def test_python_numbers_from_traced_values_as_jax():
     """int() and operator.index read the concrete value where there is one (jvp, grad): an
     integer carries no derivative, so nothing is lost (JAX: jvp(lambda x: int(x) * x) at
     2.0 is (4.0, 2.0)). float() would drop the derivative and is refused (JAX raises
-    ConcretizationTypeError); NumPy conversions (np.int64(x)) likewise (JAX's
-    TracerArrayConversionError); under vmap there is no single value."""
+    ConcretizationTypeError), and so are NumPy conversions to a float dtype (JAX's
+    TracerArrayConversionError). A NumPy conversion to an integer or bool dtype
+    (np.int64(x)) drops nothing either, so it is allowed as int() is (HIPS autograd allows
+    it; JAX refuses every NumPy conversion). Under vmap there is no single value."""
     import operator
 
     primal, tangent = fg.jvp(lambda x: int(x) * x, (2.0,), (1.0,))
@@ -252,7 +254,14 @@ def test_python_numbers_from_traced_values_as_jax():
     with pytest.raises(TypeError, match=r"float\(\) of a traced funcgrad array \(jvp\)"):
         fg.jvp(lambda x: float(x) * x, (2.0,), (1.0,))
     with pytest.raises(TypeError, match="stop_gradient"):
-        fg.grad(lambda x: np.int64(x) * x)(2.0)
+        fg.grad(lambda x: np.float64(x) * x)(2.0)
+    assert fg.grad(lambda x: np.int64(x) * x)(2.7).item() == 2.0
+    primal, tangent = fg.jvp(fg.grad(lambda x: np.int64(x) * x ** 2), (2.0,), (1.0,))
+    assert (primal.item(), tangent.item()) == (8.0, 4.0)
+    assert fg.grad(lambda x: x * 3.0 if np.asarray(x, dtype=bool) else x)(1.0).item() == 3.0
+    assert fg.grad(lambda x: x * 3.0 if np.asarray(x, dtype=bool) else x)(0.0).item() == 1.0
+    with pytest.raises(TypeError, match="batched by vmap"):
+        fg.vmap(lambda x: np.int64(x) * x)(np.ones(2))
     with pytest.raises(TypeError, match=r"int\(\) of a value batched by vmap"):
         fg.vmap(lambda x: int(x) * x)(np.ones(2))
     with pytest.raises(TypeError, match="batched by vmap"):

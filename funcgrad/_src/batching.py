@@ -50,6 +50,11 @@ class BatchTracer(Tracer):
     def __index__(self) -> int:
         self._no_single_value("Using as an index")
 
+    def __array__(self, dtype=None, copy=None):
+        if dtype is not None and np.dtype(dtype).kind in "iub":
+            self._no_single_value(f"np.asarray(..., dtype={np.dtype(dtype).name})")
+        return super().__array__(dtype, copy)
+
 
 class BatchTrace(Trace):
     __slots__ = ("size",)

@@ -307,6 +307,13 @@ class Tracer(Array):
     __slots__ = ("_trace",)
 
     def __array__(self, dtype=None, copy=None):
+        # An integer or bool conversion (np.int64(x), as HIPS autograd allows) drops no
+        # derivative, like int(x): it reads the concrete value through the levels below.
+        if dtype is not None and np.dtype(dtype).kind in "iub":
+            value = self._value
+            if isinstance(value, Tracer):
+                return value.__array__(dtype)
+            return np.asarray(value).astype(dtype)
         raise TypeError(
             f"a traced funcgrad array ({self._trace.name}) cannot become a NumPy array: "
             "that would silently drop its derivative. Use funcgrad.numpy functions on it, "
