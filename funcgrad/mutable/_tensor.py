@@ -330,7 +330,9 @@ class Tensor:
     @property
     def data(self) -> "Tensor":
         if is_traced(self):
-            raise traced_value_error(".data")
+            # inside torch.autograd.functional: the value as a constant of the running
+            # transform (what reading .data gives in torch), as detach() makes it
+            return self.detach()
         t = Tensor._wrap(self._data)
         return t
 

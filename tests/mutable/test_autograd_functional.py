@@ -323,3 +323,29 @@ def test_an_op_computing_with_numpy_is_named():
     with pytest.raises(RuntimeError, match="is not yet supported inside "
                                            "torch.autograd.functional"):
         AF.jacobian(lambda a: Opaque.apply(a), fm.ones(2))
+
+
+def _doubling(T):
+    """PyTorch's autograd tutorial: `.data` read for control flow inside the function."""
+    def do_some_doubling(x):
+        y = x * 2
+        while y.data.norm() < 1000:
+            y = y * 2
+        return y
+    x = T.tensor([0.3, -1.2, 0.7], dtype=T.float64)
+    v = T.tensor([0.1, 1.0, 0.0001], dtype=T.float64)
+    out, vjp = T.autograd.functional.vjp(do_some_doubling, x, v=v)
+    jac = T.autograd.functional.jacobian(lambda a: a * a.data.sum(), x)
+    return out.numpy(), vjp.numpy(), jac.numpy()
+
+
+def test_data_is_read_as_a_constant_inside_the_function():
+    out, vjp, jac = _doubling(fm)
+    x = np.array([0.3, -1.2, 0.7])
+    k = 2.0 ** np.ceil(np.log2(1000 / np.linalg.norm(x)))   # doubled until the norm passes 1000
+    np.testing.assert_allclose(out, k * x)
+    np.testing.assert_allclose(vjp, k * np.array([0.1, 1.0, 0.0001]))
+    np.testing.assert_allclose(jac, np.eye(3) * x.sum())    # .data's factor is a constant
+    if torch is not None:
+        for mine, theirs in zip((out, vjp, jac), _doubling(torch)):
+            np.testing.assert_allclose(mine, theirs)
