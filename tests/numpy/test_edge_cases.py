@@ -32,6 +32,77 @@ def test_maximum_and_minimum_split_a_tie_in_half():
     np.testing.assert_allclose(grad(g, [1.0, 2.0, 0.0]), [0.5, 0.0, 1.0])
 
 
+# JAX 0.10.2's values (jax.grad, float64) for the cases below, recorded so the check runs
+# without JAX too: ties (1 and 1, 0 and 0, inf and inf) split the slope, NaN gives 0 to both.
+TIE_X = np.array([1.0, 2.0, 3.0, np.nan, 0.0, np.inf, -1.0])
+TIE_Y = np.array([1.0, 1.0, 4.0, 2.0, 0.0, np.inf, -2.0])
+TIE_W = np.arange(1.0, 8.0)
+JAX_MAXIMUM_GRADS = ([0.5, 2.0, 0.0, 0.0, 2.5, 3.0, 7.0], [0.5, 0.0, 3.0, 0.0, 2.5, 3.0, 0.0])
+# diagonal of the Hessian of sum(maximum(x**2, x) * x) and sum(minimum(x**2, x) * sin(x)) at
+# X2, where x = 1 and x = 0 are ties of x**2 and x
+X2 = np.array([0.5, 2.0, -1.0, 1.0, 0.0])
+JAX_MAXIMUM_HESSIAN = [2.0, 12.0, -6.0, 4.0, 1.0]
+JAX_MINIMUM_HESSIAN = [2.5941598163381006, -2.6508885267456486, 0.23913362692838303,
+                       1.6209069176044193, 1.0]
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_maximum_and_minimum_grads_at_ties_nan_and_inf_are_jaxs(name):
+    f = getattr(fnp, name)
+    got = fg.grad(lambda a, b: fnp.sum(f(a, b) * TIE_W), argnums=(0, 1))(TIE_X, TIE_Y)
+    want = JAX_MAXIMUM_GRADS if name == "maximum" else JAX_MAXIMUM_GRADS[::-1]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    jax = pytest.importorskip("jax", reason="JAX is the live oracle; the recorded values ran above")
+    jax.config.update("jax_enable_x64", True)
+    jf = getattr(jax.numpy, name)
+    ref = jax.grad(lambda a, b: jax.numpy.sum(jf(a, b) * TIE_W), argnums=(0, 1))(TIE_X, TIE_Y)
+    for g, r in zip(got, ref):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(r))
+
+
+def test_maximum_and_minimum_second_order_through_ties_matches_jax_and_differences():
+    fmax = lambda a: fnp.sum(fnp.maximum(a ** 2, a) * a)  # noqa: E731
+    fmin = lambda a: fnp.sum(fnp.minimum(a ** 2, a) * fnp.sin(a))  # noqa: E731
+    for f, want in ((fmax, JAX_MAXIMUM_HESSIAN), (fmin, JAX_MINIMUM_HESSIAN)):
+        hess = np.asarray(fg.hessian(f)(X2))
+        np.testing.assert_allclose(np.diag(hess), want, rtol=1e-12)
+        # away from the ties (x = 1 and 0) the Hessian is a central difference of the gradient
+        step = 1e-6
+        for i in range(3):
+            e = np.zeros(5)
+            e[i] = step
+            column = (np.asarray(fg.grad(f)(X2 + e)) - np.asarray(fg.grad(f)(X2 - e))) / (2 * step)
+            np.testing.assert_allclose(hess[:, i], column, rtol=1e-6, atol=1e-6)
+        # forward over reverse agrees with reverse over reverse
+        hvp = fg.jvp(fg.grad(f), (X2,), (np.ones(5),))[1]
+        np.testing.assert_allclose(np.asarray(hvp), hess.sum(axis=1), rtol=1e-12)
+
+
+def test_maximum_slope_keeps_float32_broadcasts_and_maps():
+    x = np.array([[-1.0, 0.0, 2.0], [3.0, 0.0, -4.0]], dtype=np.float32)
+    g = fg.grad(lambda a: fnp.sum(fnp.maximum(a, 0.0)))(x)
+    assert g.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(g), [[0, 0.5, 1], [1, 0.5, 0]])
+    y = np.array([0.0, 1.0, 2.0], dtype=np.float32)  # broadcast along rows: a tie at [0, 2]
+    gy = fg.grad(lambda b: fnp.sum(fnp.minimum(x, b)))(y)
+    np.testing.assert_array_equal(np.asarray(gy), [1.0, 0.0, 0.5])
+    per_row = fg.vmap(fg.grad(lambda a: fnp.sum(fnp.maximum(a, 0.0))))(x)
+    np.testing.assert_array_equal(np.asarray(per_row), np.asarray(g))
+    tangent = fg.jvp(lambda a: fnp.maximum(a, 0.0), (x,), (np.ones_like(x),))[1]
+    np.testing.assert_array_equal(np.asarray(tangent), np.asarray(g))
+
+
+def test_fmax_and_fmin_pass_over_nan():
+    x, y = np.array([np.nan, 1.0, 2.0]), np.array([3.0, np.nan, 2.0])
+    gx, gy = fg.grad(lambda a, b: fnp.sum(fnp.fmax(a, b)), argnums=(0, 1))(x, y)
+    np.testing.assert_array_equal(np.asarray(gx), [0, 1, 0.5])
+    np.testing.assert_array_equal(np.asarray(gy), [1, 0, 0.5])
+    gx, gy = fg.grad(lambda a, b: fnp.sum(fnp.fmin(a, b)), argnums=(0, 1))(x, y)
+    np.testing.assert_array_equal(np.asarray(gx), [0, 1, 0.5])
+    np.testing.assert_array_equal(np.asarray(gy), [1, 0, 0.5])
+
+
 def test_sort_gives_each_tied_element_its_own_slot_in_stable_order():
     x = [2.0, 1.0, 2.0, 1.0]  # stable order: 1(index 1), 1(index 3), 2(index 0), 2(index 2)
     weights = np.array([10.0, 20.0, 30.0, 40.0])
