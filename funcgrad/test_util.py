@@ -88,8 +88,8 @@ def _check(f, args, order, modes, eps, rtol, atol, rng):
         for k, (a, n) in enumerate(zip(analytic, numeric)):
             if not np.allclose(a, n, rtol=rtol, atol=tol_abs):
                 raise AssertionError(
-                    f"forward-mode derivative of {_name(f)} disagrees with finite differences "
-                    f"(output {k}):\n  jvp:       {a}\n  numerical: {n}")
+                    f"(JVP) check of {_name(f)} failed: its forward-mode derivative disagrees "
+                    f"with finite differences (output {k}):\n  jvp:       {a}\n  numerical: {n}")
     if "rev" in modes:
         out, vjp_fn = vjp(f, *args)
         o_leaves, o_def = tree_flatten(out)
@@ -100,8 +100,9 @@ def _check(f, args, order, modes, eps, rtol, atol, rng):
         rhs = _inner(ct_leaves, direction)
         if not np.isclose(lhs, rhs, rtol=rtol, atol=tol_abs * max(1, len(direction))):
             raise AssertionError(
-                f"reverse-mode derivative of {_name(f)} disagrees with finite differences: "
-                f"<u, J v> = {lhs} numerically but <J^T u, v> = {rhs} from vjp")
+                f"(VJP) check of {_name(f)} failed: its reverse-mode derivative disagrees with "
+                f"finite differences: <u, J v> = {lhs} numerically but <J^T u, v> = {rhs} "
+                f"from vjp")
     if order > 1:
         for mode in modes:
             def derivative(*a, _mode=mode):
@@ -112,7 +113,8 @@ def _check(f, args, order, modes, eps, rtol, atol, rng):
                 return vjp_fn(tree_unflatten(o_def, [Array(c.astype(o.dtype))
                                                      for c, o in zip(fixed_ct, o_leaves)]))
             fixed_ct = [rng.standard_normal(np.shape(o)) for o in out_leaves]
-            derivative.__name__ = f"d({_name(f)})"
+            # named as autograd's check_grads names it, so a failure says which order failed
+            derivative.__name__ = f"{'jvp' if mode == 'fwd' else 'vjp'}_{_name(f)}"
             _check(derivative, args, order - 1, (mode,), eps, rtol, atol, rng)
 
 

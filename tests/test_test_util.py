@@ -28,21 +28,21 @@ def test_accepts_a_correct_rule():
 
 
 def test_rejects_a_wrong_reverse_rule():
-    with pytest.raises(AssertionError, match="reverse-mode"):
+    with pytest.raises(AssertionError, match=r"\(VJP\) check of wrong_slope failed: .*reverse-mode"):
         check_grads(wrong_slope, (x,), order=1, modes=("rev",))
 
 
 def test_rejects_a_wrong_forward_rule_that_reverse_would_pass():
     check_grads(wrong_fwd, (x,), order=1, modes=("rev",))
-    with pytest.raises(AssertionError, match="forward-mode"):
+    with pytest.raises(AssertionError, match=r"\(JVP\) check of wrong_fwd failed: .*forward-mode"):
         check_grads(wrong_fwd, (x,), order=1, modes=("fwd",))
 
 
 def test_rejects_a_rule_wrong_only_at_second_order():
     check_grads(constant_slope, (x,), order=1, modes=("rev", "fwd"))
-    with pytest.raises(AssertionError, match="d\\(constant_slope\\)"):
+    with pytest.raises(AssertionError, match=r"\(VJP\) check of vjp_constant_slope failed"):
         check_grads(constant_slope, (x,), order=2, modes=("rev",))
-    with pytest.raises(AssertionError):
+    with pytest.raises(AssertionError, match=r"\(JVP\) check of jvp_constant_slope failed"):
         check_grads(constant_slope, (x,), order=2, modes=("fwd",))
     # A rule that leaves funcgrad for raw NumPy fails loudly at second order, never silently.
     with pytest.raises(TypeError, match="drop its derivative"):
