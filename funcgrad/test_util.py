@@ -17,7 +17,7 @@ __all__ = ["check_grads", "numerical_jvp"]
 
 
 def _to64(x):
-    x = np.asarray(x._value if type(x) is Array else x)
+    x = np.asarray(_raw(x))
     return x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)
 
 
@@ -105,17 +105,45 @@ def _check(f, args, order, modes, eps, rtol, atol, rng):
                 f"from vjp")
     if order > 1:
         for mode in modes:
-            def derivative(*a, _mode=mode):
-                if _mode == "fwd":
-                    return jvp(f, a, tree_unflatten(treedef, [Array(d) for d in direction]))[1]
-                out, vjp_fn = vjp(f, *a)
-                o_leaves, o_def = tree_flatten(out)
-                return vjp_fn(tree_unflatten(o_def, [Array(c.astype(o.dtype))
-                                                     for c, o in zip(fixed_ct, o_leaves)]))
-            fixed_ct = [rng.standard_normal(np.shape(o)) for o in out_leaves]
-            # named as autograd's check_grads names it, so a failure says which order failed
-            derivative.__name__ = f"{'jvp' if mode == 'fwd' else 'vjp'}_{_name(f)}"
-            _check(derivative, args, order - 1, (mode,), eps, rtol, atol, rng)
+            derivative, at = _derivative_map(f, args, mode, rng)
+            _check(derivative, at, order - 1, (mode,), eps, rtol, atol, rng)
+
+
+def _derivative_map(f, args, mode, rng):
+    """The next order's function and where to check it: the JVP (VJP) of `f` as a function of
+    the point AND of the tangent (cotangent) it maps, as autograd's check_grads checks it, so
+    a rule right in x but wrong in its cotangent (a wrong rule inside a VJP) is caught too.
+    Named ``jvp_f`` / ``vjp_f`` as autograd names it."""
+    name = f"{'jvp' if mode == 'fwd' else 'vjp'}_{_name(f)}"
+    if mode == "fwd":
+        leaves, treedef = tree_flatten(tuple(args))
+        extra = tree_unflatten(treedef, [Array(rng.standard_normal(np.shape(x)).astype(_to64(x).dtype))
+                                         for x in leaves])
+
+        def derivative(*a):
+            return jvp(f, a[:-1], a[-1])[1]
+    else:
+        out_leaves, out_def = tree_flatten(f(*args))
+        cts = [rng.standard_normal(np.shape(o)).astype(_to64(o).dtype) for o in out_leaves]
+        if not all(np.issubdtype(np.asarray(_raw(o)).dtype, np.inexact) for o in out_leaves):
+            # an integer output's cotangent is no point to differentiate at: hold cts fixed
+            fixed = tree_unflatten(out_def, [Array(c.astype(np.asarray(_raw(o)).dtype))
+                                             for c, o in zip(cts, out_leaves)])
+
+            def held(*a):
+                return vjp(f, *a)[1](fixed)
+            held.__name__ = name
+            return held, tuple(args)
+        extra = tree_unflatten(out_def, [Array(c) for c in cts])
+
+        def derivative(*a):
+            return vjp(f, *a[:-1])[1](a[-1])
+    derivative.__name__ = name
+    return derivative, tuple(args) + (extra,)
+
+
+def _raw(x):
+    return x._value if type(x) is Array else x
 
 
 def _name(f) -> str:

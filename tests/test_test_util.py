@@ -47,3 +47,25 @@ def test_rejects_a_rule_wrong_only_at_second_order():
     # A rule that leaves funcgrad for raw NumPy fails loudly at second order, never silently.
     with pytest.raises(TypeError, match="drop its derivative"):
         check_grads(frozen, (x,), order=2, modes=("rev",))
+
+
+# Right in x at every order, but its VJP goes through `scaled_copy`, whose own rule is wrong:
+# only a second-order check that varies the cotangent (as autograd's does) can see it.
+scaled_copy = primitive("scaled_copy", lambda g: g,
+                        vjps=(lambda ct, out, g: ct * 1.001,), jvps=(lambda t, out, g: t * 1.001,))
+doubling = primitive("doubling", lambda x: 2.0 * x,
+                     vjps=(lambda ct, out, x: scaled_copy(ct) * 2.0,),
+                     jvps=(lambda t, out, x: t * 2.0,))
+
+
+def test_second_order_varies_the_cotangent_too():
+    check_grads(doubling, (x,), order=1, modes=("rev",))
+    with pytest.raises(AssertionError, match=r"\(VJP\) check of vjp_doubling failed"):
+        check_grads(doubling, (x,), order=2, modes=("rev",))
+    check_grads(doubling, (x,), order=2, modes=("fwd",))  # its JVP rule is right
+
+
+def test_integer_outputs_keep_a_fixed_cotangent_at_second_order():
+    def values_and_order(v):
+        return fnp.sin(v) * v, fnp.argsort(v, axis=0)
+    check_grads(values_and_order, (x,), order=2, modes=("rev", "fwd"))
