@@ -31,6 +31,7 @@ the rules use funcgrad operations or other primitives). Arguments that are not t
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -164,7 +165,42 @@ def primitive(f: Callable) -> Callable:
     f_wrapped.fun = f
     f_wrapped._rules = (vjp_rules, jvp_rules)
     f_wrapped.primitive = prim
+    # autograd's older method forms, still accepted there with a DeprecationWarning
+    f_wrapped.defgrad = functools.partial(_deprecated_defgrad, f_wrapped)
+    f_wrapped.defvjp = functools.partial(_deprecated_defvjp, f_wrapped)
+    f_wrapped.defvjp_is_zero = functools.partial(_deprecated_defvjp_is_zero, f_wrapped)
     return f_wrapped
+
+
+def _deprecate(old: str, new: str) -> None:
+    warnings.warn(f"{old} is deprecated (as in autograd): use {new}", DeprecationWarning,
+                  stacklevel=3)
+
+
+def _deprecated_defgrad(fun: Callable, maker: Callable, argnum: int = 0) -> None:
+    """``fun.defgrad(maker, argnum)``: ``maker(ans, *args)`` returns ``g -> cotangent``."""
+    _deprecate("fun.defgrad(maker, argnum)", "defvjp(fun, maker, argnums=[argnum])")
+    _rules(fun, 0).joint = None
+    _rules(fun, 0).by_argnum[argnum] = maker
+
+
+def _deprecated_defvjp(fun: Callable, vjpfun: Callable, argnum: int = 0) -> None:
+    """``fun.defvjp(vjpfun, argnum)``: ``vjpfun(g, ans, vs, gvs, *args)`` is the cotangent
+    (``vs``, ``gvs``: the vector spaces of argument `argnum` and of the output)."""
+    _deprecate("fun.defvjp(vjpfun, argnum)", "defvjp(fun, maker, argnums=[argnum])")
+
+    def maker(ans, *args, **kwargs):
+        return lambda g: vjpfun(g, ans, vspace(args[argnum]), vspace(ans), *args, **kwargs)
+    _rules(fun, 0).joint = None
+    _rules(fun, 0).by_argnum[argnum] = maker
+
+
+def _deprecated_defvjp_is_zero(fun: Callable, argnums: Any = (0,)) -> None:
+    """``fun.defvjp_is_zero(argnums)``: those arguments get zero cotangents."""
+    _deprecate("fun.defvjp_is_zero(argnums)", "defvjp(fun, None, ...)")
+    for argnum in argnums:
+        _rules(fun, 0).joint = None
+        _rules(fun, 0).by_argnum[argnum] = None
 
 
 def notrace_primitive(f: Callable) -> Callable:

@@ -190,3 +190,29 @@ def test_matches_autograd_extend():
         expected = ag.grad(loss(ag_f, anp), argnum)(x, y)
         got = fg.grad(loss(f, fnp), argnums=argnum)(x, y)
         np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-12)
+
+
+def test_autograds_deprecated_method_forms_still_work_with_a_warning():
+    a = np.random.default_rng(5).standard_normal((2, 2))
+    b = np.random.default_rng(6).standard_normal((2, 2))
+    for form in ("defgrad", "defvjp", "defvjp_is_zero"):
+        @primitive
+        def mul(x, y):
+            return x * y
+        with pytest.warns(DeprecationWarning, match="deprecated"):
+            if form == "defgrad":
+                mul.defgrad(lambda ans, x, y: lambda g: y * g)
+                mul.defgrad(lambda ans, x, y: lambda g: x * g, argnum=1)
+            elif form == "defvjp":
+                mul.defvjp(lambda g, ans, vs, gvs, x, y: y * g)
+                mul.defvjp(lambda g, ans, vs, gvs, x, y: x * g, argnum=1)
+            else:
+                mul.defvjp_is_zero([0, 1])
+        ga, gb = fg.grad(lambda x, y: fnp.sum(mul(x, y) ** 2), argnums=(0, 1))(a, b)
+        if form == "defvjp_is_zero":
+            np.testing.assert_array_equal(np.asarray(ga), 0)
+            np.testing.assert_array_equal(np.asarray(gb), 0)
+        else:
+            np.testing.assert_allclose(np.asarray(ga), 2 * a * b * b)
+            np.testing.assert_allclose(np.asarray(gb), 2 * a * b * a)
+            check_grads(lambda x, y: mul(x, y), (a, b), order=1)
