@@ -74,7 +74,7 @@ NOT_COVERED: dict[str, tuple[str, ...]] = {
          "typing", "polynomial"),
     "more of NumPy's scalar types: pass NumPy's own as a dtype":
         ("False_", "True_", "byte", "short", "intc", "intp", "long", "longlong", "ubyte",
-         "ushort", "uintc", "uintp", "ulong", "ulonglong", "half", "longdouble", "clongdouble",
+         "ushort", "uintc", "uintp", "ulong", "ulonglong", "half",
          "float128", "complex256", "str_", "bytes_", "void"),
 }
 

@@ -42,6 +42,9 @@ bool = _np.bool_
 uint, uint16, uint32, uint64 = _np.uint, _np.uint16, _np.uint32, _np.uint64
 int_, float_, complex_ = _np.int_, _np.float64, _np.complex128
 single, double, csingle, cdouble = _np.single, _np.double, _np.csingle, _np.cdouble
+# Extended precision, as autograd programs spell it (platform-dependent and not in jax.numpy,
+# so out of __all__ and the stubs); funcgrad computes in it as NumPy does.
+longdouble, clongdouble = _np.longdouble, _np.clongdouble
 (generic, number, inexact, floating, complexfloating, integer, signedinteger, unsignedinteger,
  character, flexible, object_) = (_np.generic, _np.number, _np.inexact, _np.floating,
                                   _np.complexfloating, _np.integer, _np.signedinteger,

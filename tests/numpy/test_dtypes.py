@@ -70,3 +70,15 @@ def test_integer_output_cannot_be_differentiated():
 def test_cast_to_integer_carries_no_derivative():
     g = fg.grad(lambda x: fnp.sum(x.astype(np.int64) * x))(np.array([1.5, 2.5]))
     np.testing.assert_array_equal(g, [1.0, 2.0])
+
+
+def test_gradients_keep_every_float_dtype_autograd_tests():
+    # autograd's test_wrappers.py::test_dtypes: float16 and extended precision included
+    f = lambda x: fnp.real(fnp.sum(x ** 2))  # noqa: E731
+    x = np.random.default_rng(2).standard_normal((4, 4))
+    for kind in (np.float32, np.float16, fnp.longdouble, fnp.clongdouble):
+        value = x.astype(kind)
+        g = fg.grad(f)(value)
+        assert g.dtype.type is np.dtype(kind).type
+        np.testing.assert_allclose(np.asarray(g).astype(complex), 2 * value.astype(complex),
+                                   rtol=1e-3 if kind is np.float16 else 1e-12)
