@@ -18,9 +18,21 @@ from ._typing import ArrayLike, Axis, Shape
 export = ns.export
 
 
+def _elements(name: str, arrays) -> list:
+    """The arrays a joining function was given, each an array or a scalar: a list or tuple in
+    their place is refused, as JAX does (NumPy would read it as one more array)."""
+    arrays = list(arrays)
+    for position, a in enumerate(arrays):
+        if isinstance(a, (list, tuple)):
+            raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(a)} at "
+                            f"position {position}.")
+    return arrays
+
+
 @export(numpy=np.concatenate)
 def concatenate(arrays: Sequence[ArrayLike], axis: Axis = 0) -> Array:
     """Differentiable ``numpy.concatenate``."""
+    arrays = _elements("concatenate", arrays)
     if axis is None:
         return P.concatenate(*[ravel(a) for a in arrays], axis=0)
     return P.concatenate(*[asarray(a) for a in arrays], axis=axis)
@@ -29,7 +41,7 @@ def concatenate(arrays: Sequence[ArrayLike], axis: Axis = 0) -> Array:
 @export(numpy=np.stack)
 def stack(arrays: Sequence[ArrayLike], axis: Axis = 0) -> Array:
     """Differentiable ``numpy.stack``."""
-    arrays = list(arrays)
+    arrays = _elements("stack", arrays)
     if not arrays:
         raise ValueError("stack: need at least one array")
     shapes = {tuple(H.shape(raw(a))) for a in arrays}
@@ -41,14 +53,14 @@ def stack(arrays: Sequence[ArrayLike], axis: Axis = 0) -> Array:
 @export(numpy=(np.hstack,))
 def hstack(arrays: Sequence[ArrayLike]) -> Array:
     """Differentiable ``numpy.hstack``."""
-    arrays = [atleast_1d(a) for a in arrays]
+    arrays = [atleast_1d(a) for a in _elements("hstack", arrays)]
     return concatenate(arrays, axis=0 if arrays[0].ndim == 1 else 1)
 
 
 @export(numpy=(np.vstack,))
 def vstack(arrays: Sequence[ArrayLike]) -> Array:
     """Differentiable ``numpy.vstack`` (also ``row_stack``, its old name)."""
-    return concatenate([atleast_2d(a) for a in arrays], axis=0)
+    return concatenate([atleast_2d(a) for a in _elements("vstack", arrays)], axis=0)
 
 
 export(vstack, name="row_stack", wraps=False)
@@ -396,7 +408,7 @@ def dstack(tup: Sequence[ArrayLike]) -> Array:
     >>> fnp.dstack([fnp.ones((2, 2)), fnp.ones((2, 2))]).shape
     (2, 2, 2)
     """
-    return concatenate([atleast_3d(a) for a in tup], axis=2)
+    return concatenate([atleast_3d(a) for a in _elements("dstack", tup)], axis=2)
 
 
 @export(numpy=np.column_stack)
@@ -407,7 +419,8 @@ def column_stack(tup: Sequence[ArrayLike]) -> Array:
     >>> fnp.column_stack([fnp.array([1.0, 2.0]), fnp.array([3.0, 4.0])]).tolist()
     [[1.0, 3.0], [2.0, 4.0]]
     """
-    return concatenate([P.reshape(a, (-1, 1)) if H.ndim(a) < 2 else a for a in tup], axis=1)
+    return concatenate([P.reshape(a, (-1, 1)) if H.ndim(a) < 2 else a
+                        for a in _elements("column_stack", tup)], axis=1)
 
 
 @export(numpy=np.meshgrid)
@@ -517,7 +530,7 @@ def append(arr: ArrayLike, values: ArrayLike, axis: Axis = None) -> Array:
     """
     if axis is None:
         return concatenate([ravel(arr), ravel(values)])
-    return concatenate([arr, values], axis=axis)
+    return concatenate([asarray(arr), asarray(values)], axis=axis)
 
 
 class _Concatenator:

@@ -69,7 +69,11 @@ def test_reductions_over_lists_of_traced_values(name):
 def test_array_concatenate_and_append_over_lists_of_traced_values():
     check_grads(lambda a, b: fnp.array([[a, b], [b, a * b]]), (0.5, -2.0), order=2)
     check_grads(lambda a, b: fnp.append([[a, b]], [[b, 1.0]], axis=0), (0.5, -2.0), order=2)
-    check_grads(lambda a, b: fnp.concatenate([[a], [b, a]]), (0.5, -2.0), order=2)
+    check_grads(lambda a, b: fnp.concatenate([fnp.array([a]), fnp.array([b, a])]), (0.5, -2.0),
+                order=2)
+    # a list in place of an array is refused, as JAX does (tests/numpy/test_errors.py)
+    with pytest.raises(TypeError, match="concatenate requires ndarray or scalar arguments"):
+        fnp.concatenate([[0.5], [-2.0, 0.5]])
 
 
 def test_where_takes_condition_as_a_keyword():

@@ -72,3 +72,20 @@ def test_a_mutable_tensor_and_an_array_do_not_mix(mix):
     assert np.allclose(fnp.asarray(torch.ones(2).detach().numpy()) + fnp.ones(2), 2.0)
     assert torch.equal(torch.from_numpy(np.asarray(fnp.ones(2))) + torch.ones(2),
                        torch.full((2,), 2.0, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("name", ["concatenate", "stack", "vstack", "hstack", "dstack",
+                                  "column_stack", "row_stack"])
+def test_joining_refuses_a_list_or_tuple_element_as_jax_does(name):
+    join = getattr(fnp, name)
+    shown = "vstack" if name == "row_stack" else name
+    for element in ((fnp.ones(2),), [1.0, 2.0]):
+        with pytest.raises(TypeError, match=rf"{shown} requires ndarray or scalar arguments, "
+                                            rf"got <class '{type(element).__name__}'> at position 0"):
+            join([element, element])
+    # arrays (and the rows of one array) are what it joins
+    rows = np.arange(6.0).reshape(2, 3)
+    numpy_join = getattr(np, shown)
+    np.testing.assert_array_equal(np.asarray(join([fnp.asarray(rows[0]), rows[1]])),
+                                  numpy_join([rows[0], rows[1]]))
+    np.testing.assert_array_equal(np.asarray(join(fnp.asarray(rows))), numpy_join(rows))
