@@ -1,11 +1,14 @@
 """funcgrad.numpy's primitives: each differentiable NumPy operation declared once, with its
-VJP, JVP and vmap rules beside its forward, and the helpers those rules share.
+VJP, JVP and vmap rules beside its forward, and the helpers those rules share; those of
+``numpy.linalg`` and ``numpy.fft`` included (their sections at the end), so every rule of the
+namespace lives here and the family modules hold composites only.
 
-Names are NumPy's (`sum`, `where`, `getitem`...), so they shadow builtins here: this module
-is read as ``P.sum``, never star-imported. A primitive returns raw NumPy values when no
-transform is running, which keeps first-order rules at NumPy speed; the public functions in
-the family modules (`_elementwise`, `_reductions`...) wrap results as `Array`s. Rules are
-written with these same primitives, so they are differentiable too.
+Names are NumPy's (`sum`, `where`, `getitem`, `inv`, `fftn`...), so they shadow builtins here:
+this module is read as ``P.sum``, never star-imported. A primitive returns raw NumPy values
+when no transform is running, which keeps first-order rules at NumPy speed; the public
+functions in the family modules (`_elementwise`, `_reductions`, `linalg`...) are exported
+through their namespace, which wraps results as `Array`s. Rules are written with these same
+primitives, so they are differentiable too.
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import operator
 import numpy as np
 
 from .._src import batching as B
-from .._src.core import engine
+from .._src.core import FuncgradError, engine
 from .._src.declare import elementwise, linear, nondiff, primitive
 from . import _helpers as H
 
@@ -1214,3 +1217,492 @@ def nan_fill(a, value):
 def valid_count(a, axis, keepdims):
     """How many entries of `a` along `axis` are not NaN, in `a`'s dtype."""
     return sum(astype(logical_not(isnan(a)), H.dtype(a)), axis=axis, keepdims=keepdims)
+
+
+# --- linear algebra: functions of stacks of matrices -------------------------------------
+# Leading axes are stacks, as in NumPy. The rules of the decompositions are written as
+# adjoints (conjugate transposes), the form the matrix-calculus references give them in, and
+# `_from_adjoint` turns each into the plain transpose (docs/complex.md).
+def _T(x):
+    return swapaxes(x, -1, -2)
+
+
+def _H(x):
+    return conj_if_complex(swapaxes(x, -1, -2))
+
+
+def _diag(x):
+    """The diagonal of each matrix of a stack (last axis)."""
+    n = builtins.min(H.shape(x)[-2:])
+    return subscript(x, (Ellipsis, np.arange(n), np.arange(n)))
+
+
+def _diag_embed(v):
+    """Stack of diagonal matrices from a stack of vectors."""
+    n = H.shape(v)[-1]
+    return where(np.eye(n, dtype=bool), expand_axis(v, -1), 0)
+
+
+def _sym(x):
+    return (x + _H(x)) / 2
+
+
+def _eye_like(x):
+    return np.eye(H.shape(x)[-1], dtype=H.dtype(x))
+
+
+def _eye_rows(x):
+    return np.eye(H.shape(x)[-2], dtype=H.dtype(x))
+
+
+def _batch_stack(prim, vals, dims, **params):
+    """Functions of stacked matrices: the batch axis joins the leading (stack) axes."""
+    moved = []
+    for v, d in zip(vals, dims):
+        if d is None:
+            moved.append(v)
+        else:
+            moved.append(B.move_to_front(v, d))
+    rank = builtins.max(np.ndim(v) - (d is not None) for v, d in zip(vals, dims))
+    aligned = []
+    for v, d in zip(moved, dims):
+        if d is not None and np.ndim(v) - 1 < rank:
+            v = reshape(v, (v.shape[0],) + (1,) * (rank - np.ndim(v) + 1) + tuple(v.shape[1:]))
+        aligned.append(v)
+    return prim(*aligned, **params), 0
+
+
+def _conj_all(v):
+    return tuple(_conj_all(c) for c in v) if type(v) is tuple else conj_if_complex(v)
+
+
+def _from_adjoint(adjoint):
+    """The VJP (plain transpose) of a rule written as the adjoint ``A^H ct``: since
+    ``A^T ct = conj(A^H conj(ct))``, for real values the two are the same rule."""
+    def vjp(ct, out, *args, **params):
+        return conj_if_complex(adjoint(_conj_all(ct), out, *args, **params))
+    return vjp
+
+
+inv = primitive("inv", np.linalg.inv, batch=_batch_stack,
+                  vjps=(lambda ct, out, x: -matmul(_T(out), matmul(ct, _T(out))),),
+                  jvps=(lambda t, out, x: -matmul(out, matmul(t, out)),))
+
+
+def _solve_impl(a, b):
+    return np.linalg.solve(a, b)
+
+
+def _solve_vjp_b(ct, out, a, b):
+    return solve(_T(a), ct)
+
+
+def _solve_vjp_a(ct, out, a, b):
+    return -matmul(solve(_T(a), ct), _T(out))
+
+
+solve = primitive("solve", _solve_impl, nargs=2, batch=_batch_stack,
+                    vjps=(_solve_vjp_a, _solve_vjp_b),
+                    jvps=(lambda t, out, a, b: -solve(a, matmul(t, out)),
+                          lambda t, out, a, b: solve(a, t)))
+
+
+def _det_vjp(ct, out, x):
+    return expand_axis(expand_axis(out * ct, -1), -1) * _T(inv(x))
+
+
+def _det_jvp(t, out, x):
+    return out * sum(_T(inv(x)) * t, axis=(-2, -1))
+
+
+det = primitive("det", np.linalg.det, vjps=(_det_vjp,), jvps=(_det_jvp,), batch=_batch_stack)
+
+
+def _slogdet_impl(x):
+    sign, logabsdet = np.linalg.slogdet(x)
+    return sign, logabsdet
+
+
+def _slogdet_vjp(ct, out, x):
+    return expand_axis(expand_axis(ct[1], -1), -1) * _T(inv(x))
+
+
+def _slogdet_jvp(t, out, x):
+    return (zeros_like(out[0]), real(sum(_T(inv(x)) * t, axis=(-2, -1))))
+
+
+slogdet = primitive("slogdet", _slogdet_impl, vjps=(_slogdet_vjp,), jvps=(_slogdet_jvp,),
+                      multiple_results=True, batch=_batch_stack)
+
+
+def _phi(x):
+    """Lower triangle with the diagonal halved."""
+    n = H.shape(x)[-1]
+    return where(np.tri(n, k=-1, dtype=bool), x, 0) + where(np.eye(n, dtype=bool), 0.5 * x, 0)
+
+
+def _cholesky_vjp(ct, out, x):
+    l_inv = inv(out)
+    s = matmul(_H(l_inv), matmul(_phi(matmul(_H(out), ct)), l_inv))
+    return _sym(s)
+
+
+def _cholesky_jvp(t, out, x):
+    l_inv = inv(out)
+    return matmul(out, _phi(matmul(l_inv, matmul(_sym(t), _H(l_inv)))))
+
+
+cholesky = primitive("cholesky", np.linalg.cholesky, vjps=(_from_adjoint(_cholesky_vjp),),
+                       jvps=(_cholesky_jvp,), batch=_batch_stack)
+
+
+def _gap_inverse(w):
+    """F[i, j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it (infinite for repeated values)."""
+    gaps = expand_axis(w, -2) - expand_axis(w, -1)
+    n = H.shape(w)[-1]
+    off = ~np.eye(n, dtype=bool)
+    return where(off, 1 / where(off, gaps, 1), 0)
+
+
+def _eigh_impl(x, UPLO="L"):
+    w, v = np.linalg.eigh(x, UPLO=UPLO)
+    return w, v
+
+
+def _eigh_vjp(ct, out, x, UPLO="L"):
+    w, v = out
+    w_ct, v_ct = ct
+    inner = _diag_embed(w_ct) + _gap_inverse(w) * matmul(_H(v), v_ct)
+    return _sym(matmul(v, matmul(inner, _H(v))))
+
+
+def _eigh_jvp(t, out, x, UPLO="L"):
+    w, v = out
+    m = matmul(_H(v), matmul(_sym(t), v))
+    return real(_diag(m)), matmul(v, _gap_inverse(w) * m)
+
+
+eigh = primitive("eigh", _eigh_impl, params=("UPLO",), vjps=(_from_adjoint(_eigh_vjp),),
+                   jvps=(_eigh_jvp,),
+                   multiple_results=True, batch=_batch_stack)
+
+
+def _eig_impl(x):
+    w, v = np.linalg.eig(x)
+    kind = np.result_type(x.dtype, np.complex64)
+    return w.astype(kind), v.astype(kind)
+
+
+def _eig_vjp(ct, out, x):
+    w, v = out
+    w_ct, v_ct = ct
+    # undo the unit-norm normalisation of each eigenvector, then the eigen-equation
+    v_ct = v_ct - v * expand_axis(real(_diag(matmul(_H(v), v_ct))), -2)
+    inner = _diag_embed(w_ct) + conj_if_complex(_gap_inverse(w)) * matmul(_H(v), v_ct)
+    return matmul(solve(_H(v), inner), _H(v))
+
+
+def _eig_jvp(t, out, x):
+    w, v = out
+    m = solve(v, matmul(t, v))
+    dv = matmul(v, _gap_inverse(w) * m)
+    dv = dv - v * expand_axis(real(_diag(matmul(_H(v), dv))), -2)
+    return _diag(m), dv
+
+
+eig = primitive("eig", _eig_impl, vjps=(_from_adjoint(_eig_vjp),), jvps=(_eig_jvp,),
+                  multiple_results=True,
+                  batch=_batch_stack)
+
+
+def _svd_impl(x, full_matrices=False):
+    u, s, vh = np.linalg.svd(x, full_matrices=full_matrices)
+    return u, s, vh
+
+
+def _check_unique(x, full_matrices):
+    m, n = H.shape(x)[-2:]
+    if full_matrices and m != n:
+        raise FuncgradError(
+            "svd with full_matrices=True of a non-square matrix: the extra singular vectors "
+            "are not unique, so they have no derivative. Pass full_matrices=False")
+
+
+def _svd_vjp(ct, out, x, full_matrices=False):
+    _check_unique(x, full_matrices)
+    u, s, vh = out
+    u_ct, s_ct, vh_ct = ct
+    v, v_ct = _H(vh), _H(vh_ct)
+    f = _gap_inverse(s * s)
+    uh_uct = matmul(_H(u), u_ct)
+    j = f * uh_uct
+    k = f * matmul(_H(v), v_ct)
+    s_row = expand_axis(s, -2)
+    s_col = expand_axis(s, -1)
+    inner = (j + _H(j)) * s_row + s_col * (k + _H(k)) + _diag_embed(s_ct)
+    if H.dtype(u).kind == "c":  # the adjoint of the phase term of the JVP (see _svd_phase)
+        inner = inner + _svd_phase(uh_uct, s)
+    grad = matmul(u, matmul(inner, vh))
+    m, n = H.shape(x)[-2:]
+    if m > n:
+        proj = _eye_rows(u) - matmul(u, _H(u))
+        grad = grad + matmul(proj, matmul(u_ct / s_row, vh))
+    if n > m:
+        proj = _eye_rows(v) - matmul(v, vh)
+        grad = grad + matmul(u, matmul(_H(v_ct) / s_col, proj))
+    return grad
+
+
+def _svd_phase(m, s):
+    """diag(i Im(m_kk) / s_k): for complex matrices the singular vectors are fixed up to a
+    phase per pair; LAPACK's choice moves u_k's phase by i Im((U^H dA V)_kk) / s_k, the
+    skew-Hermitian diagonal part (JAX's dUdV_diag), and 0 where s_k is 0."""
+    zero = equal(s, 0)
+    s_inv = where(zero, 0, 1 / where(zero, 1, s))
+    return _diag_embed(1j * imag(_diag(m)) * s_inv)
+
+
+def _svd_jvp(t, out, x, full_matrices=False):
+    _check_unique(x, full_matrices)
+    u, s, vh = out
+    v = _H(vh)
+    dp = matmul(_H(u), matmul(t, v))
+    ds = real(_diag(dp))
+    f = _gap_inverse(s * s)
+    s_row, s_col = expand_axis(s, -2), expand_axis(s, -1)
+    du = matmul(u, f * (dp * s_row + s_col * _H(dp)))
+    if H.dtype(u).kind == "c":
+        du = du + matmul(u, _svd_phase(dp, s))
+    dv = matmul(v, f * (s_col * dp + _H(dp) * s_row))
+    m, n = H.shape(x)[-2:]
+    if m > n:
+        du = du + matmul(_eye_rows(u) - matmul(u, _H(u)), matmul(t, v) / s_row)
+    if n > m:
+        dv = dv + matmul(_eye_rows(v) - matmul(v, vh), matmul(_H(t), u) / s_row)
+    return du, ds, _H(dv)
+
+
+svd = primitive("svd", _svd_impl, params=("full_matrices",), vjps=(_from_adjoint(_svd_vjp),),
+                  jvps=(_svd_jvp,), multiple_results=True, batch=_batch_stack)
+
+
+def _svdvals_impl(x):
+    return np.linalg.svd(x, compute_uv=False)
+
+
+def _svdvals_vjp(ct, out, x):
+    u, s, vh = svd(x, full_matrices=False)
+    return matmul(u * expand_axis(ct, -2), vh)
+
+
+def _svdvals_jvp(t, out, x):
+    u, s, vh = svd(x, full_matrices=False)
+    return real(_diag(matmul(_H(u), matmul(t, _H(vh)))))
+
+
+svdvals = primitive("svdvals", _svdvals_impl, vjps=(_from_adjoint(_svdvals_vjp),),
+                      jvps=(_svdvals_jvp,),
+                      batch=_batch_stack)
+
+
+def _qr_impl(x, mode="reduced"):
+    q, r = np.linalg.qr(x, mode=mode)
+    return q, r
+
+
+def _check_tall(x):
+    m, n = H.shape(x)[-2:]
+    if m < n:
+        raise FuncgradError("qr of a wide matrix (more columns than rows) has no unique "
+                            "derivative here; differentiate qr of its leading square block")
+
+
+def _strictly_lower(x):
+    return where(np.tri(H.shape(x)[-1], k=-1, dtype=bool), x, 0)
+
+
+def _qr_vjp(ct, out, x, mode="reduced"):
+    _check_tall(x)
+    q, r = out
+    q_ct, r_ct = ct
+    r_inv = inv(r)
+    z = matmul(r_ct, _H(r))
+    do_ct = matmul(_H(q), q_ct) - z
+    c_ct = z - matmul(_H(q), q_ct)
+    c_ct = c_ct + _strictly_lower(do_ct - _H(do_ct))
+    e_ct = q_ct + matmul(q, c_ct)
+    return matmul(e_ct, _H(r_inv))
+
+
+def _qr_jvp(t, out, x, mode="reduced"):
+    _check_tall(x)
+    q, r = out
+    e = matmul(t, inv(r))
+    c = matmul(_H(q), e)
+    low = _strictly_lower(c)
+    do = low - _H(low)
+    return matmul(q, do) + e - matmul(q, c), matmul(c - do, r)
+
+
+qr = primitive("qr", _qr_impl, params=("mode",), vjps=(_from_adjoint(_qr_vjp),), jvps=(_qr_jvp,),
+                 multiple_results=True, batch=_batch_stack)
+
+
+def _pinv_impl(x, rcond=None, hermitian=False):
+    if rcond is None:
+        return np.linalg.pinv(x, hermitian=hermitian)
+    return np.linalg.pinv(x, rcond=rcond, hermitian=hermitian)
+
+
+def _pinv_jvp(t, out, x, rcond=None, hermitian=False):
+    a_p, a_ph = out, _H(out)
+    left = _eye_like(out) - matmul(x, out)      # I - A A+ (rows of A)
+    right = _eye_like(x) - matmul(out, x)       # I - A+ A (columns of A)
+    return (-matmul(a_p, matmul(t, a_p)) + matmul(matmul(a_p, a_ph), matmul(_H(t), left))
+            + matmul(right, matmul(_H(t), matmul(a_ph, a_p))))
+
+
+def _pinv_vjp(ct, out, x, rcond=None, hermitian=False):
+    a_p, a_ph = out, _H(out)
+    left = _eye_like(out) - matmul(x, out)
+    right = _eye_like(x) - matmul(out, x)
+    return (-matmul(a_ph, matmul(ct, a_ph)) + matmul(left, matmul(_H(ct), matmul(a_p, a_ph)))
+            + matmul(matmul(a_ph, a_p), matmul(_H(ct), right)))
+
+
+pinv = primitive("pinv", _pinv_impl, params=("rcond", "hermitian"),
+                   vjps=(_from_adjoint(_pinv_vjp),),
+                   jvps=(_pinv_jvp,), batch=_batch_stack)
+
+
+matrix_rank = nondiff("matrix_rank", np.linalg.matrix_rank, batch=_batch_stack)
+
+
+def _pnorm_impl(x, p=2.0, axis=None, keepdims=False):
+    mag = np.abs(x)
+    if p == 2:
+        return np.sqrt(np.sum(mag * mag, axis=axis, keepdims=keepdims))
+    if p == 1:
+        return np.sum(mag, axis=axis, keepdims=keepdims)
+    return np.sum(mag ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+
+
+def _pnorm_slope(out, x, p, axis, keepdims):
+    """d norm / d x, and 0 where the norm is 0 (the zero subgradient, as PyTorch)."""
+    out = out if keepdims else reshape(out, H.keepdims_shape(H.shape(x), axis))
+    zero = equal(out, 0)
+    safe = where(zero, 1, out)
+    # x / |x|: for complex x it varies smoothly with x (a sign is piecewise constant only
+    # for real x), which second derivatives must see
+    unit = safe_div(x, absolute(x)) if H.dtype(x).kind == "c" else sign(x)
+    if p == 2:
+        slope = x / safe
+    elif p == 1:
+        slope = unit * ones_like(safe)
+    else:
+        slope = unit * absolute(x) ** (p - 1) / safe ** (p - 1)
+    return where(zero, 0, slope)
+
+
+def _pnorm_vjp(ct, out, x, p=2.0, axis=None, keepdims=False):
+    return expand_reduced(ct, x, axis, keepdims) * _pnorm_slope(out, x, p, axis, keepdims)
+
+
+def _pnorm_jvp(t, out, x, p=2.0, axis=None, keepdims=False):
+    return real(sum(conj_if_complex(_pnorm_slope(out, x, p, axis, keepdims)) * t, axis=axis,
+                        keepdims=keepdims))
+
+
+vector_norm = primitive("vector_norm", _pnorm_impl, params=("p", "axis", "keepdims"),
+                    vjps=(_from_adjoint(_pnorm_vjp),), jvps=(_pnorm_jvp,),
+                    batch=B.batch_axis_param)
+
+
+
+# --- discrete Fourier transforms --------------------------------------------------------
+# n-dimensional, over resolved sizes `s` and axes (funcgrad.numpy.fft resolves NumPy's
+# defaults and builds the 1-d and 2-d transforms on these four).
+# The normalisation whose transform is the transpose of one in `norm` (hfft, ihfft read it too)
+DUAL_NORM = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def _fit_axes(x, shape, axes):
+    """`x` cut or zero-padded along `axes` to the sizes in `shape` (a full shape)."""
+    for ax in axes:
+        have, want = H.shape(x)[ax], shape[ax]
+        if have > want:
+            x = subscript(x, (slice(None),) * ax + (slice(0, want),))
+        elif have < want:
+            pad_shape = list(H.shape(x))
+            pad_shape[ax] = want - have
+            x = concatenate(x, np.zeros(pad_shape, dtype=H.dtype(x)), axis=ax)
+    return x
+
+
+def _batch_fft(prim, vals, dims, s, axes, norm):
+    (x,), (d,) = vals, dims
+    x = B.move_to_front(x, d)
+    return prim(x, s=s, axes=tuple(a + 1 for a in axes), norm=norm), 0
+
+
+def _fftn_impl(x, s, axes, norm):
+    return np.fft.fftn(x, s=s, axes=axes, norm=norm)
+
+
+def _ifftn_impl(x, s, axes, norm):
+    return np.fft.ifftn(x, s=s, axes=axes, norm=norm)
+
+
+def _rfftn_impl(x, s, axes, norm):
+    return np.fft.rfftn(x, s=s, axes=axes, norm=norm)
+
+
+def _irfftn_impl(x, s, axes, norm):
+    return np.fft.irfftn(x, s=s, axes=axes, norm=norm)
+
+
+# A transform's VJP is its plain transpose (docs/complex.md). The DFT matrix is symmetric, so
+# fftn and ifftn are their own transposes; the cotangent is then cut or padded back to the
+# input's sizes, the transpose of the padding or cutting the forward pass did.
+def _fftn_t(ct, out, x, s, axes, norm):
+    return _fit_axes(fftn(ct, s=s, axes=axes, norm=norm), H.shape(x), axes)
+
+
+def _ifftn_t(ct, out, x, s, axes, norm):
+    return _fit_axes(ifftn(ct, s=s, axes=axes, norm=norm), H.shape(x), axes)
+
+
+def _rfftn_t(ct, out, x, s, axes, norm):
+    # rfftn is fftn of a real signal, keeping the first half of the last axis's bins: its
+    # transpose zero-fills the dropped bins, applies fftn, and keeps the real part.
+    full = list(H.shape(ct))
+    full[axes[-1]] = s[-1]
+    spectrum = _fit_axes(ct, tuple(full), axes[-1:])
+    return _fit_axes(real(fftn(spectrum, s=s, axes=axes, norm=norm)), H.shape(x), axes)
+
+
+def _hermitian_weights(n, ndim, axis, dtype):
+    """Each half-spectrum bin stands for itself and its mirror image: weight 2, except the
+    zero-frequency bin and (for even n) the Nyquist bin."""
+    w = np.full(n // 2 + 1, 2.0, dtype=dtype)
+    w[0] = 1.0
+    if n % 2 == 0:
+        w[-1] = 1.0
+    shape = [1] * ndim
+    shape[axis] = w.shape[0]
+    return w.reshape(shape)
+
+
+def _irfftn_t(ct, out, x, s, axes, norm):
+    # the transpose of irfftn (ct is real): conj(rfftn(ct)) in the dual normalisation, each
+    # half-spectrum bin weighted by how many bins of the full spectrum it stands for
+    half = conjugate(rfftn(ct, s=s, axes=axes, norm=DUAL_NORM[norm]))
+    half = half * _hermitian_weights(s[-1], H.ndim(half), axes[-1], np.real(np.zeros((), H.dtype(ct))).dtype)
+    return _fit_axes(half, H.shape(x), axes)
+
+
+fftn = linear("fftn", _fftn_impl, _fftn_t, params=("s", "axes", "norm"), batch=_batch_fft)
+ifftn = linear("ifftn", _ifftn_impl, _ifftn_t, params=("s", "axes", "norm"), batch=_batch_fft)
+rfftn = linear("rfftn", _rfftn_impl, _rfftn_t, params=("s", "axes", "norm"), batch=_batch_fft)
+irfftn = linear("irfftn", _irfftn_impl, _irfftn_t, params=("s", "axes", "norm"), batch=_batch_fft)
+
