@@ -14,6 +14,7 @@ extra. erf, erfc, gamma and gammaln of real numbers go element by element throug
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -523,17 +524,21 @@ gammaincc_p = elementwise("gammaincc", scipy_function("gammaincc", unary=False),
                           lambda out, a, x: -_gammainc_dx(out, a, x))
 
 
-def _betainc_dab_impl(a, b, x, wrt):
-    """d/da (wrt 0) or d/db (wrt 1) of I_x(a, b), from the hypergeometric series
-    B_x(a, b) = x^a (1-x)^b / a * sum_n t_n, t_0 = 1, t_n = t_(n-1) x (a+b+n-1) / (a+n),
-    whose terms are positive: with S = sum t_n,
-    d log I / da = log x - 1/a - digamma(a) + digamma(a+b) + sum t_n c_n / S,
-        c_n = sum_(k<n) 1/(a+b+k) - 1/(a+1+k),
-    d log I / db = log(1-x) - digamma(b) + digamma(a+b) + sum t_n e_n / S,
-        e_n = sum_(k<n) 1/(a+b+k).
-    Above x = (a+1)/(a+b+2) it uses I_x(a, b) = 1 - I_(1-x)(b, a), so the series' ratio stays
-    below 1. Relative error about 1e-14 away from cancellation; NaN outside the domain
-    (a, b > 0, 0 <= x <= 1), 0 at x = 0 and x = 1 (I is constant there)."""
+def _betainc_series(a, b, x, wrt):
+    """First or second derivatives of I_x(a, b) in a and b, from the hypergeometric series
+    B_x(p, q) = y^p (1-y)^q / p * S, S = sum_n t_n, t_0 = 1, t_n = t_(n-1) y (p+q+n-1) / (p+n),
+    whose terms are positive. `wrt` is a tuple of parameter indices (0: a, 1: b), one or two.
+
+    With L = log I = p log y + q log(1-y) - log p - log B(p, q) + log S and g_(i,n) the
+    derivative of log t_n in parameter i (c_n = sum_(k<n) 1/(p+q+k) - 1/(p+1+k) in p,
+    e_n = sum_(k<n) 1/(p+q+k) in q):
+    dL/dp = log y - 1/p - digamma(p) + digamma(p+q) + <c>,  dL/dq = log(1-y) - digamma(q)
+    + digamma(p+q) + <e>, where <.> is the t_n-weighted mean over the series; the second
+    derivatives add 1/p^2 (pp), the trigamma terms, the weighted mean of d2 log t_n and the
+    weighted covariance of the g's, and dI = I dL, d2I = I (d2L + dL dL).
+    Above y = (a+1)/(a+b+2) it uses I_x(a, b) = 1 - I_(1-x)(b, a) (parameters swapped, sign
+    flipped), so the series' ratio stays below 1. Relative error about 1e-13 away from
+    cancellation; NaN outside the domain (a, b > 0, 0 <= x <= 1), 0 at x = 0 and x = 1."""
     sc = require_scipy("special", "the derivative of funcgrad.scipy.special.betainc")
     a, b, x = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (a, b, x)))
     dtype = float_dtype(np.asarray(a), np.asarray(b), np.asarray(x))
@@ -542,48 +547,90 @@ def _betainc_dab_impl(a, b, x, wrt):
     p = np.where(inside, np.where(flip, b, a), 1.0)      # the series' parameters
     q = np.where(inside, np.where(flip, a, b), 1.0)
     y = np.where(inside, np.where(flip, 1 - x, x), 0.5)
-    first = (wrt == 0) != flip                           # d/dp (else d/dq)
+    # per element, which series parameter each requested one is: a is p unless flipped
+    as_p = [np.asarray((i == 0) != flip) for i in wrt]
     value = sc.betainc(p, q, y)
-    total, weighted, term = np.ones_like(y), np.zeros_like(y), np.ones_like(y)
-    acc = np.zeros_like(y)                               # c_n or e_n
+    total, term = np.ones_like(y), np.ones_like(y)
+    c = e = cc = ee = np.zeros_like(y)        # the sums c_n, e_n and their derivatives
+    m = [np.zeros_like(y) for _ in range(5)]  # weighted sums of c, e, c c, c e, e e
+    m2 = [np.zeros_like(y) for _ in range(2)]  # weighted sums of cc (d c / dp) and ee
     for n in range(1, 200001):
         k = n - 1
-        acc = acc + 1 / (p + q + k) - np.where(first, 1 / (p + 1 + k), 0.0)
+        c = c + 1 / (p + q + k) - 1 / (p + 1 + k)
+        e = e + 1 / (p + q + k)
+        cc = cc - 1 / (p + q + k) ** 2 + 1 / (p + 1 + k) ** 2
+        ee = ee + 1 / (p + q + k) ** 2
         ratio = y * (p + q + k) / (p + n)
         term = term * ratio
-        total, weighted = total + term, weighted + term * acc
-        done = term * np.abs(acc) + term <= 1e-17 * total * np.maximum(1 - ratio, 1e-300)
+        total = total + term
+        for acc, v in zip(m, (c, e, c * c, c * e, e * e)):
+            acc += term * v
+        m2[0] += term * cc
+        m2[1] += term * ee
+        size = term * (1 + np.abs(c) + np.abs(e)) ** (len(wrt))
+        done = size <= 1e-17 * total * np.maximum(1 - ratio, 1e-300)
         if done.all():
             break
+    mean_c, mean_e, mean_cc, mean_ce, mean_ee = (v / total for v in m)
     psi_pq = sc.digamma(p + q)
-    dlog = np.where(first, np.log(y) - 1 / p - sc.digamma(p) + psi_pq,
-                    np.log1p(-y) - sc.digamma(q) + psi_pq) + weighted / total
-    d = np.where(flip, -1.0, 1.0) * value * dlog
+    d_p = np.log(y) - 1 / p - sc.digamma(p) + psi_pq + mean_c
+    d_q = np.log1p(-y) - sc.digamma(q) + psi_pq + mean_e
+    first = [np.where(is_p, d_p, d_q) for is_p in as_p]
+    if len(wrt) == 1:
+        d = value * first[0]
+    else:
+        tri_pq = sc.polygamma(1, p + q)
+        # second derivatives of L in (p, p), (p, q), (q, q)
+        l_pp = 1 / p ** 2 - sc.polygamma(1, p) + tri_pq + m2[0] / total + mean_cc - mean_c ** 2
+        l_pq = tri_pq - m2[1] / total + mean_ce - mean_c * mean_e
+        l_qq = -sc.polygamma(1, q) + tri_pq - m2[1] / total + mean_ee - mean_e ** 2
+        both_p, both_q = as_p[0] & as_p[1], ~as_p[0] & ~as_p[1]
+        second = np.where(both_p, l_pp, np.where(both_q, l_qq, l_pq))
+        d = value * (second + first[0] * first[1])
+    d = np.where(flip, -1.0, 1.0) * d
     edge = (a > 0) & (b > 0) & ((x == 0) | (x == 1))
     out = np.where(inside & done, d, np.where(edge, 0.0, np.nan))
     return out.astype(dtype)
 
 
 def _betainc_dab_dx(a, b, x, wrt):
-    """d/dx dI/da = dI/dx (log x - digamma(a) + digamma(a+b)); in b, log(1-x) - digamma(b)."""
-    own = fnp.log(x) - polygamma_p(a, n=0) if wrt == 0 else fnp.log1p(-x) - polygamma_p(b, n=0)
-    return _betainc_dx(None, a, b, x) * (own + polygamma_p(fnp.add(a, b), n=0))
+    """d/dx of dI/da_i (or of d2I/da_i da_j): dI/dx = x^(a-1) (1-x)^(b-1) / B(a, b) has
+    d log/da = log x - digamma(a) + digamma(a+b), d log/db = log(1-x) - digamma(b) +
+    digamma(a+b), d2 log/da2 = trigamma(a+b) - trigamma(a), ... /da db = trigamma(a+b)."""
+    slopes = [fnp.log(x) - polygamma_p(a, n=0) if i == 0 else fnp.log1p(-x) - polygamma_p(b, n=0)
+              for i in wrt]
+    psi_ab = polygamma_p(fnp.add(a, b), n=0)
+    slopes = [s + psi_ab for s in slopes]
+    if len(wrt) == 1:
+        return _betainc_dx(None, a, b, x) * slopes[0]
+    curvature = polygamma_p(fnp.add(a, b), n=1)
+    if wrt[0] == wrt[1]:
+        curvature = curvature - polygamma_p(a if wrt[0] == 0 else b, n=1)
+    return _betainc_dx(None, a, b, x) * (slopes[0] * slopes[1] + curvature)
 
 
-def _betainc_da_impl(a, b, x):
-    return _betainc_dab_impl(a, b, x, 0)
+def _betainc_impl(wrt):
+    impl = functools.partial(_betainc_series, wrt=wrt)
+    impl.needs_scipy = True
+    return impl
 
 
-def _betainc_db_impl(a, b, x):
-    return _betainc_dab_impl(a, b, x, 1)
-
-
-_betainc_da_impl.needs_scipy = _betainc_db_impl.needs_scipy = True
-# dI/da and dI/db are differentiable in x, not in a and b (a second derivative there raises)
-betainc_da_p = elementwise("betainc_da", _betainc_da_impl, None, None,
-                           lambda out, a, b, x: _betainc_dab_dx(a, b, x, 0))
-betainc_db_p = elementwise("betainc_db", _betainc_db_impl, None, None,
-                           lambda out, a, b, x: _betainc_dab_dx(a, b, x, 1))
+# The second derivatives in a and b are differentiable in x, not in a and b again (a third
+# derivative there raises); the first derivatives differentiate into them.
+betainc_daa_p = elementwise("betainc_daa", _betainc_impl((0, 0)), None, None,
+                            lambda out, a, b, x: _betainc_dab_dx(a, b, x, (0, 0)))
+betainc_dab_p = elementwise("betainc_dab", _betainc_impl((0, 1)), None, None,
+                            lambda out, a, b, x: _betainc_dab_dx(a, b, x, (0, 1)))
+betainc_dbb_p = elementwise("betainc_dbb", _betainc_impl((1, 1)), None, None,
+                            lambda out, a, b, x: _betainc_dab_dx(a, b, x, (1, 1)))
+betainc_da_p = elementwise("betainc_da", _betainc_impl((0,)),
+                           lambda out, a, b, x: betainc_daa_p(a, b, x),
+                           lambda out, a, b, x: betainc_dab_p(a, b, x),
+                           lambda out, a, b, x: _betainc_dab_dx(a, b, x, (0,)))
+betainc_db_p = elementwise("betainc_db", _betainc_impl((1,)),
+                           lambda out, a, b, x: betainc_dab_p(a, b, x),
+                           lambda out, a, b, x: betainc_dbb_p(a, b, x),
+                           lambda out, a, b, x: _betainc_dab_dx(a, b, x, (1,)))
 betainc_p = elementwise("betainc", scipy_function("betainc", unary=False),
                         lambda out, a, b, x: betainc_da_p(a, b, x),
                         lambda out, a, b, x: betainc_db_p(a, b, x), _betainc_dx)

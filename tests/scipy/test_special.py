@@ -201,6 +201,35 @@ def test_betainc_closed_forms_in_a_and_b():
     np.testing.assert_allclose(np.asarray(batched).T, np.asarray(looped), rtol=1e-13)
 
 
+@pytest.mark.parametrize("a, b, x", BETA_POINTS)
+def test_betainc_second_derivatives_in_a_and_b(a, b, x):
+    """d2I/da2, d2I/da db and d2I/db2: central differences of the first derivatives (which
+    the tests above check against SciPy), symmetric mixed partials, both modes, and the
+    third-order mixed derivatives with x against finite differences."""
+    def first(a, b):
+        return np.array([float(g) for g in fg.grad(fsp.betainc, argnums=(0, 1))(a, b, x)])
+    second = np.array([[float(fg.grad(fg.grad(fsp.betainc, argnums=i), argnums=j)(a, b, x))
+                        for j in (0, 1)] for i in (0, 1)])
+    h = 1e-5 * max(1.0, min(a, b))
+    numeric = np.array([(first(a + h, b) - first(a - h, b)) / (2 * h),
+                        (first(a, b + h) - first(a, b - h)) / (2 * h)])
+    np.testing.assert_allclose(second, numeric, rtol=2e-6, atol=1e-9)
+    np.testing.assert_allclose(second[0, 1], second[1, 0], rtol=1e-12)
+    forward = fg.jvp(fg.grad(fsp.betainc), (a, b, x), (1.0, 0.0, 0.0))[1]
+    np.testing.assert_allclose(forward, second[0, 0], rtol=1e-12)
+    check_grads(lambda x: fg.hessian(fsp.betainc, argnums=(0, 1))(a, b, x), (x,), order=1,
+                modes=("rev", "fwd"))
+
+
+def test_betainc_second_derivatives_closed_forms():
+    x = U
+    # I_x(a, 1) = x^a: d2/da2 = x^a log(x)^2; I_x(1, b) = 1 - (1-x)^b: d2/db2 = -(1-x)^b log(1-x)^2
+    np.testing.assert_allclose(fg.vmap(fg.grad(fg.grad(fsp.betainc)), (0, None, 0))(P.ravel(), 1.0, x.ravel()),
+                               (x ** P * np.log(x) ** 2).ravel(), rtol=1e-12)
+    dbb = fg.vmap(fg.grad(fg.grad(fsp.betainc, argnums=1), argnums=1), (None, 0, 0))(1.0, P.ravel(), x.ravel())
+    np.testing.assert_allclose(dbb, (-(1 - x) ** P * np.log1p(-x) ** 2).ravel(), rtol=1e-12)
+
+
 def test_betainc_derivatives_match_mpmath_to_many_digits():
     mp = pytest.importorskip("mpmath", reason="mpmath is an optional high-precision oracle")
     mp.mp.dps = 30
@@ -210,11 +239,17 @@ def test_betainc_derivatives_match_mpmath_to_many_digits():
                                    rtol=1e-11)
         np.testing.assert_allclose(gb, float(mp.diff(lambda t: mp.betainc(a, t, 0, x, regularized=True), b)),
                                    rtol=1e-11)
+        regularized = lambda s, t: mp.betainc(s, t, 0, x, regularized=True)  # noqa: E731
+        for i, j in ((0, 0), (0, 1), (1, 1)):
+            got = fg.grad(fg.grad(fsp.betainc, argnums=i), argnums=j)(a, b, x)
+            want = mp.diff(regularized, (a, b), (2 - i - j, i + j))
+            np.testing.assert_allclose(float(got), float(want), rtol=1e-10, atol=1e-300)
 
 
 @pytest.mark.parametrize("f, arg", [(lambda a: fg.grad(fg.grad(fsp.gammainc))(a, 2.0), 0),
-                                    (lambda a: fg.grad(fsp.betainc)(a, 2.0, 0.5), 0),
-                                    (lambda b: fg.grad(fsp.betainc, argnums=1)(2.0, b, 0.5), 1),
+                                    (lambda a: fg.grad(fg.grad(fsp.betainc))(a, 2.0, 0.5), 0),
+                                    (lambda b: fg.grad(fg.grad(fsp.betainc, argnums=1), argnums=0)(
+                                        2.0, b, 0.5), 1),
                                     (lambda v: fsp.jv(v, 2.0), 0)])
 def test_derivatives_not_available_raise_and_name_the_argument(f, arg):
     with pytest.raises((fg.FuncgradError, TypeError), match=f"argument {arg}|order"):

@@ -175,8 +175,12 @@ def test_bad_inputs_name_the_fix():
         fst.multivariate_normal.logpdf(np.zeros(4), np.zeros(3), np.eye(3))
     with pytest.raises(ValueError, match=r"must be \(3, 3\)"):
         fst.multivariate_normal.logpdf(np.zeros(3), np.zeros(3), np.eye(2))
+    # in a and b: second order (checked against differences of the first), not third
+    d1 = fg.grad(lambda a: fst.beta.cdf(0.5, a, 2.0))
+    np.testing.assert_allclose(fg.grad(d1)(2.0), (d1(2.0 + 1e-5) - d1(2.0 - 1e-5)) / 2e-5,
+                               rtol=1e-6)
     with pytest.raises(fg.FuncgradError, match="argument 0"):
-        fg.grad(fg.grad(lambda a: fst.beta.cdf(0.5, a, 2.0)))(2.0)  # in a: first order only
+        fg.grad(fg.grad(d1))(2.0)
 
 
 def test_samples_come_from_scipy():

@@ -1,6 +1,6 @@
 """funcgrad.scipy.stats.t: Student's t distribution with `df` degrees of freedom (SciPy's
 location-scale form), differentiable in `x`, `df`, `loc` and `scale` (the
-distribution functions to first order only in `df`, as special.betainc).
+distribution functions to second order in `df`, as special.betainc).
 
 >>> import funcgrad as fg
 >>> from funcgrad.scipy.stats import t
