@@ -1,7 +1,8 @@
 """funcgrad.scipy.stats.multivariate_normal: the multivariate normal distribution,
-differentiable in `x`, `mean` and `cov` (the distribution functions `cdf` and `logcdf` in
-dimensions 1 and 2, where their values are exact; above, SciPy's randomized estimate is not
-differentiable and asking for a derivative raises). As in SciPy, the components of `x` run along its
+differentiable in `x`, `mean` and `cov` (the distribution functions `cdf` and `logcdf`: in
+dimensions 1 and 2 exactly, in every argument; above, where the value is SciPy's randomized
+estimate, in `x`, `mean` and `lower_limit` through exact formulas over a cdf of one dimension
+less, and a derivative in `cov` raises). As in SciPy, the components of `x` run along its
 last axis, `cov` may be a scalar (times the identity), a vector (a diagonal) or a matrix,
 and ``allow_singular=True`` uses the pseudo-inverse and pseudo-determinant of `cov`.
 
@@ -177,14 +178,12 @@ bvn_p = elementwise("bivariate_normal_cdf", _bvn_impl, _bvn_dh,
                     lambda out, h, k, rho: _bvn_dh(out, k, h, rho), _bvn_drho)
 
 
-def _no_derivative(argument: str):
-    def rule(*args, **params):
-        raise FuncgradError(
-            f"multivariate_normal.cdf is not differentiable in {argument} above two dimensions: "
-            "SciPy estimates it there by randomized quasi-Monte Carlo (error about abseps), "
-            "and no exact derivative exists for such an estimate. Hold it constant with "
-            "funcgrad.stop_gradient, or differentiate a one- or two-dimensional marginal")
-    return rule
+def _no_cov_derivative(*args, **params):
+    raise FuncgradError(
+        "multivariate_normal.cdf is not differentiable in cov above two dimensions: SciPy "
+        "estimates it there by randomized quasi-Monte Carlo, and the derivative in cov would "
+        "need second derivatives of that estimate. Hold cov constant with "
+        "funcgrad.stop_gradient, or differentiate a one- or two-dimensional marginal")
 
 
 def _mvn_cdf_impl(x, mean, cov, lower, maxpts=None, abseps=1e-5, releps=1e-5, rng=None):
@@ -196,12 +195,74 @@ def _mvn_cdf_impl(x, mean, cov, lower, maxpts=None, abseps=1e-5, releps=1e-5, rn
         releps=releps, lower_limit=lower, **extra), dtype=np.float64)
 
 
+def _face(t, x, mean, cov, lower, i, params):
+    """How fast P(lower < X <= x) grows with the upper limit of component i when that limit
+    is `t`: the density of X_i at t times the probability of the other components' box given
+    X_i = t, a normal distribution of one dimension less, computed by `cdf` itself (exact
+    for three dimensions, where it is two-dimensional; an estimate as good as SciPy's above).
+    Given X_i = t the others' mean moves by cov[-i, i] (t - mean_i) / cov[i, i]: the limits
+    move the other way, so the conditional keeps the mean vector of the others."""
+    others = [j for j in range(cov.shape[0]) if j != i]
+    s_ii = cov[i, i]
+    across = cov[others, i]
+    shift = fnp.expand_dims(t - mean[i], -1) * (across / s_ii)
+    conditional = cov[others][:, others] - fnp.outer(across, across) / s_ii
+    density = fnp.exp(-0.5 * (t - mean[i]) ** 2 / s_ii) / fnp.sqrt(2 * math.pi * s_ii)
+    low = None if lower is None else lower[..., others] - shift
+    return density * cdf(x[..., others] - shift, mean[others], conditional, lower_limit=low,
+                         **params)
+
+
+def _slopes(x, mean, cov, lower, params):
+    """dP/dx and dP/dlower, component by component on the last axis (None for no lower)."""
+    finite_lower = not np.all(np.isneginf(np.asarray(stop_gradient(lower))))
+    lower = lower if finite_lower else None
+    dim = cov.shape[0]
+    d_x = fnp.stack([_face(x[..., i], x, mean, cov, lower, i, params) for i in range(dim)], -1)
+    if lower is None:
+        return d_x, None
+    parts = []
+    for i in range(dim):
+        free = fnp.isneginf(lower[..., i])  # no slope in a limit at -inf (double where: no nan)
+        at = fnp.where(free, 0.0, lower[..., i])
+        parts.append(fnp.where(free, 0.0, -_face(at, x, mean, cov, lower, i, params)))
+    return d_x, fnp.stack(parts, -1)
+
+
+def _mvn_vjp(which):
+    def rule(ct, out, x, mean, cov, lower, **params):
+        d_x, d_lower = _slopes(x, mean, cov, lower, params)
+        ct = fnp.expand_dims(ct, -1)
+        if which == "x":
+            return ct * d_x
+        if which == "lower":
+            return fnp.zeros_like(lower) if d_lower is None else ct * d_lower
+        total = d_x if d_lower is None else d_x + d_lower   # P moves with x - mean, lower - mean
+        return -fnp.sum(fnp.reshape(ct * total, (-1, cov.shape[0])), axis=0)
+    return rule
+
+
+def _mvn_jvp(which):
+    def rule(t, out, x, mean, cov, lower, **params):
+        d_x, d_lower = _slopes(x, mean, cov, lower, params)
+        if which == "x":
+            return fnp.sum(t * d_x, axis=-1)
+        if which == "lower":
+            return fnp.zeros_like(out) if d_lower is None else fnp.sum(t * d_lower, axis=-1)
+        total = d_x if d_lower is None else d_x + d_lower
+        return -fnp.sum(t * total, axis=-1)
+    return rule
+
+
 _mvn_cdf_impl.needs_scipy = True
-_NAMES = ("x", "mean", "cov", "lower_limit")
+# In x, mean and lower_limit: the faces' rule above (their own derivatives follow, as cdf of
+# one dimension less); in cov: a clear error.
 mvn_cdf_p = primitive("multivariate_normal_cdf", _mvn_cdf_impl, nargs=4,
                       params=("maxpts", "abseps", "releps", "rng"),
-                      vjps=tuple(_no_derivative(n) for n in _NAMES),
-                      jvps=tuple(_no_derivative(n) for n in _NAMES))
+                      vjps=(_mvn_vjp("x"), _mvn_vjp("mean"), _no_cov_derivative,
+                            _mvn_vjp("lower")),
+                      jvps=(_mvn_jvp("x"), _mvn_jvp("mean"), _no_cov_derivative,
+                            _mvn_jvp("lower")))
 
 
 def _box(F, x, lower):
@@ -227,7 +288,10 @@ def cdf(x: ArrayLike, mean: ArrayLike | None = None, cov: ArrayLike = 1,
     """``scipy.stats.multivariate_normal.cdf``: P(lower_limit < X <= x), differentiable in
     `x`, `mean`, `cov` and `lower_limit` to any order in one and two dimensions (exact values
     there; `maxpts`, `abseps`, `releps`, `rng` are unused). Above two dimensions the value is
-    SciPy's randomized quasi-Monte Carlo estimate and a derivative raises (needs SciPy).
+    SciPy's randomized quasi-Monte Carlo estimate; its slope in `x_i` (and so in `mean` and
+    `lower_limit`) is the density of `X_i` times the conditional cdf of the others, one
+    dimension less (exact in three dimensions, SciPy's accuracy above); a derivative in `cov`
+    raises there (needs SciPy).
 
     >>> import pytest; _ = pytest.importorskip('scipy', reason='SciPy is not installed (optional)')
     >>> import funcgrad as fg, funcgrad.numpy as fnp
