@@ -30,12 +30,14 @@ nonzero = public(P.nonzero, numpy=np.nonzero)
 
 def _plain_answer(prim):
     """Questions about arrays (allclose, shape...) answer with plain Python values, as
-    NumPy's do; under a transform they stay primitives (so vmap can batch them)."""
+    NumPy's and JAX's do, under every transform too: there they stay primitives (so vmap can
+    batch them), whose answer is handed back as it is (a dtype, a tuple of ints, a bool),
+    never wrapped into an Array."""
     np_fn = prim.impl
 
     def ask(*args, **kwargs):
         if builtins.any(isinstance(a, Tracer) for a in args):
-            return wrap(prim(*args, **kwargs))
+            return prim(*args, **kwargs)
         return np_fn(*[raw(a) for a in args], **kwargs)
     ask.__name__ = ask.__qualname__ = prim.name
     ask.__doc__ = f"``numpy.{prim.name}``, answered with a plain Python value (no derivative)."

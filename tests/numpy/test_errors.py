@@ -89,3 +89,22 @@ def test_joining_refuses_a_list_or_tuple_element_as_jax_does(name):
     np.testing.assert_array_equal(np.asarray(join([fnp.asarray(rows[0]), rows[1]])),
                                   numpy_join([rows[0], rows[1]]))
     np.testing.assert_array_equal(np.asarray(join(fnp.asarray(rows))), numpy_join(rows))
+
+
+def test_questions_about_arrays_answer_plainly_under_every_transform():
+    # JAX's jnp.shape / result_type / ndim answer with ints, tuples and dtypes under grad too
+    seen = []
+
+    def f(x):
+        seen.append((fnp.shape(x), fnp.ndim(x), fnp.size(x), fnp.result_type(x),
+                     fnp.isscalar(x), fnp.iscomplexobj(x)))
+        return fnp.sum(x)
+    x = np.ones(3)
+    fg.grad(f)(x)
+    fg.jvp(f, (x,), (x,))
+    for answer in seen:
+        assert answer == ((3,), 1, 3, np.dtype("float64"), False, False)
+        assert type(answer[0]) is tuple and type(answer[0][0]) is int
+        assert isinstance(answer[3], np.dtype)
+    assert not isinstance(fg.grad(lambda x: (seen.append(fnp.allclose(x, x)), fnp.sum(x))[1])(x), bool)
+    assert seen[-1] == True and not isinstance(seen[-1], fnp.ndarray)  # noqa: E712
