@@ -2,6 +2,8 @@
 or tracers, and index templates. Nothing here records an operation."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._src.core import Array, Tracer
@@ -47,7 +49,7 @@ def keepdims_shape(full_shape, axis) -> tuple:
 def count(x, axis) -> int:
     """How many elements a reduction over `axis` combines into each result."""
     full = shape(x)
-    return int(np.prod([full[a] for a in normalize_axes(axis, len(full))], dtype=np.int64))
+    return math.prod(full[a] for a in normalize_axes(axis, len(full)))
 
 
 def resolve_shape(new_shape, old_shape) -> tuple:

@@ -278,16 +278,20 @@ sum = linear("sum", _sum_impl,
                params=("axis", "keepdims"), batch=B.batch_axis_param)
 mean = linear("mean", _mean_impl,
                 lambda ct, out, x, axis=None, keepdims=False:
-                expand_reduced(ct, x, axis, keepdims) / H.count(x, axis),
+                expand_reduced(ct / H.count(x, axis), x, axis, keepdims),
                 params=("axis", "keepdims"), batch=B.batch_axis_param)
 
 
 def _chooser_vjp(ct, out, x, axis=None, keepdims=False):
-    """max/min: the slope goes to the elements equal to the extremum, shared among ties."""
-    out_kd = out if keepdims else reshape(out, H.keepdims_shape(H.shape(x), axis))
-    hits = astype(equal(x, out_kd), H.dtype(x))
-    count = sum(hits, axis=axis, keepdims=True)
-    return expand_reduced(ct, x, axis, keepdims) * hits / count
+    """max/min: the slope goes to the elements equal to the extremum, shared among ties.
+    The cotangent is divided by the tie counts while it is still reduced, and the boolean
+    hits scale it as they broadcast it: three passes over `x` (compare, count, multiply)."""
+    reduced = H.keepdims_shape(H.shape(x), axis)
+    out_kd = out if keepdims else reshape(out, reduced)
+    ct_kd = ct if keepdims else reshape(ct, reduced)
+    hits = equal(x, out_kd)
+    count = astype(sum(hits, axis=axis, keepdims=True), H.dtype(x))
+    return (ct_kd / count) * hits
 
 
 def _chooser_jvp(t, out, x, axis=None, keepdims=False):
@@ -414,15 +418,17 @@ broadcast_to.batch = _batch_broadcast_to
 
 
 def _sum_to_shape_impl(x, shape):
-    """Sum away the dimensions that broadcasting added or stretched."""
+    """Sum away the dimensions that broadcasting added or stretched (the ufunc's own reduce,
+    without NumPy's Python wrappers: this runs for every broadcast operand)."""
     shape = tuple(shape)
-    lead = np.ndim(x) - len(shape)
+    full = x.shape if type(x) is np.ndarray else np.shape(x)
+    lead = len(full) - len(shape)
     axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
-                                      if s == 1 and np.shape(x)[i + lead] != 1)
-    out = np.sum(x, axis=axes, keepdims=True) if axes else x
-    if lead:
-        out = np.reshape(out, shape)
-    return out
+                                      if s == 1 and full[i + lead] != 1)
+    if not axes:  # (a leading axis is always summed: no axes means no leading ones)
+        return x
+    out = np.add.reduce(x, axis=axes, keepdims=True)
+    return out.reshape(shape) if lead else out
 
 
 sum_to_shape = linear("sum_to_shape", _sum_to_shape_impl,
