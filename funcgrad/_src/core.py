@@ -240,33 +240,6 @@ class Array:
     def __reduce__(self):
         return (Array, (np.asarray(self._value),))
 
-    # --- NumPy's dispatch protocols: np.sin(x), np.sum(x) on Arrays reach funcgrad ----------
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        handler = ufunc_handlers.get(ufunc) if method == "__call__" else None
-        if handler is not None and not kwargs:
-            return handler(*inputs)
-        if _any_tracer((inputs, kwargs)):
-            detail = f"np.{ufunc.__name__}" + (f".{method}" if method != "__call__" else "")
-            raise TypeError(
-                f"{detail} has no funcgrad derivative rule{' for these arguments' if handler else ''}"
-                f"{' (keyword arguments ' + ', '.join(kwargs) + ')' if kwargs else ''}. Use the "
-                "funcgrad.numpy function of the same name, or declare one in its namespace table"
-            )
-        return wrap(getattr(ufunc, method)(*_unwrap_all(inputs), **_unwrap_all(kwargs)))
-
-    def __array_function__(self, func, types, args, kwargs):
-        handler = function_handlers.get(func)
-        if handler is not None:
-            return handler(*args, **kwargs)
-        if _any_tracer((args, kwargs)):
-            raise TypeError(
-                f"numpy.{func.__name__} has no funcgrad derivative rule. Use a funcgrad.numpy "
-                "function, declare one in its namespace table, or stop_gradient the input"
-            )
-        out = func(*_unwrap_all(args), **_unwrap_all(kwargs))
-        return wrap(out) if isinstance(out, np.ndarray) else out
-
-
 ufunc_handlers: dict = {}     # numpy ufunc -> funcgrad public function; filled by namespaces
 function_handlers: dict = {}  # numpy function -> funcgrad public function
 
@@ -368,6 +341,36 @@ class Tracer(Array):
 
     def __reduce__(self):
         self._concrete("pickle")
+
+    # --- NumPy's dispatch protocols: np.sin(x), np.sum(x) on a tracer reach funcgrad --------
+    # (as HIPS autograd users write). A concrete Array has neither protocol: NumPy's own
+    # functions convert it and return NumPy results, as with JAX's arrays, so SciPy and other
+    # NumPy code take funcgrad's results (scipy.optimize with jac=grad(f)); operators with an
+    # ndarray still give an Array through __array_priority__ and the reflected operators.
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        handler = ufunc_handlers.get(ufunc) if method == "__call__" else None
+        if handler is not None and not kwargs:
+            return handler(*inputs)
+        if _any_tracer((inputs, kwargs)):
+            detail = f"np.{ufunc.__name__}" + (f".{method}" if method != "__call__" else "")
+            raise TypeError(
+                f"{detail} has no funcgrad derivative rule{' for these arguments' if handler else ''}"
+                f"{' (keyword arguments ' + ', '.join(kwargs) + ')' if kwargs else ''}. Use the "
+                "funcgrad.numpy function of the same name, or declare one in its namespace table"
+            )
+        return wrap(getattr(ufunc, method)(*_unwrap_all(inputs), **_unwrap_all(kwargs)))
+
+    def __array_function__(self, func, types, args, kwargs):
+        handler = function_handlers.get(func)
+        if handler is not None:
+            return handler(*args, **kwargs)
+        if _any_tracer((args, kwargs)):
+            raise TypeError(
+                f"numpy.{func.__name__} has no funcgrad derivative rule. Use a funcgrad.numpy "
+                "function, declare one in its namespace table, or stop_gradient the input"
+            )
+        out = func(*_unwrap_all(args), **_unwrap_all(kwargs))
+        return wrap(out) if isinstance(out, np.ndarray) else out
 
 
 def _show(value) -> str:
