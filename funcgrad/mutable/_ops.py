@@ -470,7 +470,7 @@ def apply1(op: Op, x: Tensor, const=_NO_CONST, params: dict | None = None) -> Te
     Spelled out (no `_wrap` or `_record`): at a few microseconds per op, every call and
     attribute write here shows in the per-op time."""
     data = x._data
-    if type(data) is not _NDARRAY and isinstance(data, Tracer):
+    if type(data) is not np.ndarray and isinstance(data, Tracer):
         return traced_apply(op, (x,) if const is _NO_CONST else (x, const), params)
     dt = x._dtype
     if (not dt.is_floating_point or not op.float_fast or (const is not _NO_CONST and (
@@ -548,7 +548,6 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
 
 
 _new_object = object.__new__
-_NDARRAY = np.ndarray  # one global lookup in the hot paths' traced-data check
 
 
 def _edge_to(t: Tensor):
@@ -568,7 +567,7 @@ def apply2(op: Op, x, y) -> Tensor:
     if y._dtype is not dt or not dt.is_floating_point or not op.float_fast:
         return apply(op, (x, y))
     a, b = x._data, y._data
-    if (type(a) is not _NDARRAY or type(b) is not _NDARRAY) and (
+    if (type(a) is not np.ndarray or type(b) is not np.ndarray) and (
             isinstance(a, Tracer) or isinstance(b, Tracer)):
         return traced_apply(op, (x, y))
     try:
@@ -637,7 +636,7 @@ def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
     """The hot path of `inplace`: a float non-view tensor, optionally a Python float."""
     if (x._base is not None or not x._dtype.is_floating_point or op.prim is None
             or (const is not _NO_CONST and type(const) is not float) or x._vc.watchers
-            or x._vc.inference or type(x._data) is not _NDARRAY):
+            or x._vc.inference or type(x._data) is not np.ndarray):
         return inplace(op, x, () if const is _NO_CONST else (const,))
     rg = STATE.grad_enabled and x._rg
     if rg:
@@ -696,7 +695,7 @@ def apply(op: Op, args: Sequence, params: dict | None = None) -> Tensor:
     """Apply `op` out of place: compute with the primitive's impl, record if needed."""
     raws = [a._data if isinstance(a, Tensor) else a for a in args]
     for r in raws:
-        if type(r) is not _NDARRAY and isinstance(r, Tracer):
+        if type(r) is not np.ndarray and isinstance(r, Tracer):
             return traced_apply(op, args, params)
     a0 = args[0]
     if op.result == "promote" or (op.result == "float" and len(args) == 1
@@ -1058,10 +1057,10 @@ def _before_write(self: Tensor, op_name: str, where: tuple) -> None:
 def inplace(op: Op, self: Tensor, others: Sequence, params: dict | None = None,
             compute=None, check_overlap: bool = True) -> Tensor:
     """``self.<op>_(*others)``: write the result into self's storage, then record it."""
-    traced = type(self._data) is not _NDARRAY and is_traced(self)
+    traced = type(self._data) is not np.ndarray and is_traced(self)
     if not traced:
         for a in others:
-            if isinstance(a, Tensor) and type(a._data) is not _NDARRAY and is_traced(a):
+            if isinstance(a, Tensor) and type(a._data) is not np.ndarray and is_traced(a):
                 traced = True
                 break
     if traced:
