@@ -405,7 +405,7 @@ def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | 
     node._init(tuple(edges))
     node._prim = op.prim
     node._params = params
-    node._vals = vals
+    node._vals = tuple(vals)
     node._meta = meta
     node._freed = False
     if keeps_out is True:
@@ -521,9 +521,9 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
     node._meta = ((0, data.shape, data.dtype),)
     node._freed = False
     if saves_x:
-        node._vals = [Saved(data, x._vc, x)] if const is _NO_CONST else [Saved(data, x._vc, x), const]
+        node._vals = (Saved(data, x._vc, x),) if const is _NO_CONST else (Saved(data, x._vc, x), const)
     else:
-        node._vals = [STAND_IN] if const is _NO_CONST else [STAND_IN, const]
+        node._vals = _STAND_IN_ALONE if const is _NO_CONST else (STAND_IN, const)
     if keeps_out is True:
         node._out = Saved(out, res._vc, None, weakref.ref(node))
     elif keeps_out is False:
@@ -548,6 +548,10 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
 
 
 _new_object = object.__new__
+# `_vals` are tuples, not lists: a tuple of constants and stand-ins is untracked by the cyclic
+# garbage collector after its first pass, and every tracked object a graph keeps is rescanned
+# at each full collection (the dominant cost of long graphs: see findings, MEASURED.md)
+_STAND_IN_ALONE = (STAND_IN,)
 
 
 def _edge_to(t: Tensor):
@@ -609,8 +613,8 @@ def apply2(op: Op, x, y) -> Tensor:
     node._params = None
     node._meta = ((0 if rx else None, a.shape, a.dtype), (1 if ry else None, b.shape, b.dtype))
     node._freed = False
-    node._vals = [Saved(a, x._vc, x) if saves_x else STAND_IN,
-                  Saved(b, y._vc, y) if saves_y else STAND_IN]
+    node._vals = (Saved(a, x._vc, x) if saves_x else STAND_IN,
+                  Saved(b, y._vc, y) if saves_y else STAND_IN)
     if keeps_out is True:
         node._out = Saved(out, res._vc, None, weakref.ref(node))
     else:
@@ -670,7 +674,7 @@ def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
             node._x = None
         node._prim = op.prim
         node._params = None
-        node._vals = [STAND_IN] if const is _NO_CONST else [STAND_IN, const]
+        node._vals = _STAND_IN_ALONE if const is _NO_CONST else (STAND_IN, const)
         node._meta = ((0, data.shape, data.dtype),)
         node._freed = False
         if keeps_out is True:
