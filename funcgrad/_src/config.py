@@ -158,7 +158,7 @@ def _primitive_and_pass(frame):
     name = None
     while frame is not None:
         local = frame.f_locals
-        if frame.f_code.co_name == "_walk" and "tape" in local and \
+        if frame.f_code.co_name in ("_walk", "_walk_checked") and "tape" in local and \
                 frame.f_code.co_filename.endswith(os.path.join("_src", "reverse.py")):
             prim = local.get("prim")
             where = getattr(local["tape"], "frames", {}).get(local.get("i"))

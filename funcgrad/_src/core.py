@@ -524,16 +524,19 @@ class Primitive:
         # the tape's mask (keep the output? keep argument i?), read once per recorded op
         keep = residuals.keep_mask(reads, self.multiple_results)
         object.__setattr__(self, "_keep", keep)
-        # The reverse tape's short path, for a differentiable primitive of one or two
-        # arguments, one result and a rule for each argument: ``(keep the output?, keep only
-        # the shape of argument 0?, of argument 1?)``; None sends them down the general path.
+        # The reverse tape's short path, for a declared differentiable primitive of one or two
+        # arguments, one result and a rule for each argument: ``(its number, keep the output?,
+        # keep only the shape of argument 0?, of argument 1?)``; None sends the others down
+        # the general path.
         vjps = self.vjps
         keep_out, keep_args = keep
         direct = None
         if self.differentiable and not self.multiple_results and type(vjps) is tuple \
-                and self.nargs in (1, 2) and len(vjps) == self.nargs and None not in vjps:
-            direct = (keep_out, *(keep_args is not None and i < self.nargs and not keep_args[i]
-                                  for i in range(2)))
+                and self.nargs in (1, 2) and len(vjps) == self.nargs and None not in vjps \
+                and self._code is not None:
+            direct = (self._code, keep_out,
+                      *(keep_args is not None and i < self.nargs and not keep_args[i]
+                        for i in range(2)))
         object.__setattr__(self, "_direct", direct)
         # An elementwise primitive's rules are ``ct * deriv(out, *args)`` (`declare.elementwise`
         # marks them with their ``deriv``): the walk multiplies by the local derivative itself,
@@ -594,6 +597,7 @@ def declared(prim: Primitive) -> Primitive:
         if prim._code is None:
             object.__setattr__(prim, "_code", len(_DECLARED))
             _DECLARED.append(prim)
+            prim._derive_reads()  # (its number goes into the tape's short path)
     return prim
 
 

@@ -26,7 +26,8 @@ import numpy as np
 
 from . import residuals
 from .config import Recorded, config, nan_error, numpy_errors, user_frame
-from .core import _DECLARED, Array, FuncgradError, Primitive, Trace, Tracer, engine, raw, wrap
+from .core import (_DECLARED, Array, FuncgradError, Primitive, Trace, Tracer, engine,
+                   primitive_of, raw, wrap)
 from .tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["ReverseTrace", "ReverseTracer", "backward", "PRIM", "PARAMS", "OUT", "ARGS",
@@ -113,52 +114,44 @@ class ReverseTrace(Trace):
     def process1(self, prim: Primitive, a: Any, params: dict):
         """One argument, necessarily ours: the commonest case, kept short."""
         x = a._value
-        if isinstance(x, Tracer):
-            out = prim(x, **params)
-        elif params:
-            out = prim.impl(x, **params)
-        else:
-            out = prim.impl(x)
         direct = prim._direct
-        if direct is None:
-            return self._record(prim, params, out, (a._id,), [x])
-        keep_out, shape_only, _ = direct
+        if direct is None or isinstance(x, Tracer):
+            return self.process(prim, (a,), params)
+        out = prim.impl(x, **params) if params else prim.impl(x)
+        code, keep_out, shape_only, _ = direct
         if shape_only:  # (`_record`'s pruning, spelled out)
             if type(x) is np.ndarray:
                 if x.size >= _PRUNE_MIN_SIZE:
                     x = residuals.ShapeOnly(x)
             else:
                 x = _SCALAR_STANDINS.get(type(x), x)
-        code = prim._code
         tape = self.tape
-        tape.append((prim if code is None else code, params or None,
-                     out if keep_out else None, a._id, x))
         t = _new_object(ReverseTracer)  # (`_tracer` spelled out: this runs once per op)
         t._trace = self
         t._value = out
-        t._id = len(tape) - 1
+        t._id = len(tape)
+        tape.append((code, params or None, out if keep_out else None, a._id, x))
         return t
 
     def process2(self, prim: Primitive, a: Any, b: Any, params: dict):
         """Two arguments: the next commonest, also spelled out."""
         if type(a) is ReverseTracer and a._trace is self:
-            ia, xa = a._id, a._value
+            ia = a._id
+            xa = a._value
         else:
-            ia, xa = None, (a._value if type(a) is Array else a)
+            ia = None
+            xa = a._value if type(a) is Array else a
         if type(b) is ReverseTracer and b._trace is self:
-            ib, xb = b._id, b._value
+            ib = b._id
+            xb = b._value
         else:
-            ib, xb = None, (b._value if type(b) is Array else b)
-        if isinstance(xa, Tracer) or isinstance(xb, Tracer):
-            out = prim(xa, xb, **params)
-        elif params:
-            out = prim.impl(xa, xb, **params)
-        else:
-            out = prim.impl(xa, xb)
+            ib = None
+            xb = b._value if type(b) is Array else b
         direct = prim._direct
-        if direct is None or (ia is None and ib is None):
-            return self._record(prim, params, out, (ia, ib), [xa, xb])
-        keep_out, shape_only_a, shape_only_b = direct
+        if direct is None or isinstance(xa, Tracer) or isinstance(xb, Tracer):
+            return self.process(prim, (a, b), params)
+        out = prim.impl(xa, xb, **params) if params else prim.impl(xa, xb)
+        code, keep_out, shape_only_a, shape_only_b = direct
         if shape_only_a:
             if type(xa) is np.ndarray:
                 if xa.size >= _PRUNE_MIN_SIZE:
@@ -171,14 +164,12 @@ class ReverseTrace(Trace):
                     xb = residuals.ShapeOnly(xb)
             else:
                 xb = _SCALAR_STANDINS.get(type(xb), xb)
-        code = prim._code
         tape = self.tape
-        tape.append((prim if code is None else code, params or None,
-                     out if keep_out else None, ia, xa, ib, xb))
         t = _new_object(ReverseTracer)
         t._trace = self
         t._value = out
-        t._id = len(tape) - 1
+        t._id = len(tape)
+        tape.append((code, params or None, out if keep_out else None, ia, xa, ib, xb))
         return t
 
     def process(self, prim: Primitive, args: Sequence[Any], params: dict):
@@ -219,7 +210,8 @@ class ReverseTrace(Trace):
 
     def _append(self, prim, params, kept_out, nodes, values, out):
         """Record one entry; the tracer(s) of its result."""
-        entry = [prim, params, kept_out]
+        code = prim._code
+        entry = [prim if code is None else code, params, kept_out]
         for node, value in zip(nodes, values):
             entry += (node, value)
         tape = self.tape
@@ -451,7 +443,7 @@ def backward(tape: list, out_ids: Sequence[int | None], out_cts: Sequence[Any], 
         gc.disable()
     try:
         with numpy_errors():
-            _walk(tape, cts, n_leaves, consume)
+            (_walk_checked if config.debug_nans else _walk)(tape, cts, n_leaves, consume)
     finally:
         if restart_gc:
             gc.enable()
@@ -460,132 +452,159 @@ def backward(tape: list, out_ids: Sequence[int | None], out_cts: Sequence[Any], 
 
 
 def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
+    """The backward walk itself. Entries of one and two arguments (nearly all) are spelled
+    out, their commonest cotangents added inline; the rest take `_entry_cts`."""
     pop = cts.pop
-    accumulate = _accumulate
-    check = config.debug_nans
+    get = cts.get
     declared = _DECLARED
     in_place_min_size = IN_PLACE_MIN_SIZE
+    standins = _SCALAR_STANDINS
     ndarray = np.ndarray
     one_arg, two_args = ARGS + 2, ARGS + 4
     for i in range(len(tape) - 1, n_leaves - 1, -1):
         entry = tape[i]
         if entry is None:
             continue
-        prim = entry[PRIM]
-        if type(prim) is int:
-            prim = declared[prim]
+        try:
+            prim = declared[entry[PRIM]]
+        except TypeError:  # an undeclared primitive is named by itself, not by a number
+            prim = entry[PRIM]
         if prim.multiple_results:
             ct = _gather_multiple(cts, i, entry[OUT])
-            if ct is None:
-                continue
-        else:
-            ct = pop(i, None)
-            if ct is None:  # the entry does not reach the output
-                if not cts:
-                    break  # nor does any before it
-                continue
+            if ct is not None:
+                if consume:
+                    tape[i] = None
+                _entry_cts(entry, prim, ct, cts, _accumulate)
+            continue
+        ct = pop(i, None)
+        if ct is None:  # the entry does not reach the output
+            if not cts:
+                break  # nor does any before it
+            continue
         if consume:
             tape[i] = None
-        if check:
-            accumulate = _checking(prim, i, tape)
-        rules = prim.vjps
-        derivs = prim._derivs  # (elementwise rules: the walk multiplies by these itself)
         n = len(entry)
-        if n == one_arg:  # one argument, the commonest entry: unpacked in the layout's order
+        if n == one_arg:
+            # one argument, the commonest entry: unpacked in the layout's order
             _, params, out, node, x = entry
             entry = None
+            # An elementwise rule (``ct * d``, the walk multiplies by d itself) gives a
+            # cotangent of x's shape: ct has the shape of out, which is x's, and d's shape
+            # is within it. Only its dtype is left to check.
+            x_shaped = False
             if params is not None:
-                g = rules[0](ct, out, x, **params)
-            elif type(ct) is ndarray and ct.size >= in_place_min_size:
-                g = _elementwise_vjp(rules[0], ct, out, (x,), True)
-                ct = None  # (so that an in-place sum below sees the walk's true holders)
-            elif derivs is not None:
+                g = prim.vjps[0](ct, out, x, **params)
+            elif (derivs := prim._derivs) is None:
+                g = prim.vjps[0](ct, out, x)
+            elif type(ct) is not ndarray or ct.size < in_place_min_size:
                 g = ct * derivs[0](out, x)
+                x_shaped = True
             else:
-                g = rules[0](ct, out, x)
+                g = _elementwise_vjp(prim.vjps[0], ct, out, (x,), True)
+            ct = None  # (so that an in-place sum below sees the walk's true holders)
             if g is not None:
                 # the commonest cases inline: a cotangent of the argument's shape and type,
                 # the first for its node, or a small one added to the earlier
                 tg = type(g)
-                if check or not (g.shape == x.shape and g.dtype is x.dtype if tg is ndarray
-                                 else tg is type(x) and tg in _SCALAR_STANDINS):
-                    accumulate(cts, node, g, x)
+                if not (g.dtype is x.dtype and (x_shaped or g.shape == x.shape)
+                        if tg is ndarray else tg is type(x) and tg in standins):
+                    _accumulate(cts, node, g, x)
+                elif (prev := get(node)) is None:
+                    cts[node] = g
+                elif type(prev) is ndarray and prev.size >= in_place_min_size:
+                    prev = None
+                    _accumulate(cts, node, g, x)  # (in place, where it may be)
                 else:
-                    prev = cts.get(node)
-                    if prev is None:
-                        cts[node] = g
-                    elif type(prev) is ndarray and prev.size >= in_place_min_size:
-                        prev = None
-                        accumulate(cts, node, g, x)  # (in place, where it may be)
-                    else:
-                        cts[node] = prev + g
-                g = None
+                    cts[node] = prev + g
+                g = prev = None
             continue
         if n == two_args:  # two arguments, the next commonest
             _, params, out, node_a, x, node_b, y = entry
             entry = None
+            derivs = prim._derivs
             big = params is None and type(ct) is ndarray and ct.size >= in_place_min_size
             if node_a is not None:
                 if big:
-                    g = _elementwise_vjp(rules[0], ct, out, (x, y), node_b is None)
+                    g = _elementwise_vjp(prim.vjps[0], ct, out, (x, y), node_b is None)
                 elif params is not None:
-                    g = rules[0](ct, out, x, y, **params)
+                    g = prim.vjps[0](ct, out, x, y, **params)
                 elif derivs is not None:
                     g = ct * derivs[0](out, x, y)
                 else:
-                    g = rules[0](ct, out, x, y)
+                    g = prim.vjps[0](ct, out, x, y)
+                if node_b is None:
+                    ct = None
                 if g is not None:
                     tg = type(g)
-                    if check or not (g.shape == x.shape and g.dtype is x.dtype if tg is ndarray
-                                     else tg is type(x) and tg in _SCALAR_STANDINS):
-                        accumulate(cts, node_a, g, x)
+                    if not (g.shape == x.shape and g.dtype is x.dtype if tg is ndarray
+                            else tg is type(x) and tg in standins):
+                        _accumulate(cts, node_a, g, x)
+                    elif (prev := get(node_a)) is None:
+                        cts[node_a] = g
+                    elif type(prev) is ndarray and prev.size >= in_place_min_size:
+                        prev = None
+                        _accumulate(cts, node_a, g, x)
                     else:
-                        prev = cts.get(node_a)
-                        if prev is None:
-                            cts[node_a] = g
-                        elif type(prev) is ndarray and prev.size >= in_place_min_size:
-                            prev = None
-                            accumulate(cts, node_a, g, x)
-                        else:
-                            cts[node_a] = prev + g
-                    g = None
+                        cts[node_a] = prev + g
+                    g = prev = None
             if node_b is not None:
                 if big:
-                    g = _elementwise_vjp(rules[1], ct, out, (x, y), True)
-                    ct = None
+                    g = _elementwise_vjp(prim.vjps[1], ct, out, (x, y), True)
                 elif params is not None:
-                    g = rules[1](ct, out, x, y, **params)
+                    g = prim.vjps[1](ct, out, x, y, **params)
                 elif derivs is not None:
                     g = ct * derivs[1](out, x, y)
                 else:
-                    g = rules[1](ct, out, x, y)
+                    g = prim.vjps[1](ct, out, x, y)
+                ct = None
                 if g is not None:
                     tg = type(g)
-                    if check or not (g.shape == y.shape and g.dtype is y.dtype if tg is ndarray
-                                     else tg is type(y) and tg in _SCALAR_STANDINS):
-                        accumulate(cts, node_b, g, y)
+                    if not (g.shape == y.shape and g.dtype is y.dtype if tg is ndarray
+                            else tg is type(y) and tg in standins):
+                        _accumulate(cts, node_b, g, y)
+                    elif (prev := get(node_b)) is None:
+                        cts[node_b] = g
+                    elif type(prev) is ndarray and prev.size >= in_place_min_size:
+                        prev = None
+                        _accumulate(cts, node_b, g, y)
                     else:
-                        prev = cts.get(node_b)
-                        if prev is None:
-                            cts[node_b] = g
-                        elif type(prev) is ndarray and prev.size >= in_place_min_size:
-                            prev = None
-                            accumulate(cts, node_b, g, y)
-                        else:
-                            cts[node_b] = prev + g
-                    g = None
+                        cts[node_b] = prev + g
+                    g = prev = None
             x = y = None  # hold no value of this entry into the next one
             continue
-        params = entry[PARAMS]
-        out = entry[OUT]
-        values = arg_values(entry)
-        for argnum, node, x in arg_slots(entry):
-            if node is None:
-                continue
-            rule = rules[argnum]
-            g = rule(ct, out, *values) if params is None else rule(ct, out, *values, **params)
-            if g is not None:
-                accumulate(cts, node, g, x)
+        _entry_cts(entry, prim, ct, cts, _accumulate)
+
+
+def _walk_checked(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
+    """The walk under `debug_nans`: every entry takes the general path, and each cotangent
+    is checked for NaN as it is added."""
+    for i in range(len(tape) - 1, n_leaves - 1, -1):
+        entry = tape[i]
+        if entry is None:
+            continue
+        prim = primitive_of(entry[PRIM])
+        ct = (_gather_multiple(cts, i, entry[OUT]) if prim.multiple_results
+              else cts.pop(i, None))
+        if ct is None:
+            continue
+        if consume:
+            tape[i] = None
+        _entry_cts(entry, prim, ct, cts, _checking(prim, i, tape))
+
+
+def _entry_cts(entry: tuple, prim: Primitive, ct: Any, cts: dict, accumulate) -> None:
+    """Add the cotangents of one entry's arguments, whatever their number, to `cts`."""
+    params = entry[PARAMS]
+    out = entry[OUT]
+    values = arg_values(entry)
+    rules = prim.vjps
+    for argnum, node, x in arg_slots(entry):
+        if node is None:
+            continue
+        rule = rules[argnum]
+        g = rule(ct, out, *values) if params is None else rule(ct, out, *values, **params)
+        if g is not None:
+            accumulate(cts, node, g, x)
 
 
 def _checking(prim, i, tape):
