@@ -783,3 +783,89 @@ def test_queued_callbacks_run_once_at_the_end(torch):
     a = torch.rand(3, 3, requires_grad=True)
     Same.apply(a).sum().backward()
     assert called == ["first", "final"]
+
+
+@both()
+def test_cleared_saved_tensors_read_twice_name_the_flag(torch):
+    class Twice(torch.autograd.Function):
+        clear_saved_tensors_on_access = True
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            ctx.saved_tensors
+            ctx.saved_tensors
+            return g
+
+    y = Twice.apply(torch.ones(2, requires_grad=True))
+    with pytest.raises(RuntimeError, match=r"^saved_tensors can only be accessed once when "
+                       r"clear_saved_tensors_on_access=True is set on the autograd.Function\. "
+                       r"Either access saved_tensors only once, or set "
+                       r"clear_saved_tensors_on_access=False\.$"):
+        y.sum().backward()
+
+
+@both()
+def test_view_outputs_of_a_two_output_function_are_multiple_views(torch):
+    class NarrowAndSum(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            a = a.narrow(0, 0, 2)
+            return a, a + b
+
+        @staticmethod
+        def backward(ctx, ga, gab):
+            return torch.cat([ga + gab, torch.zeros(1)]), gab
+
+    piece, total = NarrowAndSum.apply(torch.ones(3, requires_grad=True).clone(),
+                                      torch.ones(2, requires_grad=True))
+    assert piece._is_view() and not total._is_view()
+    with pytest.raises(RuntimeError, match=r"^Output 0 of NarrowAndSum is a view and is being "
+                       r"modified inplace\. This view is the output of a function that returns "
+                       r"multiple views\."):
+        piece += 3
+    (total * 2).sum().backward()  # the other output is an ordinary tensor
+
+
+@both()
+def test_view_of_a_temporary_returned_by_a_function_refuses_in_place(torch):
+    class RowOfCopy(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a.clone().select(0, 0)
+
+        @staticmethod
+        def backward(ctx, g):
+            out = torch.zeros(2, 2)
+            out[0] = g
+            return out
+
+    a = torch.ones(2, 2, requires_grad=True)
+    row = RowOfCopy.apply(a)
+    assert row._is_view()
+    with pytest.raises(RuntimeError, match=r"^Output 0 of RowOfCopy is a view and is being "
+                       r"modified inplace\. This view was created inside a custom Function"):
+        row += 3
+    (RowOfCopy.apply(a) * 5).sum().backward()
+    close(a.grad, [[5, 5], [0, 0]])
+
+
+@both()
+def test_backward_c_function_is_a_node(torch):
+    assert issubclass(torch.autograd.function.BackwardCFunction, torch.autograd.graph.Node)
+
+    class Id(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    out = Id.apply(torch.ones(1, requires_grad=True))
+    assert isinstance(out.grad_fn, torch.autograd.function.BackwardCFunction)

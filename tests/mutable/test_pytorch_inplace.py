@@ -715,3 +715,20 @@ def test_saved_attributes_of_nodes(torch):
     assert torch.div(x, 2.0, rounding_mode=None).grad_fn._saved_rounding_mode is None
     m = torch.ones(2, 2, requires_grad=True)
     assert tuple(m.mean().grad_fn._saved_self_sym_sizes) == (2, 2)
+
+
+@both()
+def test_unsafe_preserve_version_counter_keeps_versions(torch):
+    x = torch.ones(2, requires_grad=True).clone()
+    x.add_(1)
+    x.add_(2)
+    y = torch.ones(2, requires_grad=True).clone()
+    with torch.autograd._unsafe_preserve_version_counter(x):
+        x.mul_(2)
+        x.mul_(3)
+    assert x._version == 2
+    with torch.autograd._unsafe_preserve_version_counter((x, y)):
+        x.mul_(2)
+        y.mul_(3)
+    assert (x._version, y._version) == (2, 0)
+    close(x, [48, 48])

@@ -6,6 +6,7 @@ from . import function, functional, grad_mode, graph
 from ._grad import backward, detect_anomaly, grad, is_anomaly_enabled, set_detect_anomaly
 from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402  (torchtests' module)
+from .graph import _unsafe_preserve_version_counter
 from .variable import Variable
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "InplaceFunction", "once_differentiable",

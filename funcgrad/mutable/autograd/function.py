@@ -13,7 +13,7 @@ from .._graph import STATE, Node, Saved, freed_error, node_class, version_error
 from .._ops import _attach_inplace, check_inplace, edge_of, saved_tensor
 from .._tensor import Tensor, _ViewInfo, is_traced
 
-__all__ = ["Function", "FunctionCtx", "InplaceFunction", "once_differentiable"]
+__all__ = ["Function", "FunctionCtx", "InplaceFunction", "once_differentiable", "BackwardCFunction"]
 
 
 # --- custom functions -------------------------------------------------------------------------------
@@ -55,6 +55,11 @@ class FunctionCtx:
     @property
     def saved_tensors(self) -> tuple:
         if self._freed:
+            if self._freed == "on access":
+                raise RuntimeError(
+                    "saved_tensors can only be accessed once when clear_saved_tensors_on_access=True "
+                    "is set on the autograd.Function. Either access saved_tensors only once, or set "
+                    "clear_saved_tensors_on_access=False.")
             raise freed_error()
         if self._saved is None:
             return ()
@@ -80,7 +85,7 @@ class FunctionCtx:
             out.append(t)
         if clear:  # the backward holds the only references from here on
             self._saved = None
-            self._freed = True
+            self._freed = "on access"
         return tuple(out)
 
 
@@ -159,6 +164,9 @@ class _FunctionNode(Node):
                                    f"shape compatible with {list(meta[0])}")
             grads.append(r if graph.create_graph else r._data)
         return grads
+
+
+BackwardCFunction = _FunctionNode  # PyTorch's name for the class of a custom Function's node
 
 
 def _user_backward(cls):
@@ -319,7 +327,7 @@ class Function(metaclass=_FunctionMeta):
                 new_outs.append(o)
                 continue
             if any(o is a for a in tensors) or o._base is not None:
-                o = _output_view(o, tensors)
+                o = _output_view(o, tensors, sum(isinstance(x, Tensor) for x in outs) > 1)
             o._grad_fn = node
             o._nr = k
             o._rg = True
@@ -385,17 +393,16 @@ def _alias(t: Tensor) -> Tensor:
 _WHOLE = ((NP.getitem.impl, {"template": (Ellipsis,)}),)  # the view chain of an alias
 
 
-def _output_view(t: Tensor, inputs: list) -> Tensor:
+def _output_view(t: Tensor, inputs: list, multi: bool) -> Tensor:
     """An output that is an input, or a view of one: a view of that input that may not be
-    modified in place (PyTorch forbids it: view+inplace would bypass the custom backward)."""
+    modified in place (PyTorch forbids it: view+inplace would bypass the custom backward).
+    Among several tensor outputs it is one of "multiple views", as PyTorch words it."""
     out = _alias(t)
     base = t._base if t._base is not None else t
-    if not any(base is (a._base if a._base is not None else a) for a in inputs):
-        return out  # a view of a value made inside forward: an ordinary new tensor
-    out._base = base
+    out._base = base  # (a view of a value made inside forward is one too, as in PyTorch)
     chain = t._view.chain if t._base is not None else _WHOLE
-    out._view = _ViewInfo(chain, t._vc.value, False, t._base is not None and t._view.multi)
-    out._view.custom = True
+    out._view = _ViewInfo(chain, t._vc.value, False, multi or (t._base is not None and t._view.multi))
+    out._view.custom = not out._view.multi
     return out
 
 

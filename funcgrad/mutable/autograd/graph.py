@@ -170,6 +170,31 @@ def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:
             t._vc.value += 1
 
 
+class _unsafe_preserve_version_counter:
+    """Keep the version counters of `tensors` (one tensor or a tuple) as they were on entry:
+    in-place writes inside the block leave no trace a saved tensor's check would see. As in
+    PyTorch, this can hide a real overwrite and give a silently wrong gradient; use it only
+    for writes that autograd must not count.
+
+    >>> import funcgrad.mutable as torch
+    >>> x = torch.ones(2)
+    >>> with torch.autograd._unsafe_preserve_version_counter(x):
+    ...     _ = x.mul_(2)
+    >>> x._version
+    0
+    """
+
+    def __init__(self, tensors) -> None:
+        self.tensors = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
+
+    def __enter__(self) -> None:
+        self.values = [t._vc.value for t in self.tensors]
+
+    def __exit__(self, *exc) -> None:
+        for t, value in zip(self.tensors, self.values):
+            t._vc.value = value
+
+
 class SavedTensorInfo(NamedTuple):
     """One tensor a node saved for backward, as it stands now (read-only).
 
