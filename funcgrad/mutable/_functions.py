@@ -1127,6 +1127,21 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
+def is_inference(input: Tensor) -> bool:
+    """Whether `input` is an inference tensor (made in ``torch.inference_mode()``).
+
+    >>> import funcgrad.mutable as torch
+    >>> with torch.inference_mode():
+    ...     made_inside = torch.ones(2)
+    >>> torch.is_inference(made_inside), torch.is_inference(torch.ones(2))
+    (True, False)
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.is_inference()
+
+
 def numel(input) -> int:
     """Number of elements.
 

@@ -365,3 +365,19 @@ def test_set_grad_enabled_as_decorator_leaves_mode_alone(torch, decorator):
         assert torch.is_grad_enabled()
         assert not inner(torch.zeros(1, requires_grad=True)).requires_grad
         assert torch.is_grad_enabled()
+
+
+@both()
+def test_torch_is_inference_follows_where_a_tensor_was_made(torch):
+    outside = torch.ones(1, 2, 3, requires_grad=True)
+    a = outside.clone()
+    with torch.inference_mode():
+        made = torch.ones(1, 2, 3)
+        product = made * made
+        assert torch.is_inference(made) and torch.is_inference(product)
+        a.add_(2)  # a normal tensor written in inference mode stays normal
+    assert not torch.is_inference(outside) and not torch.is_inference(a)
+    assert not torch.is_inference(made * 2)  # computed outside: a normal tensor
+    with pytest.raises(TypeError, match=r"^is_inference\(\): argument 'input' \(position 1\) "
+                       r"must be Tensor, not list$"):
+        torch.is_inference([1.0])
