@@ -310,19 +310,21 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
         if e is not None and e[0] not in deps:
             deps[e[0]] = 0
             stack.append(e[0])
-    order = []
+    order = [] if inputs is not None else None  # (visiting order: for `inputs` only)
     while stack:
         node = stack.pop()
-        order.append(node)
+        if order is not None:
+            order.append(node)
         for e in node._next:
             if e is None:
                 continue
             nxt = e[0]
-            if nxt in deps:
-                deps[nxt] += 1
-            else:
+            count = deps.get(nxt)
+            if count is None:
                 deps[nxt] = 1
                 stack.append(nxt)
+            else:
+                deps[nxt] = count + 1
     captures = None
     needed = None
     if inputs is not None:
@@ -387,33 +389,40 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
             if not retain_graph:
                 node._release()
         del buf
-        k = 0
-        for e in node._next:
-            if e is not None:
-                nxt = e[0]
-                g = grads_out[k] if grads_out is not None else None
-                if g is not None:
-                    b = buffers.get(nxt)
-                    if b is None:
+        nexts = node._next
+        if grads_out is None:
+            grads_out = (None,) * len(nexts)
+        elif len(grads_out) < len(nexts):
+            grads_out = _padded(node, grads_out)
+        for e, g in zip(nexts, grads_out):
+            if e is None:
+                continue
+            nxt = e[0]
+            if g is not None:
+                b = buffers.get(nxt)
+                if b is None:
+                    if nxt._nout == 1:
+                        buffers[nxt] = [g]
+                    else:
                         b = buffers[nxt] = [None] * nxt._nout
-                    nr = e[1]
-                    if b[nr] is None:
-                        b[nr] = g
-                    else:
-                        b[nr] = b[nr] + g
-                        if type(nxt) is AccumulateGrad:  # PyTorch adds in place: a version
-                            graph.summed[nxt] = graph.summed.get(nxt, 0) + 1
-                left = deps[nxt] - 1
-                deps[nxt] = left
-                if left == 0:
-                    if following is not None:
-                        heappush(ready, (_priority(following, pushes), following))
-                        following = nxt
-                    elif ready:
-                        heappush(ready, (_priority(nxt, pushes), nxt))
-                    else:
-                        following = nxt
-            k += 1
+                        b[e[1]] = g
+                elif b[e[1]] is None:
+                    b[e[1]] = g
+                else:
+                    b[e[1]] = b[e[1]] + g
+                    if type(nxt) is AccumulateGrad:  # PyTorch adds in place: a version
+                        graph.summed[nxt] = graph.summed.get(nxt, 0) + 1
+            left = deps[nxt] - 1
+            deps[nxt] = left
+            if left == 0:
+                if following is not None:
+                    heappush(ready, (_priority(following, pushes), following))
+                    following = nxt
+                elif ready:
+                    heappush(ready, (_priority(nxt, pushes), nxt))
+                else:
+                    following = nxt
+        grads_out = None
         g = None  # hold no gradient past its node: the accumulator may keep it unshared
         if following is not None and ready:
             heappush(ready, (_priority(following, pushes), following))
@@ -421,6 +430,16 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
     if inputs is None:
         return None
     return results
+
+
+def _padded(node, grads_out) -> list:
+    """A node's gradients padded with None to one per next function; a missing gradient for
+    an edge that exists is the node's error."""
+    n = len(node._next)
+    if any(e is not None for e in node._next[len(grads_out):]):
+        raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                           f"(expected {n}, got {len(grads_out)})")
+    return list(grads_out) + [None] * (n - len(grads_out))
 
 
 def _apply_watched(node, buf, graph, check_nan: bool) -> list:

@@ -171,7 +171,7 @@ class OpNode(Node):
             if t is Saved:
                 if v.counter.value != v.version:
                     raise version_error(v, self)
-                if v.tensor is not None and not v.tensor._rg and v.tensor._grad_fn is None:
+                if v.tensor is not None and not v.tensor._rg and v.tensor._grad_node is None:
                     self._check_not_detached(len(args))
                 if v.unpack_fn is not None:  # packed by a saved-tensor hook
                     u = unpacked(v, self)
@@ -236,9 +236,14 @@ class OpNode(Node):
             rule = rules[argnum]
             g = rule(ct, out, *args, **params) if params else rule(ct, out, *args)
             if type(g) is not np.ndarray:
-                if g is not None:
-                    g = fix_array(conj(g), shape, dtype)
-            elif g.shape != shape or g.dtype != dtype:
+                if g is None:
+                    grads.append(None)
+                    continue
+                if type(g) not in _REAL_SCALARS:  # (rules give 0-d arrays' results as scalars)
+                    grads.append(fix_array(conj(g), shape, dtype))
+                    continue
+                g = np.asarray(g)
+            if g.shape != shape or g.dtype != dtype:
                 g = fix_array(conj(g), shape, dtype)
             elif dtype.kind == "c":
                 g = conj(g)
@@ -313,7 +318,7 @@ def saved_tensor(saved: Saved, node: Node) -> Tensor:
         return view()
     out = Tensor._wrap(saved.data)
     out._vc = saved.counter
-    out._grad_fn = node
+    out._grad_node = node
     out._rg = True
     return out
 
@@ -330,10 +335,10 @@ def unpacked(saved: Saved, node: Node) -> Tensor:
     out._vc = saved.counter
     t = saved.tensor
     if t is None:
-        out._grad_fn, out._rg = node, True
+        out._grad_node, out._rg = node, True
     elif _requires_grad(t):
         fn, nr = edge_of(t) or (t._accumulator(), 0)
-        out._grad_fn, out._nr, out._rg = fn, nr, True
+        out._grad_node, out._nr, out._rg = fn, nr, True
     return out
 
 
@@ -373,7 +378,7 @@ def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | 
             if inplace_orig is not None and i == 0:
                 edges.append(inplace_orig[0])
             elif a._base is None:
-                fn = a._grad_fn
+                fn = a._grad_node
                 edges.append((fn, a._nr) if fn is not None else (a._accumulator(), 0))
             else:
                 edges.append(edge_of(a) or (a._accumulator(), 0))
@@ -423,7 +428,7 @@ def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | 
             for v in node._vals:
                 if type(v) is Saved:
                     v.owner = ref
-    out._grad_fn = node
+    out._grad_node = node
     out._nr = 0
     out._rg = True
     return node
@@ -437,7 +442,7 @@ def _original(inplace_orig) -> Tensor:
     edge, data = inplace_orig
     t = Tensor._wrap(data)
     if edge is not None:
-        t._grad_fn, t._nr, t._rg = edge[0], edge[1], True
+        t._grad_node, t._nr, t._rg = edge[0], edge[1], True
     return t
 
 
@@ -490,7 +495,7 @@ def apply1(op: Op, x: Tensor, const=_NO_CONST, params: dict | None = None) -> Te
     res._grad = None
     res._base = None
     if not (STATE.grad_enabled and (x._rg or (x._base is not None and x.requires_grad))):
-        res._grad_fn = None
+        res._grad_node = None
         res._rg = False
         return res
     _record1(op, x, res, params, const)
@@ -505,7 +510,7 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
     cls = op.node_cls
     node = _new_object(cls)
     if x._base is None:  # `_edge_to`, spelled out for the common case
-        fn = x._grad_fn
+        fn = x._grad_node
         edge = (fn, x._nr) if fn is not None else (x._accumulator(), 0)
     else:
         edge = _edge_to(x)
@@ -542,12 +547,13 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
                 node._out.owner = ref
     else:
         node._where = None
-    res._grad_fn = node
+    res._grad_node = node
     res._nr = 0
     res._rg = True
 
 
 _new_object = object.__new__
+_REAL_SCALARS = frozenset((np.float64, np.float32, np.float16))
 # `_vals` are tuples, not lists: a tuple of constants and stand-ins is untracked by the cyclic
 # garbage collector after its first pass, and every tracked object a graph keeps is rescanned
 # at each full collection (the dominant cost of long graphs: see findings, MEASURED.md)
@@ -558,7 +564,7 @@ def _edge_to(t: Tensor):
     """The edge to a tensor that requires grad (its grad_fn, or its leaf's accumulator)."""
     if t._base is not None and (t._view.version != t._vc.value or t._view.no_grad):
         return edge_of(t) or (t._accumulator(), 0)  # a view written through, or of no_grad
-    fn = t._grad_fn
+    fn = t._grad_node
     return (fn, t._nr) if fn is not None else (t._accumulator(), 0)
 
 
@@ -592,7 +598,7 @@ def apply2(op: Op, x, y) -> Tensor:
         rx = x._rg or (x._base is not None and x.requires_grad)
         ry = y._rg or (y._base is not None and y.requires_grad)
     if not (rx or ry):
-        res._grad_fn = None
+        res._grad_node = None
         res._rg = False
         return res
     plan = op.binary_plans.get((rx, ry))
@@ -631,7 +637,7 @@ def apply2(op: Op, x, y) -> Tensor:
                 node._out.owner = ref
     else:
         node._where = None
-    res._grad_fn = node
+    res._grad_node = node
     res._rg = True
     return res
 
@@ -644,7 +650,7 @@ def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
         return inplace(op, x, () if const is _NO_CONST else (const,))
     rg = STATE.grad_enabled and x._rg
     if rg:
-        if x._grad_fn is None:
+        if x._grad_node is None:
             raise RuntimeError(LEAF_INPLACE)
         saves_x, keeps_out, _ = op.unary_plan
         if saves_x:  # the rule reads the overwritten value: the general path copies it
@@ -664,7 +670,7 @@ def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
     if rg:
         cls = op.node_cls
         node = _new_object(cls)
-        old = x._grad_fn
+        old = x._grad_node
         edges = ((old, x._nr),)
         if STATE.anomaly:
             node._init(edges)
@@ -690,7 +696,7 @@ def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
         if x._retains and old is not None and old._retain:
             old._retain.pop(x._nr, None)
             node._retain = {0: weakref.ref(x)}
-        x._grad_fn = node
+        x._grad_node = node
         x._nr = 0
     return x
 
@@ -918,7 +924,7 @@ def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None,
     out._vc = x._vc
     out._nr = 0
     out._grad = None
-    out._grad_fn = None
+    out._grad_node = None
     out._rg = False
     base = x._base
     link = (replay_fn or op.impl, params)
@@ -935,7 +941,7 @@ def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None,
             view.from_inference = info.inference
         view.custom = info.custom
     if not STATE.grad_enabled:
-        out._view.base_fn = out._base._grad_fn
+        out._view.base_fn = out._base._grad_node
         out._view.inference = STATE.inference
     if STATE.grad_enabled and _requires_grad(x):
         _record1(op, x, out, params)
@@ -1017,11 +1023,11 @@ def check_inplace(self: Tensor, others_require_grad: bool = False) -> None:
         return
     base = self._base
     if base is None:
-        if self._grad_fn is None and self._rg:
+        if self._grad_node is None and self._rg:
             raise RuntimeError(LEAF_INPLACE)
         return
     view = self._view
-    rg = (others_require_grad or self._rg or self._grad_fn is not None
+    rg = (others_require_grad or self._rg or self._grad_node is not None
           or base.requires_grad)
     if rg:
         if view.no_grad:
@@ -1165,7 +1171,7 @@ class _Plain(Node):
 
 
 def _record_inplace(op, self, args, raws, params, old_edge, orig, where=None) -> None:
-    old_fn = self._grad_fn
+    old_fn = self._grad_node
     if op.prim is None:
         node = op.node_cls.__new__(node_class(op.node_cls.__name__, _Plain))
         edges = [old_edge] + [edge_of(a) if isinstance(a, Tensor) and _requires_grad(a) else None
@@ -1175,18 +1181,18 @@ def _record_inplace(op, self, args, raws, params, old_edge, orig, where=None) ->
                            for a in args)
     else:
         node = _record(op, self, args, raws, params, inplace_orig=(old_edge, orig), where=where)
-        self._grad_fn = old_fn
+        self._grad_node = old_fn
     _attach_inplace(self, node)
 
 
 def _attach_inplace(self: Tensor, node: Node) -> None:
     """Make `node` the new history of self (or, for a view, of its base via CopySlices)."""
     retained = self._retains
-    old = self._grad_fn
+    old = self._grad_node
     if retained and old is not None and old._retain:
         old._retain.pop(self._nr, None)  # retain_grad follows the newest version
     if self._base is None:
-        self._grad_fn = node
+        self._grad_node = node
         self._nr = 0
         self._rg = True
         if retained:
@@ -1203,7 +1209,7 @@ def _attach_inplace(self: Tensor, node: Node) -> None:
     # the op's own edge to the view's old history is never followed (CopySlices routes that
     # gradient to the base), so drop it: PyTorch keeps no reference to it either
     node._next = (None,) + tuple(node._next[1:])
-    base._grad_fn = cs
+    base._grad_node = cs
     base._nr = 0
     base._rg = True
     if base._retains:  # retain_grad follows the base's newest version too
@@ -1271,7 +1277,7 @@ def traced_tensor(value, dtype: D.dtype | None = None) -> Tensor:
     t._data = value
     t._dtype = dtype
     t._vc = Version()
-    t._grad_fn = None
+    t._grad_node = None
     t._nr = 0
     t._rg = False
     t._grad = None

@@ -185,3 +185,33 @@ def test_hook_order_matches_live_torch():
         return calls, [round(v, 5) for v in x.grad.tolist() + w.grad.tolist()]
 
     assert program(torch) == program(real)
+
+
+def test_grad_fn_alias_reads_writes_and_refuses_deletion():
+    """``_grad_fn`` is the `_grad_node` slot under PyTorch's attribute name: reads and writes
+    go through to the slot, and deleting it raises PyTorch's error, leaving it in place."""
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2.0
+    assert y._grad_fn is y._grad_node and type(y._grad_fn).__name__ == "MulBackward0"
+    assert x._grad_fn is None
+    for t in (x, y):
+        before = t._grad_node
+        with pytest.raises(RuntimeError, match=r"^Deletion of _grad_fn not allowed\. Detach "
+                                               r"tensor instead!$"):
+            del t._grad_fn
+        assert t._grad_node is before
+    node = y._grad_fn
+    z = torch.tensor([3.0, 4.0])
+    z._grad_fn = node
+    assert z._grad_node is node
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+
+
+def test_grad_fn_deletion_as_torch():
+    real = pytest.importorskip("torch", reason=TORCH_REASON)
+    ours, theirs = torch.ones(2, requires_grad=True) * 2, real.ones(2, requires_grad=True) * 2
+
+    def delete(t):
+        del t._grad_fn
+    assert _error(lambda: delete(ours)) == _error(lambda: delete(theirs))

@@ -39,9 +39,7 @@ def graph(fn):
     return type(fn).__name__ + "(" + ", ".join(graph(f) for f, _ in fn.next_functions) + ")"
 
 
-@both(xfail="del x._grad_fn deletes the slot: refusing it needs Tensor.__delattr__, which "
-            "makes every attribute write on every tensor slower (CPython routes sets through "
-            "the same slot)")
+@both()
 def test_deleting_tensor_attributes(torch):
     x = torch.randn(3, 3, requires_grad=True)
     del x.grad
