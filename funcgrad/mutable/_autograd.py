@@ -19,8 +19,8 @@ import numpy as np
 
 from .._src.core import Array, Primitive, Trace, Tracer
 from ..numpy import _primitives as NP
-from ._graph import (STATE, AccumulateGrad, Node, RemovableHandle, Saved, Version, freed_error,
-                     node_class, version_error, warn_forward_traces)
+from ._graph import (STATE, AccumulateGrad, Node, RemovableHandle, Saved, Version, edge_pair,
+                     freed_error, node_class, version_error, warn_forward_traces)
 from ._ops import COPY, OpNode, apply_primitive, inplace
 from ._tensor import Tensor
 
@@ -318,7 +318,7 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
         for e in node._next:
             if e is None:
                 continue
-            nxt = e[0]
+            nxt = e[0] if type(e) is tuple else e  # (a bare node: its output 0)
             count = deps.get(nxt)
             if count is None:
                 deps[nxt] = 1
@@ -336,12 +336,13 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
         targets = {e[0] for e in captures}
         needed = set()
         for node in _postorder(order, deps):
-            if node in targets or any(e is not None and e[0] in needed for e in node._next):
+            if node in targets or any(e is not None and edge_pair(e)[0] in needed
+                                      for e in node._next):
                 needed.add(node)
         # a node runs only if some input lies beyond it; an input's own node is reached (its
         # tensor hooks run, its gradient is captured) but not run, as in PyTorch
         needed = {node: (run_inputs and node in targets)
-                  or any(e is not None and e[0] in needed for e in node._next)
+                  or any(e is not None and edge_pair(e)[0] in needed for e in node._next)
                   for node in needed}
     results = [None] * (len(inputs) if inputs is not None else 0)
     # 2. seed the buffers
@@ -397,7 +398,11 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
         for e, g in zip(nexts, grads_out):
             if e is None:
                 continue
-            nxt = e[0]
+            if type(e) is tuple:
+                nxt, nr = e
+            else:  # a bare node: its output 0 (see `_graph.edge_pair`)
+                nxt = e
+                nr = 0
             if g is not None:
                 b = buffers.get(nxt)
                 if b is None:
@@ -405,11 +410,11 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
                         buffers[nxt] = [g]
                     else:
                         b = buffers[nxt] = [None] * nxt._nout
-                        b[e[1]] = g
-                elif b[e[1]] is None:
-                    b[e[1]] = g
+                        b[nr] = g
+                elif b[nr] is None:
+                    b[nr] = g
                 else:
-                    b[e[1]] = b[e[1]] + g
+                    b[nr] = b[nr] + g
                     if type(nxt) is AccumulateGrad:  # PyTorch adds in place: a version
                         graph.summed[nxt] = graph.summed.get(nxt, 0) + 1
             left = deps[nxt] - 1
@@ -524,9 +529,10 @@ def _postorder(order, deps):
             node, it = stack[-1]
             advanced = False
             for e in it:
-                if e is not None and e[0] not in seen:
-                    seen.add(e[0])
-                    stack.append((e[0], iter(e[0]._next)))
+                if e is not None and edge_pair(e)[0] not in seen:
+                    nxt = edge_pair(e)[0]
+                    seen.add(nxt)
+                    stack.append((nxt, iter(nxt._next)))
                     advanced = True
                     break
             if not advanced:

@@ -27,7 +27,8 @@ from . import _dtypes as D
 
 __all__ = ["STATE", "set_anomaly", "Version", "Saved", "Node", "AccumulateGrad", "RemovableHandle",
            "Spec", "STAND_IN", "RECOMPUTE", "node_class", "version_error", "freed_error",
-           "user_frame", "stand_in", "replay", "AsStridedBackward0", "conj", "fix_array"]
+           "user_frame", "stand_in", "replay", "AsStridedBackward0", "conj", "fix_array",
+           "edge_pair"]
 
 
 class _State(threading.local):
@@ -222,6 +223,18 @@ def freed_error() -> RuntimeError:
 
 
 # --- nodes -------------------------------------------------------------------------------
+# An entry of a node's ``_next`` (one per input) is None (no gradient flows there), a
+# ``(node, output number)`` pair, or, for output 0 of a node (nearly every edge the hot paths
+# make), the node itself: no pair is kept per edge, and each tracked object a graph holds is
+# rescanned at every full collection of the cyclic garbage collector. Read entries with
+# `edge_pair`; the engine's loops spell it out.
+def edge_pair(entry) -> tuple | None:
+    """A ``_next`` entry as a ``(node, output number)`` pair (None stays None)."""
+    if entry is None or type(entry) is tuple:
+        return entry
+    return (entry, 0)
+
+
 class Node:
     """A backward function in the graph (``y.grad_fn``); named like PyTorch's classes."""
 
@@ -268,7 +281,7 @@ class Node:
 
     @property
     def next_functions(self) -> tuple:
-        return tuple(e if e is not None else (None, 0) for e in self._next)
+        return tuple((None, 0) if e is None else edge_pair(e) for e in self._next)
 
     @property
     def metadata(self) -> dict:

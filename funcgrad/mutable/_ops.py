@@ -211,13 +211,46 @@ class OpNode(Node):
     def _apply(self, cts, graph):
         if self._freed:
             raise freed_error()
-        args, out = self._args(graph)
+        create_graph = graph.create_graph
+        # the rule's arguments: `_args`, with the common case (arrays, saved values current
+        # and not packed by hooks) spelled out; anything else (an error to raise, hooks to
+        # unpack, create_graph) takes `_args`
+        args = [] if not create_graph else None
+        if args is not None:
+            for v in self._vals:
+                if v is STAND_IN:
+                    _, shape, dtype = self._meta[len(args)]
+                    args.append(stand_in(shape, dtype))
+                elif type(v) is Saved:
+                    t = v.tensor
+                    if (v.counter.value != v.version or v.unpack_fn is not None
+                            or (t is not None and not t._rg and t._grad_node is None)):
+                        args = None
+                        break
+                    args.append(v.data)
+                elif type(v) is Spec:
+                    args.append(v.make())
+                else:
+                    args.append(v)
+        out = self._out
+        if args is None:
+            args, out = self._args(graph)
+        elif out is not None:
+            if type(out) is Saved:
+                if out.counter.value != out.version or out.unpack_fn is not None:
+                    args, out = self._args(graph)
+                else:
+                    out = out.data
+            elif out is RECOMPUTE:
+                out = self._prim(*args, **self._params) if self._params else self._prim(*args)
+            elif type(out) is Spec:
+                out = out.make()
         prim = self._prim
         params = self._params
         ct = cts[0] if self._nout == 1 else tuple(cts)
         rules = prim.vjps
         grads = []
-        if graph.create_graph:
+        if create_graph:
             ct = conj(graph.lift(ct))
             for argnum, shape, dtype in self._meta:
                 if argnum is None:
@@ -227,7 +260,10 @@ class OpNode(Node):
                 g = conj(rule(ct, out, *args, **params) if params else rule(ct, out, *args))
                 grads.append(None if g is None else graph.fix(graph.lower(g), shape, dtype))
             return grads
-        if type(ct) is not np.ndarray or ct.dtype.kind == "c":
+        if type(ct) is np.ndarray:
+            if ct.dtype.kind == "c":
+                ct = conj(ct)
+        elif type(ct) not in _REAL_SCALARS:
             ct = conj(ct)
         for argnum, shape, dtype in self._meta:
             if argnum is None:
@@ -509,12 +545,20 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
     saves_x, keeps_out, frees = op.unary_plan
     cls = op.node_cls
     node = _new_object(cls)
-    if x._base is None:  # `_edge_to`, spelled out for the common case
+    if x._base is None:  # `_next_entry`, spelled out for the common case
         fn = x._grad_node
-        edge = (fn, x._nr) if fn is not None else (x._accumulator(), 0)
+        if fn is None:
+            edge = x._accumulator()
+        else:
+            edge = fn if x._nr == 0 else (fn, x._nr)
     else:
-        edge = _edge_to(x)
-    edges = (edge, None) if op.scalar_edge and const is not _NO_CONST else (edge,)
+        edge = _next_entry(x)
+    if op.scalar_edge and const is not _NO_CONST:  # PyTorch's (None, 0) for the number
+        edges = (edge, None)
+        node._meta = ((0, data.shape, data.dtype), _NO_EDGE)
+    else:
+        edges = (edge,)
+        node._meta = ((0, data.shape, data.dtype),)
     if STATE.anomaly:
         node._init(edges)
     else:
@@ -523,7 +567,6 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
         node._x = None
     node._prim = op.prim
     node._params = params
-    node._meta = ((0, data.shape, data.dtype),)
     node._freed = False
     if saves_x:
         node._vals = (Saved(data, x._vc, x),) if const is _NO_CONST else (Saved(data, x._vc, x), const)
@@ -558,14 +601,20 @@ _REAL_SCALARS = frozenset((np.float64, np.float32, np.float16))
 # garbage collector after its first pass, and every tracked object a graph keeps is rescanned
 # at each full collection (the dominant cost of long graphs: see findings, MEASURED.md)
 _STAND_IN_ALONE = (STAND_IN,)
+# `_meta` of an edge no gradient flows through (a Python number operand): one entry per edge,
+# so that a node's gradients line up with its `_next` (the engine zips the two)
+_NO_EDGE = (None, None, None)
 
 
-def _edge_to(t: Tensor):
-    """The edge to a tensor that requires grad (its grad_fn, or its leaf's accumulator)."""
+def _next_entry(t: Tensor):
+    """The ``_next`` entry (see `_graph.edge_pair`) for a tensor that requires grad: its
+    grad_fn (and output number), or its leaf's accumulator."""
     if t._base is not None and (t._view.version != t._vc.value or t._view.no_grad):
         return edge_of(t) or (t._accumulator(), 0)  # a view written through, or of no_grad
     fn = t._grad_node
-    return (fn, t._nr) if fn is not None else (t._accumulator(), 0)
+    if fn is None:
+        return t._accumulator()
+    return fn if t._nr == 0 else (fn, t._nr)
 
 
 def apply2(op: Op, x, y) -> Tensor:
@@ -607,8 +656,8 @@ def apply2(op: Op, x, y) -> Tensor:
     saves_x, saves_y, keeps_out, frees = plan
     cls = op.node_cls
     node = _new_object(cls)
-    ex = _edge_to(x) if rx else None
-    ey = _edge_to(y) if ry else None
+    ex = _next_entry(x) if rx else None
+    ey = _next_entry(y) if ry else None
     if STATE.anomaly:
         node._init((ex, ey))
     else:
@@ -671,7 +720,7 @@ def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
         cls = op.node_cls
         node = _new_object(cls)
         old = x._grad_node
-        edges = ((old, x._nr),)
+        edges = (old if x._nr == 0 else (old, x._nr),)
         if STATE.anomaly:
             node._init(edges)
         else:
