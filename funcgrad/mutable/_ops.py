@@ -22,8 +22,8 @@ from .._src.transforms import stop_gradient
 from ..numpy import _primitives as NP
 from . import _dtypes as D
 from . import _prims as P
-from ._graph import (INFERENCE_INPLACE, RECOMPUTE, STAND_IN, STATE, AsStridedBackward0, Node,
-                     Saved, Spec, Version, _seq, _short_name, conj, fix_array, freed_error,
+from ._graph import (INFERENCE_INPLACE, PROCESS, RECOMPUTE, STAND_IN, STATE, AsStridedBackward0,
+                     Node, Saved, Spec, Version, _seq, _short_name, conj, fix_array, freed_error,
                      node_class, replay, stand_in, user_frame, version_error)
 from ._policy import on_write
 from ._saves import OUT, value_reads
@@ -559,7 +559,7 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
     else:
         edges = (edge,)
         node._meta = ((0, data.shape, data.dtype),)
-    if STATE.anomaly:
+    if PROCESS.anomaly:
         node._init(edges)
     else:
         node._next = edges
@@ -569,7 +569,8 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
     node._params = params
     node._freed = False
     if saves_x:
-        node._vals = (Saved(data, x._vc, x),) if const is _NO_CONST else (Saved(data, x._vc, x), const)
+        saved = Saved(data, x._vc, x)
+        node._vals = (saved,) if const is _NO_CONST else (saved, const)
     else:
         node._vals = _STAND_IN_ALONE if const is _NO_CONST else (STAND_IN, const)
     if keeps_out is True:
@@ -658,7 +659,7 @@ def apply2(op: Op, x, y) -> Tensor:
     node = _new_object(cls)
     ex = _next_entry(x) if rx else None
     ey = _next_entry(y) if ry else None
-    if STATE.anomaly:
+    if PROCESS.anomaly:
         node._init((ex, ey))
     else:
         node._next = (ex, ey)
@@ -721,7 +722,7 @@ def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
         node = _new_object(cls)
         old = x._grad_node
         edges = (old if x._nr == 0 else (old, x._nr),)
-        if STATE.anomaly:
+        if PROCESS.anomaly:
             node._init(edges)
         else:
             node._next = edges

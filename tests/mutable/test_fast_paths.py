@@ -215,3 +215,38 @@ def test_grad_fn_deletion_as_torch():
     def delete(t):
         del t._grad_fn
     assert _error(lambda: delete(ours)) == _error(lambda: delete(theirs))
+
+
+def test_python_number_operand_gives_a_none_grad_input_as_torch():
+    """A node of a tensor and a Python number (the `apply1` path) hands its hooks one
+    gradient per edge, None for the number's, and `grad_fn(...)` returns them both."""
+    seen = []
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3.0
+    z = y + 1.0
+    y.grad_fn.register_hook(lambda gi, go: seen.append(("mul", [g is None for g in gi])))
+    z.grad_fn.register_hook(lambda gi, go: seen.append(("add", [g is None for g in gi])))
+    assert [None if f is None else type(f).__name__ for f, _ in y.grad_fn.next_functions] \
+        == ["AccumulateGrad", None]
+    gx, gnum = y.grad_fn(torch.ones(2, dtype=torch.float32))
+    np.testing.assert_allclose(gx.numpy(), [3.0, 3.0])
+    assert gnum is None
+    z.sum().backward()
+    assert seen == [("add", [False, True]), ("mul", [False, True])]
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
+
+
+def test_python_number_operand_hooks_as_torch():
+    real = pytest.importorskip("torch", reason=TORCH_REASON)
+    found = []
+    for T in (torch, real):
+        seen = []
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2.0
+        z = y - 0.5
+        for t in (y, z):
+            t.grad_fn.register_hook(lambda gi, go: seen.append((len(gi), [g is None for g in gi],
+                                                                len(go))))
+        z.sum().backward()
+        found.append(seen)
+    assert found[0] == found[1]
