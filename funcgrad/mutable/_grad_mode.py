@@ -183,6 +183,11 @@ class inference_mode(_Mode):
     (True, True)
     """
 
+    def __new__(cls, mode: bool = True):
+        if callable(mode):  # ``@inference_mode`` or ``inference_mode(mode=fn)``: decorates fn
+            return cls(True)(mode)
+        return object.__new__(cls)
+
     def __init__(self, mode: bool = True) -> None:
         self.on = bool(mode)
 

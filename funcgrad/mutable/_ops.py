@@ -968,6 +968,12 @@ def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None,
         return _traced_view(op, x, params, data, replay_fn)
     if data is None:
         data = op.prim.impl(x._data, **params)
+    if x._vc.inference:
+        # a view of an inference tensor, in inference mode or out of it, is a new inference
+        # tensor over the same storage: no view of a base, no history (as PyTorch)
+        out = Tensor._wrap(data)
+        out._vc = x._vc
+        return out
     out = _new_object(Tensor)
     out._data = data
     out._dtype = x._dtype

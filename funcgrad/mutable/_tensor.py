@@ -89,6 +89,20 @@ NO_GRAD_VIEW_REBASED = (
     "tracked) or both outside (if you want the inplace to be tracked).")
 
 
+INFERENCE_VIEW_REBASED = (
+    "A view was created in inference mode and its base or another view of its base has been "
+    "modified inplace in normal mode. Given that this use case is ambiguous and error-prone, it "
+    "is forbidden. You can clarify your code by moving both the view and the inplace either "
+    "both inside the inference_mode block (if you don't want the inplace to be tracked) or both "
+    "outside (if you want the inplace to be tracked).")
+
+
+def _rebased_error(info: _ViewInfo) -> RuntimeError:
+    """PyTorch's error for a view made in no_grad (or inference) mode whose storage was since
+    written with grad mode on."""
+    return RuntimeError(INFERENCE_VIEW_REBASED if info.inference else NO_GRAD_VIEW_REBASED)
+
+
 NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
@@ -599,7 +613,7 @@ def edge_of(t: Tensor):
     grad mode on has no edge (PyTorch's error)."""
     if t._base is not None and t._view.no_grad and t._view.version != t._vc.value \
             and STATE.grad_enabled and t._base.requires_grad:
-        raise RuntimeError(NO_GRAD_VIEW_REBASED)
+        raise _rebased_error(t._view)
     fn = t._grad_node if t._base is None else t.grad_fn
     if fn is not None:
         return (fn, t._nr)
@@ -614,7 +628,7 @@ def _regenerate_view_grad_fn(view: Tensor) -> None:
     if info.no_grad:
         if view._base.requires_grad:
             # written since (in no_grad mode or not): the view's history is ambiguous
-            raise RuntimeError(NO_GRAD_VIEW_REBASED)
+            raise _rebased_error(info)
         return  # stays stale: using it in a graph is an error (see _ops.edge_of)
     base = view._base
     if info.custom and base.requires_grad:

@@ -250,3 +250,40 @@ def test_python_number_operand_hooks_as_torch():
         z.sum().backward()
         found.append(seen)
     assert found[0] == found[1]
+
+
+def _inference_views(T):
+    """What PyTorch reports of views around inference mode (requires_grad, _is_view,
+    is_leaf, is_inference), its decorator forms, and the rebase error's text."""
+    found = []
+    with T.inference_mode():
+        c = T.ones(1, 2, 3, requires_grad=True)
+        views = [c.view(-1), c[0]]
+    views += [c.view(-1), c[0], c.transpose(0, 1)]
+    x = T.ones(3, requires_grad=True)
+    with T.inference_mode():
+        views.append(x.view(-1))  # a view of a normal tensor stays a normal view
+    for v in views:
+        found.append((v.requires_grad, v._is_view(), v.is_leaf, v.is_inference()))
+    square = T.inference_mode(lambda t: t * t)
+    square_kw = T.inference_mode(mode=lambda t: t * t)
+    found.append((square(T.ones(1)).is_inference(), square_kw(T.ones(1)).is_inference()))
+    a = T.ones(1, 2, 3, requires_grad=True).clone()
+    with T.inference_mode():
+        v = a.view(-1)
+    a.add_(2)
+    found.append(_error(lambda: v.grad_fn))
+    return found
+
+
+def test_views_and_inference_mode():
+    found = _inference_views(torch)
+    assert found[:6] == [(False, False, True, True)] * 5 + [(True, True, True, False)]
+    assert found[6] == (True, True)
+    assert found[7][0] == "RuntimeError" and found[7][1].startswith(
+        "A view was created in inference mode and its base")
+
+
+def test_views_and_inference_mode_as_torch():
+    real = pytest.importorskip("torch", reason=TORCH_REASON)
+    assert _inference_views(torch) == _inference_views(real)
