@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from builtins import max as builtins_max
 from builtins import min as builtins_min
 
 import numpy as np
@@ -11,7 +12,7 @@ from ..numpy import _primitives as NP
 from . import _dtypes as D
 from . import _functions as F
 from . import _ops as O
-from ._graph import STATE
+from ._graph import INFERENCE_INPLACE, STATE
 from ._device import NO_CUDA
 from ._ops import apply1, apply2, inplace, inplace1
 from ._tensor import Tensor
@@ -375,6 +376,64 @@ def _set_(self: Tensor, source=None) -> Tensor:
     return self
 
 
+# --- in-place views: the tensor itself becomes the view ----------------------------------------
+_TRANSPOSE_ = O.Op("transpose_", NP.swapaxes, "TransposeBackward1", result="same", is_view=True)
+_T_ = O.Op("t_", NP.transpose, "TBackward1", result="same", is_view=True)
+_UNSQUEEZE_ = O.Op("unsqueeze_", NP.reshape, "UnsqueezeBackward1", result="same", is_view=True)
+_SQUEEZE_ = O.Op("squeeze_", NP.reshape, "SqueezeBackward3", result="same", is_view=True)
+_SQUEEZE_DIM_ = O.Op("squeeze_dim_", NP.reshape, "SqueezeBackward4", result="same",
+                     is_view=True)
+_SQUEEZE_DIMS_ = O.Op("squeeze_dims_", NP.reshape, "SqueezeBackward5", result="same",
+                      is_view=True)
+
+
+def _become_view(self: Tensor, op, params: dict) -> Tensor:
+    """``x.transpose_(...)`` and kin: `self` takes the view's data and history (its node
+    named as PyTorch names the in-place variant); a view stays a view of its base, with the
+    view op added to its chain; the version counter is bumped."""
+    if self._vc.inference and not STATE.inference:
+        raise RuntimeError(INFERENCE_INPLACE)
+    O.check_inplace(self)
+    out = O.view_op(op, self, params)
+    self._data = out._data
+    self._vc.value += 1
+    if self._base is not None:
+        self._view = out._view
+        self._view.version = self._vc.value
+    if out._grad_fn is not None:
+        self._grad_fn, self._nr = out._grad_fn, out._nr
+    return self
+
+
+def _transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    nd = builtins_max(self._data.ndim, 1)
+    return _become_view(self, _TRANSPOSE_, {"axis1": F._dim(dim0, nd), "axis2": F._dim(dim1, nd)})
+
+
+def _t_(self: Tensor) -> Tensor:
+    nd = self._data.ndim
+    if nd > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {nd}D")
+    return _become_view(self, _T_, {"axes": None})
+
+
+def _unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    shape = list(self._data.shape)
+    shape.insert(F._dim(dim, len(shape) + 1), 1)
+    return _become_view(self, _UNSQUEEZE_, {"shape": tuple(shape)})
+
+
+def _squeeze_(self: Tensor, dim=None) -> Tensor:
+    shape = self._data.shape
+    if dim is None:
+        return _become_view(self, _SQUEEZE_, {"shape": tuple(s for s in shape if s != 1)})
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    dims = {F._dim(d, len(shape)) for d in dims}
+    new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
+    op = _SQUEEZE_DIMS_ if isinstance(dim, (tuple, list)) else _SQUEEZE_DIM_
+    return _become_view(self, op, {"shape": new})
+
+
 def _new_tensor(self, data, dtype=None, requires_grad=False):
     return F.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
@@ -415,6 +474,8 @@ _METHODS = {
     "unbind": F.unbind, "to": F._to, "eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le,
     "gt": F.gt, "ge": F.ge, "copy_": copy_, "fill_": fill_, "zero_": zero_,
     "resize_": _resize_, "resize_as_": _resize_as_, "set_": _set_,
+    "transpose_": _transpose_, "swapdims_": _transpose_, "swapaxes_": _transpose_, "t_": _t_,
+    "unsqueeze_": _unsqueeze_, "squeeze_": _squeeze_,
     "add_": _inplace_binary(O.ADD), "sub_": _checked(F.check_sub, _inplace_binary(O.SUB)),
     "mul_": _inplace_binary(O.MUL), "div_": _inplace_binary(O.DIV), "pow_": _pow_,
     "neg_": _inplace_unary(O.NEG), "abs_": _inplace_unary(O.ABS), "exp_": _inplace_unary(O.EXP),

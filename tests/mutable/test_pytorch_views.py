@@ -415,3 +415,53 @@ def test_custom_function_missing_methods(torch):
         NoBackward.apply(inp).sum().backward()
     with pytest.raises(RuntimeError, match="Implementing both 'backward' and 'vjp'"):
         Both.apply(inp).sum().backward()
+
+
+@both()
+def test_in_place_view_methods_rename_and_rechain(torch):
+    def after(fn):
+        b = torch.ones(1, 2, 1, requires_grad=True).clone()
+        fn(b)
+        return type(b.grad_fn).__name__, tuple(b.shape), b._version, b._is_view()
+
+    assert after(lambda b: b.squeeze_()) == ("SqueezeBackward3", (2,), 1, False)
+    assert after(lambda b: b.squeeze_(0)) == ("SqueezeBackward4", (2, 1), 1, False)
+    assert after(lambda b: b.squeeze_((0, 2))) == ("SqueezeBackward5", (2,), 1, False)
+    assert after(lambda b: b.unsqueeze_(0)) == ("UnsqueezeBackward1", (1, 1, 2, 1), 1, False)
+    for name in ("transpose_", "swapdims_", "swapaxes_"):
+        assert after(lambda b: getattr(b, name)(0, 1)) == ("TransposeBackward1", (2, 1, 1), 1,
+                                                           False)
+    a = torch.arange(6.0, requires_grad=True)
+    b = a.view(2, 3).clone()
+    assert b.t_() is b and type(b.grad_fn).__name__ == "TBackward1"
+    assert type(b.grad_fn.next_functions[0][0]).__name__ == "CloneBackward0"
+    b.unsqueeze_(0)
+    (b * torch.arange(6.0).view(1, 3, 2)).sum().backward()
+    close(a.grad, [0, 2, 4, 1, 3, 5])
+    plain = torch.ones(2, 3)
+    plain.t_()
+    assert tuple(plain.shape) == (3, 2) and plain._version == 1 and plain.grad_fn is None
+    with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad is being used in "
+                       "an in-place operation"):
+        torch.ones(2, 3, requires_grad=True).t_()
+
+
+@both()
+def test_in_place_view_of_a_view_stays_a_view_of_the_base(torch):
+    d = torch.ones(2, 3, requires_grad=True)
+    base = d.clone()
+    row = base[0]
+    row.unsqueeze_(0)
+    assert tuple(row.shape) == (1, 3) and row._base is base and base._version == 1
+    assert type(row.grad_fn).__name__ == "UnsqueezeBackward1"
+    (row * torch.tensor([[1.0, 2.0, 3.0]])).sum().backward()
+    close(d.grad, [[1, 2, 3], [0, 0, 0]])
+    pieces = torch.ones(2, 3, requires_grad=True).clone().unbind()
+    with pytest.raises(RuntimeError, match="is a view and is being modified inplace. This view is "
+                       "the output of a function that returns multiple views"):
+        pieces[0].unsqueeze_(0)
+    with torch.inference_mode():
+        made = torch.ones(2, 3)
+    with pytest.raises(RuntimeError, match="^Inplace update to inference tensor outside "
+                       "InferenceMode is not allowed"):
+        made.transpose_(0, 1)
