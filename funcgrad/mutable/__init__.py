@@ -64,8 +64,8 @@ from ._functions import (abs, add, allclose, arange, as_tensor, cat, chunk, clam
                          mul, narrow, ne, neg, numel, ones, ones_like, permute, positive, pow,
                          rand, rand_like, randn, randn_like, reciprocal, relu, remainder,
                          reshape, select, sigmoid, sin, split, sqrt, square, squeeze, stack, sub,
-                         t, tan, tanh, tensor, transpose, unbind, unsqueeze, where, zeros,
-                         zeros_like)
+                         t, tan, tanh, tensor, transpose, unbind, unsafe_chunk, unsafe_split,
+                         unsafe_split_with_sizes, unsqueeze, where, zeros, zeros_like)
 from ._grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                          no_grad, set_grad_enabled)
 from ._policy import MutationPolicyWarning, mutation_policy

@@ -16,7 +16,7 @@ from ..numpy import _primitives as NP
 from . import _dtypes as D
 from . import _ops as O
 from . import _random
-from ._graph import STATE, Node, node_class
+from ._graph import STATE, Node, Version, node_class
 from ._device import check_device, device
 from ._ops import apply, apply1, apply2, view_op
 from ._tensor import _C_NAMES, Size, Tensor, is_traced
@@ -1510,6 +1510,53 @@ def split(input, split_size_or_sections, dim: int = 0) -> tuple:
     >>> torch.split(torch.arange(5), 2)
     (tensor([0, 1]), tensor([2, 3]), tensor([4]))
     """
+    return _pieces(input, *_split_templates(input, split_size_or_sections, dim))
+
+
+def unsafe_split(input, split_size_or_sections, dim: int = 0) -> tuple:
+    """`split` whose pieces are not views: each has its own version counter, and may be
+    written in place (one ``UnsafeSplitBackward0`` or ``UnsafeSplitWithSizesBackward0`` node;
+    the pieces still share the input's storage, as in PyTorch).
+
+    >>> import funcgrad.mutable as torch
+    >>> a, b = torch.unsafe_split(torch.arange(4.0), 2)
+    >>> a._is_view(), b.add_(1)
+    (False, tensor([3., 4.]))
+    """
+    templates, name = _split_templates(input, split_size_or_sections, dim)
+    pieces = _pieces(input, templates, "Unsafe" + name)
+    for piece in pieces:
+        piece._base = None
+        piece._view = None
+        piece._vc = Version()
+    return pieces
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim: int = 0) -> tuple:
+    """`unsafe_split` into pieces of the given sizes (``UnsafeSplitWithSizesBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> [p.shape[0] for p in torch.unsafe_split_with_sizes(torch.zeros(5), [2, 3])]
+    [2, 3]
+    """
+    return unsafe_split(input, list(split_sizes), dim)
+
+
+def unsafe_chunk(input, chunks: int, dim: int = 0) -> tuple:
+    """`chunk` whose pieces are not views (``UnsafeSplitBackward0``), as `unsafe_split`.
+
+    >>> import funcgrad.mutable as torch
+    >>> len(torch.unsafe_chunk(torch.zeros(5), 2))
+    2
+    """
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = input._data.shape[_dim(dim, input._data.ndim)]
+    return unsafe_split(input, -(-n // chunks), dim)
+
+
+def _split_templates(input, split_size_or_sections, dim: int) -> tuple:
+    """The index templates of `split`'s pieces, and its node's name."""
     dim = _dim(dim, input._data.ndim)
     n = input._data.shape[dim]
     if isinstance(split_size_or_sections, int):
@@ -1533,7 +1580,7 @@ def split(input, split_size_or_sections, dim: int = 0) -> tuple:
             start += s
         name = "SplitWithSizesBackward0"
     templates = [(slice(None),) * dim + (slice(a, b),) for a, b in bounds]
-    return _pieces(input, templates, name)
+    return templates, name
 
 
 def chunk(input, chunks: int, dim: int = 0) -> tuple:

@@ -471,6 +471,8 @@ _METHODS = {
     "t": F.t, "transpose": F.transpose, "permute": F.permute, "unsqueeze": F.unsqueeze,
     "squeeze": F.squeeze, "expand": F.expand, "expand_as": F.expand_as, "narrow": F.narrow,
     "select": F.select, "diagonal": F.diagonal, "split": F.split, "chunk": F.chunk,
+    "unsafe_split": F.unsafe_split, "unsafe_chunk": F.unsafe_chunk,
+    "unsafe_split_with_sizes": F.unsafe_split_with_sizes,
     "unbind": F.unbind, "to": F._to, "eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le,
     "gt": F.gt, "ge": F.ge, "copy_": copy_, "fill_": fill_, "zero_": zero_,
     "resize_": _resize_, "resize_as_": _resize_as_, "set_": _set_,

@@ -730,3 +730,29 @@ def test_unsafe_preserve_version_counter_keeps_versions(torch):
         y.mul_(3)
     assert (x._version, y._version) == (2, 0)
     close(x, [48, 48])
+
+
+@both()
+def test_allow_mutation_on_saved_tensors_keeps_the_saved_value(torch):
+    a = torch.tensor([[0.5, 1.0, 1.5], [2.0, 2.5, 3.0]], dtype=torch.float64, requires_grad=True)
+
+    def fn():
+        b = a.clone()
+        out = (b ** 2).sum()
+        b.sin_()
+        out.backward()
+        return a.grad
+
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        fn()
+    a.grad = None
+    with torch.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
+        grad = fn()
+        with pytest.raises(RuntimeError, match="^allow_mutation_on_saved_tensors contexts cannot "
+                           "be nested$"):
+            with torch.autograd.graph.allow_mutation_on_saved_tensors():
+                pass
+    close(grad, 2 * values(a))
+    assert len(ctx.cloned) == 0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        fn()  # the block is closed: the ordinary check is back

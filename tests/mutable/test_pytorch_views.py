@@ -465,3 +465,22 @@ def test_in_place_view_of_a_view_stays_a_view_of_the_base(torch):
     with pytest.raises(RuntimeError, match="^Inplace update to inference tensor outside "
                        "InferenceMode is not allowed"):
         made.transpose_(0, 1)
+
+
+@both()
+def test_unsafe_split_pieces_are_not_views_and_take_in_place(torch):
+    a = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], dtype=torch.float64, requires_grad=True)
+    b = a * 2
+    for split in (lambda t: t.unsafe_split(1), lambda t: torch.unsafe_split(t, 1),
+                  lambda t: t.unsafe_chunk(3), lambda t: t.unsafe_split_with_sizes((1, 1, 1))):
+        s1, s2, s3 = split(b)
+        assert not s1._is_view() and s1._base is None
+    s1, s2, s3 = b.unsafe_split(1)
+    assert type(s1.grad_fn).__name__ == "UnsafeSplitBackward0"
+    assert type(b.unsafe_split_with_sizes((2, 1))[0].grad_fn).__name__ == \
+        "UnsafeSplitWithSizesBackward0"
+    s1.mul_(s2)  # refused on split's views; allowed here
+    assert (b._version, s1._version, s2._version) == (0, 1, 0)
+    close(b[0], [12, 32])  # the pieces share the input's storage
+    (s1.sum() + s3.sum()).backward()
+    close(a.grad, [[12, 16], [4, 8], [2, 2]])

@@ -5,6 +5,8 @@ PyTorch: what tools that explain version errors read)."""
 from __future__ import annotations
 
 import abc
+import threading
+import warnings
 import weakref
 from typing import Any, Iterable, NamedTuple
 
@@ -15,10 +17,11 @@ from .._autograd import EXECUTION_ENGINE
 from .. import _graph
 from .._graph import STATE
 from .._ops import saved_tensor
+from .._policy import MutationPolicyWarning
 from .._tensor import Tensor
 from .function import FunctionCtx
 
-__all__ = ["Node", "saved_tensors_hooks", "disable_saved_tensors_hooks", "save_on_cpu",
+__all__ = ["Node", "allow_mutation_on_saved_tensors", "saved_tensors_hooks", "disable_saved_tensors_hooks", "save_on_cpu",
            "GradientEdge", "get_gradient_edge", "increment_version", "SavedTensorInfo",
            "saved_tensors", "writes", "register_multi_grad_hook"]
 
@@ -193,6 +196,47 @@ class _unsafe_preserve_version_counter:
     def __exit__(self, *exc) -> None:
         for t, value in zip(self.tensors, self.values):
             t._vc.value = value
+
+
+_MUTATION = threading.local()  # per thread: is an allow_mutation_on_saved_tensors block open
+
+
+class allow_mutation_on_saved_tensors:
+    """A block in which tensors saved for backward may be modified in place: the saved value
+    is kept (copied before the write), so backward computes the gradient of the values
+    actually used, as PyTorch's context does. funcgrad's ``mutation_policy("copy-on-write")``
+    without its warning; blocks do not nest.
+
+    >>> import funcgrad.mutable as torch
+    >>> a = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> with torch.autograd.graph.allow_mutation_on_saved_tensors():
+    ...     b = a.clone()
+    ...     out = (b ** 2).sum()
+    ...     _ = b.sin_()
+    ...     out.backward()
+    >>> a.grad
+    tensor([2., 4.])
+    """
+
+    def __init__(self) -> None:
+        self.cloned: dict = {}  # PyTorch's bookkeeping, kept for code that reads it
+        self.tid_to_weakhandle: dict = {}
+
+    def __enter__(self) -> "allow_mutation_on_saved_tensors":
+        if getattr(_MUTATION, "active", False):
+            raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+        _MUTATION.active = True
+        self._policy = STATE.policy
+        STATE.policy = "copy-on-write"
+        self._warnings = warnings.catch_warnings()
+        self._warnings.__enter__()
+        warnings.simplefilter("ignore", MutationPolicyWarning)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._warnings.__exit__(*exc)
+        STATE.policy = self._policy
+        _MUTATION.active = False
 
 
 class SavedTensorInfo(NamedTuple):
