@@ -1,0 +1,173 @@
+"""torch.utils.checkpoint: run a function without keeping what its backward needs, and
+compute it again during backward (the reentrant variant through a custom Function, the
+non-reentrant one through saved-tensor hooks), with the random stream replayed."""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable
+
+from .. import _random
+from .._grad_mode import enable_grad, no_grad
+from .._tensor import Tensor
+from ..autograd import backward as autograd_backward
+from ..autograd.function import Function
+from ..autograd.graph import saved_tensors_hooks
+
+__all__ = ["checkpoint", "checkpoint_sequential"]
+
+USE_REENTRANT_WARNING = (
+    "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting "
+    "in PyTorch 2.9, calling checkpoint without use_reentrant will raise an exception. "
+    "use_reentrant=False is recommended, but if you need to preserve the current default "
+    "behavior, you can pass use_reentrant=True. Refer to docs for more details on the "
+    "differences between the two variants.")
+
+
+def _rng_state() -> tuple:
+    g = _random.default_generator
+    return g.bits.state, g.seed, g.cached_normal
+
+
+def _set_rng_state(state: tuple) -> None:
+    g = _random.default_generator
+    g.bits.state, g.seed, g.cached_normal = state
+
+
+class _Replay:
+    """Run `fn` again with the random stream as it was at the first run (if kept), and give
+    the stream back as it is now."""
+
+    def __init__(self, preserve_rng_state: bool) -> None:
+        self.state = _rng_state() if preserve_rng_state else None
+
+    def __call__(self, fn: Callable, args: tuple, kwargs: dict):
+        if self.state is None:
+            return fn(*args, **kwargs)
+        now = _rng_state()
+        _set_rng_state(self.state)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _set_rng_state(now)
+
+
+class CheckpointFunction(Function):
+    """The reentrant checkpoint: forward without a graph, backward runs the function again
+    with grad on and a backward pass of its own."""
+
+    @staticmethod
+    def forward(ctx, run_function, preserve_rng_state, *args):
+        ctx.run_function = run_function
+        ctx.replay = _Replay(preserve_rng_state)
+        ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
+        ctx.tensor_indices = [k for k, a in enumerate(args) if isinstance(a, Tensor)]
+        ctx.save_for_backward(*(a for a in args if isinstance(a, Tensor)))
+        with no_grad():
+            return run_function(*args)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        inputs = list(ctx.inputs)
+        for k, t in zip(ctx.tensor_indices, ctx.saved_tensors):
+            inputs[k] = t.detach().requires_grad_(t.requires_grad)
+        with enable_grad():
+            outputs = ctx.replay(ctx.run_function, tuple(inputs), {})
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        pairs = [(o, g) for o, g in zip(outputs, grads)
+                 if isinstance(o, Tensor) and o.requires_grad]
+        if not pairs:
+            raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not "
+                               "necessary")
+        autograd_backward([o for o, _ in pairs], [g for _, g in pairs])
+        return (None, None) + tuple(t.grad if isinstance(t, Tensor) else None for t in inputs)
+
+
+def _checkpoint_without_reentrant(fn: Callable, preserve_rng_state: bool, args: tuple,
+                                  kwargs: dict):
+    """Each tensor saved inside `fn` is packed as its position in the order of saving; the
+    first unpack of a value no longer held runs `fn` again (grad on, same random stream) and
+    keeps what that run saves, each value handed out once."""
+    replay = _Replay(preserve_rng_state)
+    recomputed: dict = {}
+    count = [0]
+
+    def pack(_tensor: Tensor) -> int:
+        count[0] += 1
+        return count[0] - 1
+
+    def recompute() -> None:
+        order = [0]
+
+        def keep(t: Tensor) -> None:
+            recomputed[order[0]] = t.detach()
+            order[0] += 1
+
+        with saved_tensors_hooks(keep, lambda _: None), enable_grad():
+            replay(fn, args, kwargs)
+
+    def unpack(position: int) -> Tensor:
+        if position not in recomputed:
+            recompute()
+        return recomputed.pop(position)
+
+    with saved_tensors_hooks(pack, unpack):
+        return fn(*args, **kwargs)
+
+
+def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
+               context_fn: Callable | None = None, determinism_check: str = "default",
+               debug: bool = False, preserve_rng_state: bool = True, **kwargs) -> Any:
+    """``torch.utils.checkpoint.checkpoint``: `function(*args, **kwargs)` whose intermediate
+    values are not kept for backward but computed again when backward needs them. Pass
+    `use_reentrant` (False is recommended, as in PyTorch; leaving it out warns and uses True).
+
+    >>> import funcgrad.mutable as torch
+    >>> from funcgrad.mutable.utils.checkpoint import checkpoint
+    >>> x = torch.tensor([0.0, 1.0], requires_grad=True)
+    >>> checkpoint(torch.exp, x, use_reentrant=False).sum().backward()
+    >>> x.grad
+    tensor([1.0000, 2.7183])
+    """
+    if use_reentrant is None:
+        warnings.warn(USE_REENTRANT_WARNING, UserWarning, stacklevel=2)
+        use_reentrant = True
+    if use_reentrant:
+        if context_fn is not None or debug:
+            raise ValueError("Passing `context_fn` or `debug` is only supported when "
+                             "use_reentrant=False.")
+        if kwargs:
+            raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+        return CheckpointFunction.apply(function, preserve_rng_state, *args)
+    return _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs)
+
+
+def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None,
+                          **kwargs) -> Any:
+    """Run `functions` (modules or a Sequential) in order, checkpointing `segments` runs of
+    them (the last run is not checkpointed, as in PyTorch).
+
+    >>> import funcgrad.mutable as torch
+    >>> from funcgrad.mutable.utils.checkpoint import checkpoint_sequential
+    >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> out = checkpoint_sequential([torch.exp, torch.sin], 2, x, use_reentrant=False)
+    >>> out.sum().backward(); x.grad.shape
+    torch.Size([2])
+    """
+    if use_reentrant is None:
+        warnings.warn(USE_REENTRANT_WARNING, UserWarning, stacklevel=2)
+        use_reentrant = True
+    functions = list(functions.children()) if hasattr(functions, "children") else list(functions)
+
+    def run(start: int, end: int) -> Callable:
+        def forward(value):
+            for k in range(start, end + 1):
+                value = functions[k](value)
+            return value
+        return forward
+
+    size = len(functions) // segments
+    end = -1
+    for start in range(0, size * (segments - 1), size):
+        end = start + size - 1
+        input = checkpoint(run(start, end), input, use_reentrant=use_reentrant, **kwargs)
+    return run(end + 1, len(functions) - 1)(input)
