@@ -1152,9 +1152,18 @@ def take(
     axis: Axis = ...,
     out: None = ...,
     mode: str | None = ...,
+    unique_indices: bool = ...,
+    indices_are_sorted: bool = ...,
+    fill_value: ArrayLike | None = ...,
 ) -> Array: ...
 
-def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: Axis = ...) -> Array: ...
+def take_along_axis(
+    arr: ArrayLike,
+    indices: ArrayLike,
+    axis: Axis = ...,
+    mode: str | None = ...,
+    fill_value: ArrayLike | None = ...,
+) -> Array: ...
 
 def tan(x: ArrayLike, /) -> Array: ...
 

@@ -18,11 +18,14 @@ from ._typing import ArrayLike, Axis, DTypeLike
 export = ns.export
 
 
-def _no_duplicates(shape, template, arrays, what):
+def _no_duplicates(shape, template, arrays, what, within):
+    """Refuse an index that hits an element of the array's first `within` slots (its own
+    shape, short of the one slot an out-of-bounds index may be dropped into) twice."""
     if H.is_basic(template):
         return
     probe = np.zeros(shape, dtype=np.int64)
     np.add.at(probe, H.build_index(template, [raw(a) for a in arrays]), 1)
+    probe = probe[tuple(slice(0, n) for n in within)]
     if probe.size and probe.max() > 1:
         raise NotImplementedError(
             f"x.at[...].{what}: the index hits some element more than once, and funcgrad "
@@ -30,7 +33,20 @@ def _no_duplicates(shape, template, arrays, what):
 
 
 class IndexUpdate:
-    """``x.at[index]``: functional, differentiable updates (see `Array.at`)."""
+    """``x.at[index]``: functional, differentiable updates (see `Array.at`), with JAX's
+    out-of-bounds modes: a read (`get`) clamps an index outside its axis (mode None or
+    "clip") or reads `fill_value` ("fill", "drop"; NaN by default for floats); a write
+    drops it (None, "drop", "fill") or clamps it ("clip"). "promise_in_bounds" leaves it
+    to NumPy, which raises IndexError. `indices_are_sorted` and `unique_indices` are JAX's
+    hints, accepted and not needed.
+
+    >>> import funcgrad.numpy as fnp
+    >>> x = fnp.arange(5.0)
+    >>> x.at[7].get().item(), x.at[7].get(mode="fill", fill_value=-1.0).item()
+    (4.0, -1.0)
+    >>> x.at[fnp.array([1, 7])].set(10.0).tolist()
+    [0.0, 10.0, 2.0, 3.0, 4.0]
+    """
 
     __slots__ = ("array", "index")
 
@@ -38,39 +54,51 @@ class IndexUpdate:
         self.array = array
         self.index = index
 
-    def get(self):
-        return P.subscript(self.array, self.index)
+    def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: str | None = None, fill_value: ArrayLike | None = None) -> Array:
+        return wrap(P.subscript(self.array, self.index, mode=mode, fill_value=fill_value))
 
-    def set(self, values):
-        template, arrays = H.split_index(self.index)
-        return wrap(P.index_set(self.array, values, *arrays,
-                                template=template))
+    def set(self, values, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: str | None = None) -> Array:
+        return wrap(P.scatter(self.array, self.index, lambda x, template, arrays: P.index_set(
+            x, values, *arrays, template=template), mode))
 
-    def add(self, values):
-        template, arrays = H.split_index(self.index)
-        return wrap(P.index_add(self.array, values, *arrays,
-                                template=template))
+    def add(self, values, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: str | None = None) -> Array:
+        return wrap(P.scatter(self.array, self.index, lambda x, template, arrays: P.index_add(
+            x, values, *arrays, template=template), mode))
 
-    def _combine(self, values, combine, what):
-        template, arrays = H.split_index(self.index)
-        _no_duplicates(H.shape(self.array), template, arrays, what)
-        current = P.getitem(self.array, *arrays, template=template)
-        return P.index_set(self.array, combine(current, values), *arrays, template=template)
+    def _combine(self, combine, what, mode):
+        def update(x, template, arrays):
+            _no_duplicates(H.shape(x), template, arrays, what, H.shape(self.array))
+            current = P.getitem(x, *arrays, template=template)
+            return P.index_set(x, combine(current), *arrays, template=template)
+        return wrap(P.scatter(self.array, self.index, update, mode))
 
-    def multiply(self, values):
-        return self._combine(values, P.multiply, "multiply")
+    def multiply(self, values, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+                 mode: str | None = None) -> Array:
+        return self._combine(lambda c: P.multiply(c, values), "multiply", mode)
 
-    def divide(self, values):
-        return self._combine(values, P.divide, "divide")
+    def divide(self, values, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+               mode: str | None = None) -> Array:
+        return self._combine(lambda c: P.divide(c, values), "divide", mode)
 
-    def power(self, values):
-        return self._combine(values, P.power, "power")
+    def power(self, values, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+              mode: str | None = None) -> Array:
+        return self._combine(lambda c: P.power(c, values), "power", mode)
 
-    def min(self, values):
-        return self._combine(values, P.minimum, "min")
+    def min(self, values, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: str | None = None) -> Array:
+        return self._combine(lambda c: P.minimum(c, values), "min", mode)
 
-    def max(self, values):
-        return self._combine(values, P.maximum, "max")
+    def max(self, values, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: str | None = None) -> Array:
+        return self._combine(lambda c: P.maximum(c, values), "max", mode)
+
+    def apply(self, func, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+              mode: str | None = None) -> Array:
+        """``x`` with ``func`` applied to the indexed elements (a unary function of arrays)."""
+        return self._combine(func, "apply", mode)
 
 
 class At:
@@ -88,27 +116,38 @@ class At:
 
 @export(numpy=np.take)
 def take(a: ArrayLike, indices: ArrayLike, axis: Axis = None, out: None = None,
-         mode: str | None = None) -> Array:
+         mode: str | None = None, unique_indices: bool = False,
+         indices_are_sorted: bool = False, fill_value: ArrayLike | None = None) -> Array:
     """Differentiable ``numpy.take``; the gradient scatters back (repeats accumulate).
+
+    An index outside the axis reads `fill_value` (NaN for floats) by default, as
+    ``jax.numpy.take`` (mode None or "fill"); "clip" and "wrap" are NumPy's, and "raise"
+    (NumPy's default) raises IndexError.
 
     >>> import funcgrad as fg, funcgrad.numpy as fnp
     >>> fg.grad(lambda x: fnp.sum(fnp.take(x, [0, 0, 2])))(fnp.zeros(3)).tolist()
     [2.0, 0.0, 1.0]
+    >>> fnp.take(fnp.arange(3.0), [1, 5]).tolist(), fnp.take(fnp.arange(3.0), [1, 5], mode="clip").tolist()
+    ([1.0, nan], [1.0, 2.0])
     """
     a = asarray(a)
     if axis is None:
         a, axis = P.flatten(a), 0
     axis = axis % H.ndim(a)
-    if mode in ("wrap", "clip"):
-        n = H.shape(a)[axis]
-        idx = np.asarray(raw(indices))
-        indices = np.mod(idx, n) if mode == "wrap" else np.clip(idx, 0, n - 1)
-    return P.subscript(a, (slice(None),) * axis + (indices,))
+    if mode == "wrap":
+        indices = np.mod(np.asarray(raw(indices)), H.shape(a)[axis])
+    gather_mode = {None: "fill", "wrap": "clip", "raise": "promise_in_bounds"}.get(mode, mode)
+    return P.subscript(a, (slice(None),) * axis + (indices,), mode=gather_mode,
+                       fill_value=fill_value)
 
 
 @export(numpy=np.take_along_axis)
-def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: Axis = -1) -> Array:
+def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: Axis = -1,
+                    mode: str | None = None, fill_value: ArrayLike | None = None) -> Array:
     """Differentiable ``numpy.take_along_axis``.
+
+    An index outside the axis reads `fill_value` (NaN for floats) unless `mode` says
+    otherwise, as in ``jax.numpy``.
 
     >>> import funcgrad.numpy as fnp
     >>> fnp.take_along_axis(fnp.array([[1.0, 2.0], [3.0, 4.0]]), fnp.array([[1], [0]]), 1).tolist()
@@ -129,7 +168,8 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: Axis = -1) -> Arra
             shape = [1] * nd
             shape[d] = H.shape(arr)[d]
             index.append(np.arange(H.shape(arr)[d]).reshape(shape))
-    return P.subscript(arr, tuple(index))
+    return P.subscript(arr, tuple(index), mode="fill" if mode is None else mode,
+                       fill_value=fill_value)
 
 
 @export(numpy=np.compress)

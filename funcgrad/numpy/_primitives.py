@@ -18,7 +18,7 @@ import operator
 import numpy as np
 
 from .._src import batching as B
-from .._src.core import FuncgradError, engine
+from .._src.core import FuncgradError, Tracer, engine
 from .._src.declare import elementwise, linear, nondiff, primitive
 from . import _helpers as H
 
@@ -788,9 +788,144 @@ index_add.batch = _batch_index_update
 index_set.batch = _batch_index_update
 
 
-def subscript(x, index):
+# --- indices out of bounds: JAX's modes ----------------------------------------------------
+# An integer index outside its axis does not raise, as in JAX: a gather ("clip", the default
+# of x[i]) reads the nearest element, "fill" reads a fill value, and a scatter ("drop", the
+# default of x.at[i].set) writes nothing. "fill"/"drop" point such an index one past the end
+# of its axis and pad the array there with one slot, so the same gather and scatter
+# primitives (and their rules) serve: what lands in the slot is cut off again, and its
+# derivative with it. "promise_in_bounds" leaves the index to NumPy, which raises IndexError.
+GATHER_MODES = (None, "clip", "fill", "drop", "promise_in_bounds")
+SCATTER_MODES = GATHER_MODES
+
+
+def _bound_int(i, n, mode):
+    """An integer index into an axis of length n: (index, whether it points at the pad)."""
+    if mode == "clip":
+        return (i if -n <= i < n else (0 if i < 0 else n - 1)), False
+    if -n <= i < n:
+        return (i + n if i < 0 else i), False
+    return n, True
+
+
+def _bound_array(a, n, mode):
+    """An integer index array into an axis of length n: (array, whether it may point at
+    the pad). A traced one (under vmap or jit) is bounded with primitives; a concrete one
+    is left as it is when it is in bounds (the usual case costs one min and one max)."""
+    if isinstance(a, Tracer):
+        if H.dtype(a) == np.bool_:
+            return a, False
+        a = where(less(a, 0), add(a, n), a)
+        if mode == "clip":
+            return clip(a, 0, n - 1), False
+        return where(logical_or(less(a, 0), greater_equal(a, n)), n, a), True
+    if a.size == 0:
+        return a, False
+    lo, hi = a.min(), a.max()
+    if lo >= 0 and hi < n:
+        return a, False
+    if mode == "clip":
+        return (a if lo >= -n and hi < n else np.clip(np.where(a < 0, a + n, a), 0, n - 1)), False
+    a = np.where(a < 0, a + n, a)
+    outside = (a < 0) | (a >= n)
+    return (np.where(outside, n, a), True) if outside.any() else (a, False)
+
+
+def bound_index(template, arrays, shape, mode):
+    """(template, arrays, padded axes) with every integer index brought into bounds under
+    `mode` ("clip" or "fill"); the padded axes are those an index may point one past."""
+    if mode == "promise_in_bounds" or builtins.all(
+            t is None or t is Ellipsis or isinstance(t, (slice, bool)) for t in template):
+        return template, arrays, ()
+    ndim = len(shape)
+    used = builtins.sum(1 for t in template if t is not None and t is not Ellipsis
+                        and not isinstance(t, bool))
+    template, arrays, padded = list(template), list(arrays), []
+    axis = k = 0
+    for i, t in enumerate(template):
+        if t is Ellipsis:
+            axis += ndim - used
+            continue
+        if t is None or isinstance(t, bool):
+            continue
+        if axis < ndim and shape[axis] > 0:
+            if t is H.SLOT:
+                arrays[k], pad = _bound_array(arrays[k], shape[axis], mode)
+            elif not isinstance(t, slice):
+                template[i], pad = _bound_int(operator.index(t), shape[axis], mode)
+            else:
+                pad = False
+            if pad:
+                padded.append(axis)
+        k += t is H.SLOT
+        axis += 1
+    return tuple(template), tuple(arrays), tuple(padded)
+
+
+def _fill_value(dtype, fill_value):
+    """JAX's default fill: NaN for floats, the lowest value for signed integers, the
+    highest for unsigned ones, True for booleans."""
+    if fill_value is not None:
+        return fill_value
+    if np.issubdtype(dtype, np.inexact):
+        return np.nan
+    if dtype == np.bool_:
+        return True
+    info = np.iinfo(dtype)
+    return info.min if np.issubdtype(dtype, np.signedinteger) else info.max
+
+
+def pad_axes(x, axes, value):
+    """`x` with one more slot, holding `value`, at the end of each of `axes`."""
+    for axis in axes:
+        shape = list(H.shape(x))
+        shape[axis] = 1
+        x = concatenate(x, np.full(shape, value, dtype=H.dtype(x)), axis=axis)
+    return x
+
+
+def unpad_axes(x, axes):
+    if not axes:
+        return x
+    index = [slice(None)] * H.ndim(x)
+    for axis in axes:
+        index[axis] = slice(0, H.shape(x)[axis] - 1)
+    return getitem(x, template=tuple(index))
+
+
+def _checked_mode(mode, modes, what):
+    if mode not in modes:
+        raise ValueError(f'Unknown {what} mode "{mode}"; use one of '
+                         + ", ".join(repr(m) for m in modes))
+
+
+def subscript(x, index, mode=None, fill_value=None):
+    """``x[index]`` (a gather): out-of-bounds integer indices are clamped (mode None or
+    "clip", JAX's x[i]) or read `fill_value` ("fill", "drop"; JAX's default fill)."""
     template, arrays = H.split_index(index)
+    if mode is not None:
+        _checked_mode(mode, GATHER_MODES, "gather")
+    bounded = "clip" if mode is None or mode == "clip" else \
+        ("fill" if mode != "promise_in_bounds" else mode)
+    template, arrays, padded = bound_index(template, arrays, H.shape(x), bounded)
+    if padded:
+        x = pad_axes(x, padded, _fill_value(H.dtype(x), fill_value))
     return getitem(x, *arrays, template=template)
+
+
+def scatter(x, index, update, mode=None):
+    """``update(padded x, template, arrays)`` at `index` with JAX's scatter modes:
+    out-of-bounds integer indices write nothing (None, "drop", "fill") or are clamped
+    ("clip"); `update` is handed the array (padded where an index may point past its
+    axis) and returns the updated one, cut back here."""
+    if mode is not None:
+        _checked_mode(mode, SCATTER_MODES, "scatter")
+    template, arrays = H.split_index(index)
+    bounded = "clip" if mode == "clip" else ("fill" if mode != "promise_in_bounds" else mode)
+    template, arrays, padded = bound_index(template, arrays, H.shape(x), bounded)
+    if padded:
+        x = pad_axes(x, padded, 0)
+    return unpad_axes(update(x, template, arrays), padded)
 
 
 # --- activations (used by funcgrad.mutable; their rules read only the output) --------------
