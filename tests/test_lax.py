@@ -102,10 +102,17 @@ def test_cond_checks_both_branches_under_a_concrete_predicate():
     with pytest.raises(TypeError, match=r"(?s)switch branch outputs must have the same pytree "
                        r"structure.*branch 0 is .*branch 2 is"):
         lax.switch(0, [lambda x: x, lambda x: x * 2, lambda x: [x]], 1.0)
-    # a branch not taken that fails on these values (JAX would clamp the index) is not
-    # checked; the branch taken runs and is differentiated as before
+    # x[5] clamps, as in JAX, so that branch's output is a scalar: JAX's mismatch
     xs = fnp.array([1.0, 2.0])
-    assert values(lax.cond(True, lambda x: x * 3, lambda x: x[5], xs)) == [3.0, 6.0]
+    with pytest.raises(TypeError, match=r"(?s)has type float64\[2\] but .* has type float64\[\]"):
+        lax.cond(True, lambda x: x * 3, lambda x: x[5], xs)
+    # a branch not taken that fails on these values (an index promised in bounds that is
+    # not, a singular matrix: JAX traces them abstractly) is not checked; the branch taken
+    # runs and is differentiated as before
+    assert values(lax.cond(True, lambda x: x * 3, lambda x: x.at[5].get(mode="promise_in_bounds"),
+                           xs)) == [3.0, 6.0]
+    assert values(lax.cond(True, lambda x: x * 3,
+                           lambda x: fnp.linalg.inv(fnp.zeros((2, 2))) @ x, xs)) == [3.0, 6.0]
     assert fg.grad(lambda x: lax.cond(x > 0, lambda v: v ** 2, lambda v: -v, x))(3.0).item() \
         == 6.0
 

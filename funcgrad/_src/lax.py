@@ -278,7 +278,8 @@ def _run_chosen(what: str, names: Sequence[str], funs: Sequence[Callable], chose
                 operands: tuple) -> Any:
     """The chosen branch's output, every branch having been called in order, as JAX traces
     them all: their outputs must agree in types (a branch not chosen that fails on these
-    values, as an index out of range, is not checked: JAX traces it abstractly)."""
+    values, as an index promised in bounds that is not or a singular matrix, is not checked:
+    JAX traces it abstractly)."""
     outs = []
     for k, fun in enumerate(funs):
         if k == chosen:
@@ -287,7 +288,7 @@ def _run_chosen(what: str, names: Sequence[str], funs: Sequence[Callable], chose
         try:
             with np.errstate(all="ignore"):
                 outs.append(fun(*operands))
-        except (IndexError, FloatingPointError, ZeroDivisionError):
+        except (IndexError, FloatingPointError, ZeroDivisionError, np.linalg.LinAlgError):
             outs.append(_UNKNOWN)
     known = [k for k, out in enumerate(outs) if out is not _UNKNOWN]
     _check_branches(what, [names[k] for k in known], [funs[k] for k in known],

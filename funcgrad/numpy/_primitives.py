@@ -819,13 +819,11 @@ def _bound_array(a, n, mode):
         if mode == "clip":
             return clip(a, 0, n - 1), False
         return where(logical_or(less(a, 0), greater_equal(a, n)), n, a), True
-    if a.size == 0:
-        return a, False
-    lo, hi = a.min(), a.max()
-    if lo >= 0 and hi < n:
-        return a, False
+    unsigned = a.view(np.uintp) if a.dtype == np.intp else a.astype(np.uintp)
+    if a.size == 0 or np.maximum.reduce(unsigned, axis=None) < n:
+        return a, False  # all in [0, n): as unsigned, a negative index is larger than any n
     if mode == "clip":
-        return (a if lo >= -n and hi < n else np.clip(np.where(a < 0, a + n, a), 0, n - 1)), False
+        return np.clip(np.where(a < 0, a + n, a), 0, n - 1), False
     a = np.where(a < 0, a + n, a)
     outside = (a < 0) | (a >= n)
     return (np.where(outside, n, a), True) if outside.any() else (a, False)
@@ -834,8 +832,13 @@ def _bound_array(a, n, mode):
 def bound_index(template, arrays, shape, mode):
     """(template, arrays, padded axes) with every integer index brought into bounds under
     `mode` ("clip" or "fill"); the padded axes are those an index may point one past."""
-    if mode == "promise_in_bounds" or builtins.all(
-            t is None or t is Ellipsis or isinstance(t, (slice, bool)) for t in template):
+    if mode == "promise_in_bounds":
+        return template, arrays, ()
+    for t in template:  # the common case, slices only, returns here
+        if t.__class__ is not slice and t is not None and t is not Ellipsis and t is not True \
+                and t is not False:
+            break
+    else:
         return template, arrays, ()
     ndim = len(shape)
     used = builtins.sum(1 for t in template if t is not None and t is not Ellipsis
