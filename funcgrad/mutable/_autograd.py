@@ -387,7 +387,7 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
                     grads_out = node._apply(buf, graph)
                 if node._x is not None and node._x.hooks:
                     grads_out = _after_node(node, grads_out, buf, create_graph)
-            if not retain_graph:
+            if not retain_graph and node._has_saved:
                 node._release()
         del buf
         nexts = node._next
@@ -418,8 +418,9 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
                     if type(nxt) is AccumulateGrad:  # PyTorch adds in place: a version
                         graph.summed[nxt] = graph.summed.get(nxt, 0) + 1
             left = deps[nxt] - 1
-            deps[nxt] = left
-            if left == 0:
+            if left:
+                deps[nxt] = left
+            else:  # (its count is not read again: every edge into it has been followed)
                 if following is not None:
                     heappush(ready, (_priority(following, pushes), following))
                     following = nxt

@@ -252,6 +252,9 @@ class Node:
     _nout = 1
     _display = None
     _no_formula = False  # PyTorch's NotImplemented node (see _ops.NotImplementedNode)
+    # whether `_release` may have something to free: the engine calls it only then (an
+    # OpNode keeps the answer per node, in a slot of this name)
+    _has_saved = True
 
     def _init(self, next_edges) -> None:
         self._next = next_edges
