@@ -165,7 +165,12 @@ class Saved:
         pack, unpack, as_tensor = hooks
         t = self.tensor if self.tensor is not None else as_tensor(self)
         before = t._vc.value
-        packed = pack(t)
+        enabled = STATE.grad_enabled
+        STATE.grad_enabled = False  # as PyTorch: pack hooks run with grad mode off
+        try:
+            packed = pack(t)
+        finally:
+            STATE.grad_enabled = enabled
         if t._vc.value != before:
             raise RuntimeError(
                 "A saved tensor pack hook is modifying its input in place. Tensors provided as "
@@ -298,7 +303,11 @@ class Node:
 
     @property
     def metadata(self) -> dict:
-        return {}
+        """A dict that lives as long as the node (PyTorch's), made at its first read."""
+        extra = self._extra()
+        if extra.metadata is None:
+            extra.metadata = {}
+        return extra.metadata
 
     def register_hook(self, fn: Callable):
         """``fn(grad_inputs, grad_outputs)`` after this node runs; may return new grad_inputs."""
@@ -332,11 +341,11 @@ class Node:
 
 
 class _Extra:
-    __slots__ = ("pre_hooks", "retain", "hooks", "prehooks_fn", "stack", "parent")
+    __slots__ = ("pre_hooks", "retain", "hooks", "prehooks_fn", "stack", "parent", "metadata")
 
     def __init__(self) -> None:
         self.pre_hooks = self.retain = self.hooks = self.prehooks_fn = self.stack = None
-        self.parent = None
+        self.parent = self.metadata = None
 
 
 def warn_forward_traces(node: Node) -> None:
@@ -344,14 +353,22 @@ def warn_forward_traces(node: Node) -> None:
     another node's backward, where that one was made, and so on up (torch's warnings)."""
     if not node._stack:
         return
-    warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the "
-                  "error:\n" + "".join(node._stack), stacklevel=3)
+    _report(f"Error detected in {node.name()}. Traceback of forward call that caused the "
+            "error:\n" + "".join(node._stack))
     parent = node._x.parent
     while parent is not None and parent._stack:
-        warnings.warn(f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of "
-                      "forward call that induced the previous calculation:\n"
-                      + "".join(parent._stack), stacklevel=3)
+        _report(f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of "
+                "forward call that induced the previous calculation:\n" + "".join(parent._stack))
         parent = parent._x.parent
+
+
+def _report(message: str) -> None:
+    """Anomaly mode's report as a warning; where warnings are errors, on stderr instead, so
+    the error that failed the node is what propagates (as PyTorch)."""
+    try:
+        warnings.warn(message, stacklevel=4)
+    except Warning:
+        sys.stderr.write(message + "\n")
 
 
 class RemovableHandle:

@@ -298,10 +298,22 @@ class OpNode(Node):
 
     def __getattr__(self, name: str):
         """PyTorch's names for what a node saved: ``_saved_self``, ``_saved_other``,
-        ``_saved_exponent`` (arguments 0, 1, 1) and ``_saved_result`` (the output)."""
+        ``_saved_exponent`` (arguments 0, 1, 1) and ``_saved_result`` (the output); the same
+        under ``_raw_saved_*`` as `SavedTensor` records, where hooks can be registered."""
         where = _SAVED_NAMES.get(name)
         if where is None:
-            return self._saved_attribute(name)
+            raw = _SAVED_NAMES.get("_saved_" + name[len("_raw_saved_"):]) \
+                if name.startswith("_raw_saved_") else None
+            if raw is None:
+                return self._saved_attribute(name)
+            saved = None
+            if not self._freed:
+                saved = self._out if raw == "out" else (
+                    self._vals[raw] if raw < len(self._vals) else None)
+                if type(saved) is not Saved:
+                    raise AttributeError(f"'{type(self).__name__}' object has no attribute "
+                                         f"'{name}'")
+            return SavedTensor(saved, self)
         if self._freed:
             raise freed_error()
         if where == "out":
@@ -342,6 +354,62 @@ _TORCH_PARAMS = {"dim": "axis", "keepdim": "keepdims"}
 _ROLE_NAMES = {1: ["self"], 2: ["self", "other"]}
 
 
+class SavedTensor:
+    """PyTorch's ``torch._C._autograd.SavedTensor``: one value a node saved, as
+    ``grad_fn._raw_saved_self`` gives it, with hooks for that value alone."""
+
+    __slots__ = ("_saved", "_node")
+
+    def __init__(self, saved: Saved | None, node: Node) -> None:
+        self._saved = saved  # None: the value was None, or the node has been freed since
+        self._node = node
+
+    def register_hooks(self, *hooks) -> None:
+        """Pack the saved value now with ``hooks[0]``; ``hooks[1]`` unpacks it at each use."""
+        if len(hooks) != 2 or not all(callable(h) for h in hooks):
+            raise TypeError(
+                "register_hooks(): incompatible function arguments. The following argument types "
+                "are supported:\n    1. (self: torch._C._autograd.SavedTensor, arg0: "
+                "collections.abc.Callable, arg1: collections.abc.Callable) -> None\n\nInvoked "
+                f"with: {self!r}, " + ", ".join(repr(h) for h in hooks))
+        saved = self._saved
+        if saved is None:
+            if getattr(self._node, "_freed", False):
+                raise RuntimeError(
+                    "Calling register_hooks on a saved tensor after it has been freed. Saved "
+                    "intermediate values of the graph are freed when you call .backward() or "
+                    "autograd.grad(). Specify retain_graph=True if you need to backward through "
+                    "the graph a second time or if you need to access saved variables after "
+                    "calling backward.")
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is "
+                               "forbidden")
+        if saved.unpack_fn is not None:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already "
+                               "been set. Hint: only one pair of hooks is allowed at a time.")
+        node = self._node
+        saved._pack((hooks[0], hooks[1], lambda s: saved_tensor(s, node)))
+
+    @property
+    def data(self):
+        """What is stored: the pack hook's result, the input tensor itself, or (for a saved
+        output) a detached tensor sharing its data."""
+        saved = self._saved
+        if saved is None:
+            return None
+        if saved.unpack_fn is not None:
+            return saved.packed
+        if saved.tensor is not None:
+            return saved.tensor
+        out = Tensor._wrap(saved.data)
+        out._vc = saved.counter
+        return out
+
+    @property
+    def unpack_hook(self):
+        saved = self._saved
+        return None if saved is None else saved.unpack_fn
+
+
 def saved_tensor(saved: Saved, node: Node) -> Tensor:
     """A saved value as PyTorch unpacks it: the input tensor itself, or for a saved output a
     tensor sharing its version counter whose grad_fn is the node that saved it."""
@@ -368,7 +436,7 @@ def unpacked(saved: Saved, node: Node) -> Tensor:
                         f"result of type {type(value).__name__}")
     out = Tensor._wrap(value._data)
     out._dtype = value._dtype
-    out._vc = saved.counter
+    out._vc = value._vc  # the unpacked value's own counter, not the saved tensor's (PyTorch)
     t = saved.tensor
     if t is None:
         out._grad_node, out._rg = node, True

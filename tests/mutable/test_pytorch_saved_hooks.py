@@ -208,7 +208,7 @@ def test_multi_grad_hook_sees_which_grads_were_computed(torch):
 RAW_SAVED = "grad_fn._raw_saved_* (SavedTensor) needs the _ops.py patch in findings/mspeed.md [mutable 21:00]"
 
 
-@both(xfail=RAW_SAVED)
+@both()
 def test_hooks_registered_on_one_saved_tensor(torch):
     a = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
     y = a * a
@@ -244,7 +244,7 @@ def test_hooks_registered_on_one_saved_tensor(torch):
         y.grad_fn._raw_saved_self.register_hooks(lambda x: x, lambda x: x)
 
 
-@both(xfail=RAW_SAVED)
+@both()
 def test_raw_saved_data_and_unpack_hook(torch):
     def unpack(t):
         return t
@@ -261,7 +261,7 @@ def test_raw_saved_data_and_unpack_hook(torch):
     assert d.grad_fn._raw_saved_self.data is c
 
 
-@both(xfail=RAW_SAVED)
+@both()
 def test_pack_hooks_run_with_grad_mode_off(torch):
     seen = []
 
@@ -278,7 +278,7 @@ def test_pack_hooks_run_with_grad_mode_off(torch):
     assert seen == [False]
 
 
-@both(xfail=RAW_SAVED)
+@both()
 def test_unpacked_value_keeps_its_own_version_counter(torch):
     a = torch.tensor(1.0, requires_grad=True)
     stand_in = a.detach().clone()
