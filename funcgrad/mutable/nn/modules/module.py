@@ -8,7 +8,9 @@ import numpy as np
 
 from ... import _dtypes
 from ..._functions import from_numpy
+from ..._grad_mode import is_grad_enabled
 from ..._tensor import Tensor
+from ...autograd import Function
 from ..parameter import Parameter
 
 __all__ = ["Module"]
@@ -21,6 +23,55 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
+
+
+class BackwardHookFunction(Function):
+    """The identity on a module's tensor inputs or outputs: its node is where the module's
+    full backward hooks see the gradients (``BackwardHookFunctionBackward``, as PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, *args):
+        ctx.mark_non_differentiable(*[a for a in args if not a.requires_grad])
+        return args
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return grads
+
+
+class _BackwardHookState:
+    """One call's full backward hooks: the gradients of the outputs, caught at the output
+    node, handed to the hooks when the input node runs (or at once without inputs that
+    require grad)."""
+
+    def __init__(self, module: "Module", n_inputs: int) -> None:
+        self.module = module
+        self.n_inputs = n_inputs
+        self.grad_output = None
+
+    def outputs_ready(self, grad_outputs: tuple, call_now: bool):
+        grads = tuple(grad_outputs)
+        for hook in list(self.module._backward_pre_hooks.values()):
+            changed = hook(self.module, grads)
+            if changed is not None:
+                grads = tuple(changed) if isinstance(changed, (tuple, list)) else (changed,)
+        self.grad_output = grads
+        if call_now:
+            self.inputs_ready((None,) * self.n_inputs)
+        return grads
+
+    def inputs_ready(self, grad_inputs: tuple):
+        if self.grad_output is None:
+            # the gradient reached the inputs without passing through the outputs (a double
+            # backward through the module's forward): PyTorch calls no hook then
+            return None
+        grads = tuple(grad_inputs)
+        grad_output, self.grad_output = self.grad_output, None
+        for hook in list(self.module._backward_hooks.values()):
+            changed = hook(self.module, grads, grad_output)
+            if changed is not None:
+                grads = tuple(changed) if isinstance(changed, (tuple, list)) else (changed,)
+        return grads
 
 
 class RemovableHandle:
@@ -92,6 +143,8 @@ class Module:
         set_(self, "_modules", OrderedDict())
         set_(self, "_forward_hooks", OrderedDict())
         set_(self, "_forward_pre_hooks", OrderedDict())
+        set_(self, "_backward_hooks", OrderedDict())
+        set_(self, "_backward_pre_hooks", OrderedDict())
 
     # --- calling ---------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
@@ -103,12 +156,67 @@ class Module:
             changed = hook(self, args)
             if changed is not None:
                 args = changed if isinstance(changed, tuple) else (changed,)
-        out = self.forward(*args, **kwargs)
+        if (self._backward_hooks or self._backward_pre_hooks) and is_grad_enabled():
+            out = self._call_with_backward_hooks(args, kwargs)
+        else:
+            out = self.forward(*args, **kwargs)
         for hook in list(self._forward_hooks.values()):
             changed = hook(self, args, out)
             if changed is not None:
                 out = changed
         return out
+
+    def _call_with_backward_hooks(self, args: tuple, kwargs: dict):
+        """forward between two `BackwardHookFunction`s: on its tensor inputs (if one requires
+        grad) and on its tensor outputs, whose nodes call the full backward hooks."""
+        places = [k for k, a in enumerate(args) if isinstance(a, Tensor)]
+        state = _BackwardHookState(self, len(places))
+        inputs_hooked = any(args[k].requires_grad for k in places)
+        if inputs_hooked:
+            wrapped = BackwardHookFunction.apply(*[args[k] for k in places])
+            args = list(args)
+            for k, t in zip(places, wrapped):
+                args[k] = t
+            args = tuple(args)
+            node = next(t.grad_fn for t in wrapped if t.grad_fn is not None)
+            node.register_hook(lambda grad_inputs, _: state.inputs_ready(grad_inputs))
+        out = self.forward(*args, **kwargs)
+        single = isinstance(out, Tensor)
+        outs = (out,) if single else out
+        if not isinstance(outs, tuple):
+            return out
+        found = [k for k, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
+        if not found:
+            return out
+        wrapped = BackwardHookFunction.apply(*[outs[k] for k in found])
+        node = wrapped[0].grad_fn
+        node.register_prehook(lambda grads: state.outputs_ready(grads, not inputs_hooked))
+        outs = list(outs)
+        for k, t in zip(found, wrapped):
+            outs[k] = t
+        return outs[0] if single else tuple(outs)
+
+    def register_full_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients with respect to
+        the module's inputs are computed; a returned tuple replaces ``grad_input``.
+
+        >>> import funcgrad.mutable as torch
+        >>> seen = []
+        >>> lin = torch.nn.Linear(2, 1)
+        >>> _ = lin.register_full_backward_hook(lambda m, gi, go: seen.append(go[0].shape))
+        >>> lin(torch.ones(3, 2, requires_grad=True)).sum().backward(); seen
+        [torch.Size([3, 1])]
+        """
+        key = id(hook) ^ len(self._backward_hooks)
+        self._backward_hooks[key] = hook
+        return RemovableHandle(self._backward_hooks, key)
+
+    def register_full_backward_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(module, grad_output)`` when the gradients with respect to the module's
+        outputs are computed; a returned tuple replaces ``grad_output``."""
+        key = id(hook) ^ len(self._backward_pre_hooks)
+        self._backward_pre_hooks[key] = hook
+        return RemovableHandle(self._backward_pre_hooks, key)
 
     def register_forward_hook(self, hook: Callable) -> RemovableHandle:
         """Call ``hook(module, args, output)`` after each forward."""
