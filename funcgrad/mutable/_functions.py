@@ -19,7 +19,7 @@ from . import _random
 from ._graph import STATE, Node, Version, node_class
 from ._device import check_device, device
 from ._ops import apply, apply1, apply2, view_op
-from ._tensor import _C_NAMES, Size, Tensor, is_traced
+from ._tensor import _C_NAMES, Size, Tensor, _scalar_name, is_traced
 
 __all__ = ["tensor"]
 
@@ -1125,6 +1125,26 @@ def is_tensor(obj) -> bool:
     (True, False)
     """
     return isinstance(obj, Tensor)
+
+
+def complex(real: Tensor, imag: Tensor) -> Tensor:
+    """A complex tensor from its real and imaginary parts (both float32 or both float64),
+    differentiable in both: ``real + 1j * imag`` in the matching complex dtype.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.complex(torch.tensor([1.0, 2.0]), torch.tensor([3.0, -1.0]))
+    tensor([1.+3.j, 2.-1.j])
+    """
+    if not (isinstance(real, Tensor) and isinstance(imag, Tensor)):
+        raise TypeError("complex(): argument 'real' and 'imag' must be Tensor")
+    if real.dtype != imag.dtype:
+        raise RuntimeError(f"Expected object of scalar type {_scalar_name(real.dtype)} but got "
+                           f"scalar type {_scalar_name(imag.dtype)} for second argument")
+    if real.dtype not in (D.float32, D.float64, D.float16):
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{_scalar_name(real.dtype)} and {_scalar_name(imag.dtype)}")
+    target = D.complex128 if real.dtype == D.float64 else D.complex64
+    return add(_to(real, target), mul(_to(imag, target), 1j))
 
 
 def is_inference(input: Tensor) -> bool:

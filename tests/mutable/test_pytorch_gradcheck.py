@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 
 import funcgrad.mutable as fm
@@ -202,3 +203,53 @@ def test_scatter_reduce_extremes_pass_gradcheck(torch):
         idx = torch.arange(2).unsqueeze(-1).expand((2, 3))
         assert torch.autograd.gradcheck(torch.scatter_reduce, (inp, 0, idx, src, reduction),
                                         check_batched_grad=False)
+
+
+@both()
+def test_gradcheck_checks_complex_inputs_and_outputs_by_parts(torch):
+    z = torch.tensor([[0.5 + 1j, -1.0 + 0.25j], [2.0 - 0.5j, 0.1 + 0.2j]],
+                     dtype=torch.complex128, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: (t * t).exp(), (z,))  # C -> C
+    assert torch.autograd.gradcheck(lambda t: torch.real(t * t.conj()), (z,))  # C -> R
+    x = torch.tensor([0.5, -1.5], dtype=torch.float64, requires_grad=True)
+    y = torch.tensor([2.0, 0.25], dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda a, b: (torch.complex(a, b) ** 2, a + 1), (x, y))
+
+    def hooked(make):
+        def fn(t):
+            out = make(t)
+            out.register_hook(lambda g: g + 1e-2)
+            return out
+        return fn
+
+    with pytest.raises(RuntimeError, match="^While considering the imaginary part of complex "
+                       "outputs only, Jacobian mismatch for output 0 with respect to input 0"):
+        torch.autograd.gradcheck(hooked(lambda t: t.clone()), (z,))
+    with pytest.raises(RuntimeError, match="^While considering the imaginary part of complex "
+                       "outputs only, Jacobian mismatch for output 0 with respect to input 0"):
+        torch.autograd.gradcheck(hooked(lambda t: torch.complex(t, t)), (x,))
+    with pytest.raises(RuntimeError, match="^Jacobian mismatch for output 0 with respect to "
+                       "input 0"):
+        torch.autograd.gradcheck(hooked(lambda t: torch.real(t)), (z,))
+    assert not torch.autograd.gradcheck(hooked(lambda t: t.clone()), (z,), raise_exception=False)
+
+
+@both()
+def test_complex_from_parts_values_gradients_and_errors(torch):
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    y = torch.tensor([3.0, -1.0], dtype=torch.float64, requires_grad=True)
+    z = torch.complex(x, y)
+    assert z.dtype == torch.complex128
+    assert torch.complex(x.float(), y.float()).dtype == torch.complex64
+    w = torch.tensor([1 + 2j, 3 - 1j], dtype=torch.complex128)
+    (z * w).abs().sum().backward()
+    zw = (np.array([1.0, 2.0]) + 1j * np.array([3.0, -1.0])) * np.array([1 + 2j, 3 - 1j])
+    g = np.conj(np.array([1 + 2j, 3 - 1j])) * zw / np.abs(zw)  # d|zw| = Re(conj(dz) ...)
+    np.testing.assert_allclose(np.asarray(x.grad.tolist()), g.real, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(y.grad.tolist()), g.imag, rtol=1e-12)
+    with pytest.raises(RuntimeError, match="^Expected object of scalar type Double but got scalar "
+                       "type Float for second argument$"):
+        torch.complex(x, y.float())
+    with pytest.raises(RuntimeError, match="^Expected both inputs to be Half, Float or Double "
+                       "tensors but got Long and Long$"):
+        torch.complex(torch.ones(2, dtype=torch.int64), torch.ones(2, dtype=torch.int64))

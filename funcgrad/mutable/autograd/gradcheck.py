@@ -1,6 +1,9 @@
 """``torch.autograd.gradcheck`` and ``gradgradcheck``: the Jacobian that backward computes
 (one ``autograd.grad`` per output element) against central finite differences, with
-torch's checks and messages. Real tensors only; complex ones are refused with a clear error."""
+torch's checks and messages. A complex input or output is checked as its real and imaginary
+parts: ``grad`` with grad_output 1 (or 1j) gives d Re(out) (or d Im(out)) with respect to the
+input's real part plus 1j times that with respect to its imaginary part, as PyTorch's
+convention for real losses; torch's order and words for the imaginary parts."""
 from __future__ import annotations
 
 import warnings
@@ -35,11 +38,7 @@ def _checked_inputs(inputs: tuple) -> list:
                          "none of the them have requires_grad=True.")
     for i in wanted:
         t = inputs[i]
-        if t._dtype.is_complex:
-            raise NotImplementedError("gradcheck of complex inputs is not supported by "
-                                      "funcgrad.mutable yet; check the real and imaginary parts "
-                                      "as real inputs")
-        if t._dtype.name != "float64":
+        if t._dtype.name not in ("float64", "complex128"):
             warnings.warn(
                 f"Input #{i} requires gradient and is not a double precision floating point or "
                 "complex. This check will likely fail if all the inputs are not of double "
@@ -54,68 +53,88 @@ def _checked_inputs(inputs: tuple) -> list:
 
 
 def _outputs(func: Callable, inputs: tuple) -> tuple:
-    outs = tuple(o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor))
-    for o in outs:
-        if o._dtype.is_complex:
-            raise NotImplementedError("gradcheck of complex outputs is not supported by "
-                                      "funcgrad.mutable yet")
-    return outs
+    return tuple(o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor))
+
+
+def _parts(t: Tensor) -> tuple:
+    """The parts checked: ("r",) for a real tensor, ("r", "i") for a complex one."""
+    return ("r", "i") if t._dtype.is_complex else ("r",)
 
 
 def _numerical(func, inputs, wanted, outs, eps) -> dict:
-    """{(input, output): Jacobian (output elements x input elements)} by central differences,
-    perturbing each input element in place (grad mode stays on: `func` may differentiate)."""
+    """{(input, input part, output, output part): Jacobian (output elements x input
+    elements)} by central differences, perturbing each input element's real or imaginary part
+    in place (grad mode stays on: `func` may differentiate)."""
     shapes = [tuple(o.shape) for o in outs]
     dtypes = [o.dtype for o in outs]
     jac = {}
     for i in wanted:
         data = inputs[i]._data
         flat = data.reshape(-1)  # the input's own storage (contiguous), written in place
-        cols = {k: np.zeros((outs[k]._data.size, flat.size)) for k in range(len(outs))}
-        for e in range(flat.size):
-            orig = flat[e]
-            values = []
-            for step in (eps, -eps):
-                flat[e] = orig + step
-                got = _outputs(func, inputs)
-                if [tuple(o.shape) for o in got] != shapes:
-                    flat[e] = orig
-                    raise AssertionError("Expected `func` to return outputs with the same shape"
-                                         " when inputs are perturbed by `eps`, but got: shapes "
-                                         f"{[tuple(o.shape) for o in got]} and {shapes}.")
-                if [o.dtype for o in got] != dtypes:
-                    flat[e] = orig
-                    raise AssertionError("Expected `func` to return outputs with the same dtype"
-                                         " when inputs are perturbed by `eps`, but got: dtypes "
-                                         f"{[o.dtype for o in got]} and {dtypes}.")
-                # copies: an output may share the input's storage, perturbed again next
-                values.append([np.array(o._data, np.float64).reshape(-1) for o in got])
-            flat[e] = orig
-            for k in range(len(outs)):
-                cols[k][:, e] = (values[0][k] - values[1][k]) / (2 * eps)
-        for k in range(len(outs)):
-            jac[i, k] = cols[k]
+        for p in _parts(inputs[i]):
+            step_unit = 1 if p == "r" else 1j
+            cols = {(k, q): np.zeros((outs[k]._data.size, flat.size))
+                    for k in range(len(outs)) for q in _parts(outs[k])}
+            for e in range(flat.size):
+                orig = flat[e]
+                values = []
+                for step in (eps, -eps):
+                    flat[e] = orig + step * step_unit
+                    got = _outputs(func, inputs)
+                    if [tuple(o.shape) for o in got] != shapes:
+                        flat[e] = orig
+                        raise AssertionError("Expected `func` to return outputs with the same "
+                                             "shape when inputs are perturbed by `eps`, but "
+                                             f"got: shapes {[tuple(o.shape) for o in got]} and "
+                                             f"{shapes}.")
+                    if [o.dtype for o in got] != dtypes:
+                        flat[e] = orig
+                        raise AssertionError("Expected `func` to return outputs with the same "
+                                             "dtype when inputs are perturbed by `eps`, but "
+                                             f"got: dtypes {[o.dtype for o in got]} and "
+                                             f"{dtypes}.")
+                    # copies: an output may share the input's storage, perturbed again next
+                    values.append([np.array(o._data).reshape(-1) for o in got])
+                flat[e] = orig
+                for (k, q), col in cols.items():
+                    diff = (values[0][k] - values[1][k]) / (2 * eps)
+                    col[:, e] = diff.real if q == "r" else diff.imag
+            for (k, q), col in cols.items():
+                jac[i, p, k, q] = col
     return jac
 
 
 def _analytical(outs, inputs, wanted, scale=1.0) -> dict:
-    """{(input, output): Jacobian} row by row from autograd.grad with one-hot grad_outputs."""
+    """{(input, input part, output, output part): Jacobian} row by row from autograd.grad
+    with one-hot grad_outputs (1 for an output's real part, 1j for its imaginary part)."""
     targets = [inputs[i] for i in wanted]
     jac = {}
     for k, out in enumerate(outs):
         n = out._data.size
-        rows = {i: np.zeros((n, inputs[i]._data.size)) for i in wanted}
-        if out.requires_grad:
-            for r in range(n):
-                seed = np.zeros(out._data.shape, out._data.dtype)
-                seed.reshape(-1)[r] = scale
-                grads = _grad(out, targets, tensor(seed), retain_graph=True, allow_unused=True)
-                for i, g in zip(wanted, grads):
-                    if g is not None:
-                        rows[i][r] = np.asarray(g._data, np.float64).reshape(-1)
-        for i in wanted:
-            jac[i, k] = rows[i]
+        for q in _parts(out):
+            rows = {(i, p): np.zeros((n, inputs[i]._data.size))
+                    for i in wanted for p in _parts(inputs[i])}
+            if out.requires_grad:
+                for r in range(n):
+                    seed = np.zeros(out._data.shape, out._data.dtype)
+                    seed.reshape(-1)[r] = scale * (1 if q == "r" else 1j)
+                    grads = _grad(out, targets, tensor(seed), retain_graph=True,
+                                  allow_unused=True)
+                    for i, g in zip(wanted, grads):
+                        if g is not None:
+                            value = np.asarray(g._data).reshape(-1)
+                            for p in _parts(inputs[i]):
+                                rows[i, p][r] = value.real if p == "r" else value.imag
+            for (i, p), row in rows.items():
+                jac[i, p, k, q] = row
     return jac
+
+
+def _mismatch(i: int, p: str, k: int, q: str) -> str:
+    """torch's words for a mismatch in an imaginary part of an output, or of an input."""
+    where = ("While considering the imaginary part of complex outputs only, " if q == "i" else
+             "While considering the imaginary part of complex inputs only, " if p == "i" else "")
+    return f"{where}Jacobian mismatch for output {k} with respect to input {i},\n"
 
 
 def _fail(message: str, raise_exception: bool) -> bool:
@@ -146,19 +165,22 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5,
     numerical = _numerical(func, inputs, wanted, outs, eps)
     for k, out in enumerate(outs):
         if not out.requires_grad or not _is_float(out):
-            for i in wanted:
-                if np.any(numerical[i, k] != 0):
+            for key, jac in numerical.items():
+                if key[2] == k and np.any(jac != 0):
                     return _fail("Numerical gradient for function expected to be zero",
                                  raise_exception)
     analytical = _analytical(outs, inputs, wanted)
     again = _analytical(outs, inputs, wanted)
-    for key, jac in analytical.items():
-        i, k = key
+    # torch's order: per output its imaginary part first, then per input its real part first
+    order = sorted(analytical, key=lambda key: (key[2], key[3] != "i", key[0], key[1] != "r"))
+    for key in order:
+        i, p, k, q = key
+        jac = analytical[key]
         if not outs[k].requires_grad:
             continue
         if not np.allclose(jac, numerical[key], rtol=rtol, atol=atol):
-            return _fail(f"Jacobian mismatch for output {k} with respect to input {i},\n"
-                         f"numerical:{numerical[key]}\nanalytical:{jac}\n", raise_exception)
+            return _fail(f"{_mismatch(i, p, k, q)}numerical:{numerical[key]}\n"
+                         f"analytical:{jac}\n", raise_exception)
         if np.max(np.abs(jac - again[key]), initial=0.0) > nondet_tol:
             return _fail("Backward is not reentrant, i.e., running backward with same input and "
                          "grad_output multiple times gives different values, although analytical"
