@@ -539,3 +539,20 @@ def test_no_save_where_the_rule_does_not_need_it(torch):
         loss += (x * torch.tensor([float(i)])).sum()
     loss.backward()
     assert mu.grad.tolist() == [3.0]
+
+
+@both()
+def test_grad_output_must_match_the_output_in_being_complex(torch):
+    x = torch.tensor([0.5, 1.5], requires_grad=True)
+    real_out = (x * x).sum()
+    complex_out = (x * 1j).sum()
+    with pytest.raises(RuntimeError, match=r"^For complex Tensors, both grad_output and output "
+                       r"are required to have the same dtype. Mismatch in dtype: grad_output\[0\] "
+                       r"has a dtype of torch.complex64 and output\[0\] has a dtype of "
+                       r"torch.float32.$"):
+        torch.autograd.grad(real_out, x, grad_outputs=torch.tensor(1.0, dtype=torch.complex64))
+    with pytest.raises(RuntimeError, match=r"grad_output\[0\] has a dtype of torch.float32 and "
+                       r"output\[0\] has a dtype of torch.complex64.$"):
+        complex_out.backward(torch.tensor(1.0))
+    (g,) = torch.autograd.grad(real_out, x, grad_outputs=torch.tensor(2.0, dtype=torch.float64))
+    close(g, [2.0, 6.0])  # another real dtype is cast, as in torch

@@ -55,6 +55,11 @@ def _root_edges(outputs: list, grad_tensors: list, create_graph: bool):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{k}] has a shape of "
                                    f"{g.shape} and output[{k}] has a shape of "
                                    f"{Size(meta[0])}.")
+            if meta is not None and (g._data.dtype.kind == "c") != (np.dtype(meta[1]).kind == "c"):
+                raise RuntimeError("For complex Tensors, both grad_output and output are required "
+                                   f"to have the same dtype. Mismatch in dtype: grad_output[{k}] "
+                                   f"has a dtype of {g.dtype} and output[{k}] has a dtype of "
+                                   f"{from_numpy_dtype(np.dtype(meta[1]))}.")
             if meta is not None and g._data.dtype != meta[1] and not create_graph:
                 g = Tensor._wrap(g._data.astype(meta[1]))
             g = g if create_graph else g._data
