@@ -70,8 +70,8 @@ from ._grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_infere
                          no_grad, set_grad_enabled)
 from ._policy import MutationPolicyWarning, mutation_policy
 from ._tensor_ops import (_ALIASED, addcdiv, addcmul, atan2, bmm, dot, einsum, gather,
-                          index_select, isin, masked_fill, outer, randint, randperm,
-                          trace)
+                          index_select, isin, layout, masked_fill, outer, randint, randperm,
+                          strided, trace)
 from . import linalg, return_types
 from ._tensor import Size, Tensor
 from .serialization import load, save

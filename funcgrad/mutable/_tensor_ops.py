@@ -1079,9 +1079,38 @@ def _volatile(self: Tensor) -> bool:
     return False
 
 
+class layout:
+    """``torch.layout``: how a tensor's elements are stored. Every tensor here is dense and
+    strided (``torch.strided``); sparse layouts do not exist in funcgrad.mutable.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.ones(2).layout, torch.ones(2).layout is torch.strided
+    (torch.strided, True)
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name  # pickled as the module's global of that name: the same object
+
+
+strided = layout("strided")
+
+
+def _layout(self: Tensor) -> layout:
+    return strided
+
+
 Tensor.real = property(real)
 Tensor.imag = property(imag)
 Tensor.volatile = property(_volatile)
+Tensor.layout = property(_layout)
 Generator = _random.Generator
 default_generator = _random.default_generator
 

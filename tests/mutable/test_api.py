@@ -334,3 +334,14 @@ def test_saved_non_tensor_attributes(torch):
     m = a.mean()
     m.backward()
     assert tuple(m.grad_fn._saved_self_sym_sizes) == (2, 2)  # sizes outlive backward
+
+
+def test_layout_is_strided_as_torch():
+    torch = pytest.importorskip("torch", reason="real torch (CPU) is the oracle here")
+    import funcgrad.mutable as fm
+    import pickle
+    for lib in (fm, torch):
+        t = lib.ones(2, 3)
+        assert t.layout is lib.strided and repr(t.layout) == "torch.strided"
+        assert t.t().layout is lib.strided and isinstance(lib.strided, lib.layout)
+        assert pickle.loads(pickle.dumps(lib.strided)) is lib.strided
