@@ -55,7 +55,7 @@ from ._device import device
 from ._autograd import STATE
 from ._dtypes import (bool_ as bool, complex64, complex128, dtype, float16, float32, float64,  # noqa: A004
                       int8, int16, int32, int64, uint8)
-from ._functions import (abs, add, allclose, arange, as_tensor, cat, chunk, clamp, complex,
+from ._functions import (abs, add, allclose, arange, as_tensor, cat, chunk, clamp,
                          clip, clone, concat, contiguous, cos, detach, diagonal, div, empty,
                          empty_like, eq, equal, exp, expand, expm1, eye, flatten, floor_divide,
                          from_numpy, full, full_like, ge, gt, is_inference, is_tensor, isclose, le,
@@ -74,6 +74,7 @@ from ._tensor_ops import (_ALIASED, addcdiv, addcmul, atan2, bmm, dot, einsum, g
                           strided, trace)
 from . import linalg, return_types
 from ._tensor import Size, Tensor
+from ._functions import complex_from_parts as complex  # noqa: A004, E402
 from .serialization import load, save
 
 argmax, argmin, argsort, cumsum, kthvalue, log_softmax, logsumexp, max, mean, median, min, norm, \

@@ -1127,7 +1127,7 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
-def complex(real: Tensor, imag: Tensor) -> Tensor:
+def complex_from_parts(real: Tensor, imag: Tensor) -> Tensor:
     """A complex tensor from its real and imaginary parts (both float32 or both float64),
     differentiable in both: ``real + 1j * imag`` in the matching complex dtype.
 
@@ -1137,6 +1137,7 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:
     """
     if not (isinstance(real, Tensor) and isinstance(imag, Tensor)):
         raise TypeError("complex(): argument 'real' and 'imag' must be Tensor")
+    # (named apart from the builtin `complex`, which this module uses; torch.complex is this)
     if real.dtype != imag.dtype:
         raise RuntimeError(f"Expected object of scalar type {_scalar_name(real.dtype)} but got "
                            f"scalar type {_scalar_name(imag.dtype)} for second argument")
@@ -1487,12 +1488,26 @@ class _SplitBackward(Node):
     __slots__ = ("_nout", "_templates", "_shape", "_dtype")
 
     def _apply(self, cts, graph):
-        create = graph.create_graph
+        if graph.create_graph:
+            return [self._joined(cts)]
         g = np.zeros(self._shape, self._dtype)
         for ct, tpl in zip(cts, self._templates):
             if ct is not None:
-                g = NP.index_add(g, graph.lift(ct) if create else ct, template=tpl)
-        return [graph.lower(g) if create else g]
+                g = NP.index_add(g, ct, template=tpl)
+        return [g]
+
+    def _joined(self, cts) -> Tensor:
+        """Under create_graph (gradients are tensors, grad mode on), the pieces' gradients
+        joined as PyTorch's backward joins them, missing ones as zeros: stacked for unbind,
+        concatenated for split and chunk (recorded as StackBackward0 / CatBackward0)."""
+        zeros = np.zeros(self._shape, self._dtype)
+        parts = [ct if ct is not None else Tensor._wrap(zeros[tpl].copy())
+                 for ct, tpl in zip(cts, self._templates)]
+        last = self._templates[0][-1]
+        axis = len(self._templates[0]) - 1
+        if isinstance(last, (int, np.integer)):
+            return stack(parts, axis)
+        return cat(parts, axis)
 
 
 def _pieces(input, templates, name) -> tuple:

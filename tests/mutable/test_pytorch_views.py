@@ -484,3 +484,22 @@ def test_unsafe_split_pieces_are_not_views_and_take_in_place(torch):
     close(b[0], [12, 32])  # the pieces share the input's storage
     (s1.sum() + s3.sum()).backward()
     close(a.grad, [[12, 16], [4, 8], [2, 2]])
+
+
+@both()
+def test_double_backward_through_split_chunk_unbind_names_and_values(torch):
+    names = []
+    xs = np.array([0.5, -1.0, 2.0, 1.5, -0.25, 3.0])
+    for pieces_of in (lambda x: x.split(2), lambda x: x.chunk(3), lambda x: x.unbind(),
+                      lambda x: x.split([1, 3, 2]), lambda x: x.split(2)[:2]):
+        x = torch.tensor(xs.tolist(), dtype=torch.float64, requires_grad=True)
+        y = x * 1
+        pieces = pieces_of(y)
+        s = sum((p * p * p).sum() for p in pieces)
+        (g,) = torch.autograd.grad(s, y, create_graph=True)
+        names.append(type(g.grad_fn).__name__)
+        (h,) = torch.autograd.grad((g * torch.arange(6.0, dtype=torch.float64)).sum(), x)
+        mask = np.array([1, 1, 1, 1, 0, 0.0]) if len(pieces) == 2 else np.ones(6)
+        close(h, 6 * xs * np.arange(6.0) * mask)
+    assert names == ["CatBackward0", "CatBackward0", "StackBackward0", "CatBackward0",
+                     "CatBackward0"]
