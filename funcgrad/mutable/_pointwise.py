@@ -743,12 +743,21 @@ index_copy_p = primitive("index_copy", _index_copy_impl, nargs=2, params=("dim",
 index_fill_p = primitive("index_fill", _index_fill_impl, nargs=1,
                          params=("dim", "index", "value"),
                          vjps=(lambda ct, out, x, dim, index, value: _cleared(ct, dim, index),))
+# the value a 0-d tensor (torch's second overload): its gradient sums the places it filled
+# (each once, however often the index names it)
+index_fill_tensor_p = primitive(
+    "index_fill_tensor", lambda x, value, dim, index: _index_fill_impl(x, dim, index, value),
+    nargs=2, params=("dim", "index"),
+    vjps=(lambda ct, out, x, value, dim, index: _cleared(ct, dim, index),
+          lambda ct, out, x, value, dim, index: NP.sum(_picked(ct, dim, np.unique(index)))))
 INDEX_ADD = _decl("index_add", index_add_p, "IndexAddBackward0", result="same",
                   saves_index=True)
 INDEX_COPY = _decl("index_copy", index_copy_p, "IndexCopyBackward0", result="same",
                    saves_index=True)
 INDEX_FILL = _decl("index_fill", index_fill_p, "IndexFillBackward0", result="same",
                    saves_index=True)
+INDEX_FILL_T = _decl("index_fill_tensor", index_fill_tensor_p, "IndexFillBackward1",
+                     result="same", saves_index=True)
 
 
 # torch's out-of-range errors differ by function: (class, message prefix)
@@ -818,28 +827,34 @@ def _fill_value(value):
         if value._data.ndim:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value._data.ndim} dimension(s).")
-        if value.requires_grad:
-            raise NotImplementedError("index_fill with a value tensor that requires grad is not "
-                                      "supported by funcgrad.mutable; fill with value.item()")
-        return value._data.item()
+        if not value.requires_grad:
+            return value._data.item()
     return value
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
-    """A copy of `input` with `value` written at `index` along `dim`.
+    """A copy of `input` with `value` written at `index` along `dim`; a 0-d `value` tensor
+    that requires grad gets the sum of the gradient at the places it filled
+    (``IndexFillBackward1``).
 
     >>> import funcgrad.mutable as torch
     >>> torch.zeros(3).index_fill(0, torch.tensor([1]), 5.0)
     tensor([0., 5., 0.])
     """
     params = _index_params(input, dim, index, "index_fill")
-    params["value"] = _fill_value(value)
+    value = _fill_value(value)
+    if isinstance(value, Tensor):
+        return apply(INDEX_FILL_T, (input, value), params)
+    params["value"] = value
     return apply(INDEX_FILL, (input,), params)
 
 
 def _index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
     params = _index_params(self, dim, index, "index_fill_")
-    params["value"] = _fill_value(value)
+    value = _fill_value(value)
+    if isinstance(value, Tensor):
+        return inplace(INDEX_FILL_T, self, (value,), params)
+    params["value"] = value
     return inplace(INDEX_FILL, self, (), params)
 
 

@@ -434,3 +434,24 @@ def test_nodes_that_save_an_index_are_freed_by_backward(T, make):
         return
     with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
         out.backward()
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_index_fill_with_a_value_tensor_that_requires_grad_as_torch(inplace):
+    torch = pytest.importorskip("torch", reason="real torch (CPU) is the oracle here")
+    got = []
+    for lib in (fm, torch):
+        x = lib.tensor([[0.5, 1.0, -2.0], [3.0, 0.25, 4.0]], dtype=lib.float64,
+                       requires_grad=True)
+        v = lib.tensor(2.5, dtype=lib.float64, requires_grad=True)
+        index = lib.tensor([0, 2, 2])  # a repeated index fills its place once
+        if inplace:
+            y = x * 1
+            y.index_fill_(1, index, v)
+        else:
+            y = x.index_fill(1, index, v)
+        (y * lib.arange(6.0, dtype=lib.float64).view(2, 3)).sum().backward()
+        got.append((type(y.grad_fn).__name__, y.tolist(), x.grad.tolist(), v.grad.item()))
+        assert lib.autograd.gradcheck(lambda a, b: a.index_fill(1, index, b), (x, v))
+    assert got[0] == got[1]
+    assert got[0][0] == "IndexFillBackward1" and got[0][3] == 10.0
