@@ -74,6 +74,8 @@ from ._tensor_ops import (_ALIASED, addcdiv, addcmul, atan2, bmm, dot, einsum, g
                           strided, trace)
 from . import linalg, return_types
 from ._tensor import Size, Tensor
+from ._methods import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, logical_and,  # noqa: E402
+                       logical_not, logical_or, logical_xor)
 from ._functions import complex_from_parts as complex  # noqa: A004, E402
 from .serialization import load, save
 

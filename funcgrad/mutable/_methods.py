@@ -581,6 +581,71 @@ def _invert(self):
     return Tensor._wrap(np.invert(self._data))
 
 
+# --- logical and bitwise functions: no gradient; their in-place forms keep grad_fn --------------
+def _raw(x):
+    return x._data if isinstance(x, Tensor) else np.asarray(x)
+
+
+def logical_and(input: Tensor, other) -> Tensor:
+    """Elementwise ``input and other`` (nonzero is true): a bool tensor, no gradient.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.logical_and(torch.tensor([0.0, 2.0, 3.0]), torch.tensor([1, 0, 4]))
+    tensor([False, False,  True])
+    """
+    return Tensor._wrap(np.asarray(np.logical_and(input._data, _raw(other))))
+
+
+def logical_or(input: Tensor, other) -> Tensor:
+    """Elementwise ``input or other`` (nonzero is true): a bool tensor."""
+    return Tensor._wrap(np.asarray(np.logical_or(input._data, _raw(other))))
+
+
+def logical_xor(input: Tensor, other) -> Tensor:
+    """Elementwise exclusive or of truth values: a bool tensor."""
+    return Tensor._wrap(np.asarray(np.logical_xor(input._data, _raw(other))))
+
+
+def logical_not(input: Tensor) -> Tensor:
+    """Elementwise ``not input`` (zero is false): a bool tensor, for any dtype."""
+    return Tensor._wrap(np.asarray(np.logical_not(input._data)))
+
+
+def _bitwise(np_fn, name: str):
+    def fn(input: Tensor, other=None) -> Tensor:
+        operands = (input,) if other is None else (input, other)
+        dt = D.result_type_of(operands)
+        if dt.is_floating_point or dt.is_complex:
+            raise NotImplementedError(f'"{name}_cpu" not implemented for '
+                                      f"'{O._scalar_name(dt)}'")
+        args = [np.asarray(_raw(x)).astype(dt.np) for x in operands]
+        return Tensor._wrap(np.asarray(np_fn(*args)).astype(dt.np))
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name} of integer or bool tensors (torch's error for floats)."
+    return fn
+
+
+bitwise_and = _bitwise(np.bitwise_and, "bitwise_and")
+bitwise_or = _bitwise(np.bitwise_or, "bitwise_or")
+bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
+bitwise_not = _bitwise(np.invert, "bitwise_not")
+
+
+def _written_in_place(fn):
+    """``x.<fn>_(...)``: the result cast to x's dtype and written into x, its version bumped;
+    as in PyTorch these functions have no derivative, so x's history is left as it is (and a
+    leaf that requires grad may be written: torch allows it)."""
+    def method(self: Tensor, *args) -> Tensor:
+        if self._vc.inference and not STATE.inference:
+            raise RuntimeError(INFERENCE_INPLACE)
+        result = fn(self, *args)._data
+        np.copyto(self._data, result.astype(self._data.dtype, copy=False))
+        self._vc.value += 1
+        return self
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
 def _all(self, dim=None, keepdim=False):
     return Tensor._wrap(np.asarray(np.all(self._data, axis=dim, keepdims=keepdim)))
 
@@ -592,8 +657,13 @@ def _any(self, dim=None, keepdim=False):
 for _name, _fn in {"__and__": _logical(np.bitwise_and), "__or__": _logical(np.bitwise_or),
                    "__xor__": _logical(np.bitwise_xor), "__rand__": _logical(np.bitwise_and),
                    "__ror__": _logical(np.bitwise_or), "__invert__": _invert, "all": _all, "any": _any,
-                   "logical_not": _invert}.items():
+                   "logical_not": logical_not, "logical_and": logical_and,
+                   "logical_or": logical_or, "logical_xor": logical_xor,
+                   "bitwise_and": bitwise_and, "bitwise_or": bitwise_or,
+                   "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not}.items():
     setattr(Tensor, _name, _fn)
+    if _name[0] != "_" and _name not in ("all", "any"):
+        setattr(Tensor, _name + "_", _written_in_place(_fn))
 Tensor.__hash__ = lambda self: id(self)
 Tensor.T = property(lambda self: F.permute(self, tuple(reversed(range(self.dim())))))
 Tensor.mT = property(lambda self: F.transpose(self, -2, -1))

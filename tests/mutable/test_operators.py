@@ -333,3 +333,36 @@ def _copies(t, tnn):
 def test_copies_match_live_torch():
     real = pytest.importorskip("torch", reason=TORCH_REASON)
     assert _copies(torch, nn) == _copies(real, real.nn)
+
+
+def _logical_and_bitwise_program(L):
+    a = L.tensor([0.0, 2.0, -3.0])
+    b = L.tensor([1, 0, 4])
+    got = [L.logical_and(a, b).tolist(), L.logical_or(a, b).tolist(),
+           L.logical_xor(a, b).tolist(), L.logical_not(a).tolist(), a.logical_not().tolist()]
+    i, j = L.tensor([5, 3, 12]), L.tensor([3, 6, 10])
+    got += [L.bitwise_and(i, j).tolist(), i.bitwise_or(j).tolist(),
+            L.bitwise_xor(i, 1).tolist(), L.bitwise_not(i).tolist(),
+            L.bitwise_not(L.tensor([True, False])).tolist()]
+    try:
+        L.bitwise_and(a, a)
+    except NotImplementedError as e:
+        got.append(str(e))
+    x = L.ones(3, requires_grad=True)
+    y = x.clone()
+    y.logical_and_(L.tensor([1.0, 0.0, 2.0]))  # no derivative: y's history stays
+    got += [y.tolist(), type(y.grad_fn).__name__, y._version, str(y.dtype)]
+    y.sum().backward()
+    got.append(x.grad.tolist())
+    k = L.tensor([5, 3])
+    k.bitwise_xor_(1)
+    k.bitwise_not_()
+    leaf = L.ones(2, requires_grad=True)
+    leaf.logical_not_()  # allowed on a leaf, as torch
+    got += [k.tolist(), k._version, leaf.tolist(), leaf._version]
+    return got
+
+
+def test_logical_and_bitwise_functions_and_in_place_forms_as_torch():
+    real = pytest.importorskip("torch", reason=TORCH_REASON)
+    assert _logical_and_bitwise_program(torch) == _logical_and_bitwise_program(real)
