@@ -152,6 +152,22 @@ def test_python_number_cotangents_take_the_outputs_dtype() -> None:
     assert fg.jit(lambda x: fg.vjp(fnp.sin, x)[1](1.0)[0])(0.3).item() == pytest.approx(np.cos(0.3))
 
 
+def test_integer_and_bool_outputs_take_any_cotangent_of_their_shape() -> None:
+    # JAX 0.10: jax.vjp(lambda x, y: x == y, .7, 1.8)[1](1.0) == (0., 0.); an int32[3]
+    # output takes a float32[3] cotangent (zeros back) and refuses a float32[2] one
+    _, vjp_fn = fg.vjp(lambda x, y: x == y, 0.7, 1.8)
+    assert [g.item() for g in vjp_fn(1.0)] == [0.0, 0.0]
+    _, vjp_fn = fg.vjp(lambda x: (x * 3).astype(int), np.ones(3))
+    (g,) = vjp_fn(np.ones(3))
+    assert g.shape == (3,) and g.dtype == np.float64 and not np.asarray(g).any()
+    with pytest.raises(ValueError, match="cotangent 0 has shape"):
+        vjp_fn(np.ones(2))
+    # a float output stays strict: an integer cotangent is refused
+    _, vjp_fn = fg.vjp(fnp.sin, np.ones(3))
+    with pytest.raises(TypeError, match="cotangent 0 has dtype int64"):
+        vjp_fn(np.ones(3, dtype=int))
+
+
 def test_python_number_tangents_take_the_primals_dtype() -> None:
     # JAX 0.10: jvp(lambda z: z * 2, (1.5+0.5j,), (0.7-0.3j,)) == (3+1j, 1.4-0.6j)
     out, t = fg.jvp(lambda z: z * 2, (1.5 + 0.5j,), (0.7 - 0.3j,))
