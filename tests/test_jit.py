@@ -52,6 +52,25 @@ def test_traces_once_per_signature_and_replays():
     assert f.calls == 3
 
 
+def test_jit_made_afresh_reuses_the_functions_programs():
+    """JAX's "Common gotchas" cells 2-3: ``jit(g)(4.)`` then ``jit(g)(5.)`` with a new
+    wrapper each time traces once (the cache is keyed on g), so the second call does not
+    see a global changed in between: JAX prints ``Second call: 5.0``."""
+    state = {"y": 5.0}
+    g = counting(lambda x: x + state["y"])
+    assert fg.jit(g)(fnp.array(4.0)).item() == 9.0
+    state["y"] = 10.0
+    assert fg.jit(g)(fnp.array(5.0)).item() == 10.0  # g's program, its constant 5.0
+    assert g.calls == 1
+    fg.jit(g, static_argnums=())(fnp.ones(2))         # a new signature traces again
+    assert g.calls == 2
+    h = counting(lambda x, n: x * n)                  # other options, another cache
+    assert fg.jit(h, static_argnums=1)(fnp.array(2.0), 3).item() == 6.0
+    assert fg.jit(h)(fnp.array(2.0), fnp.array(4.0)).item() == 8.0
+    assert h.calls == 2
+    assert fg.jit(len)([1.0, 2.0]) == 2                # a builtin (no weak reference) works
+
+
 def test_returns_arrays_and_keeps_output_structure():
     jf = fg.jit(lambda d: {"a": d["x"] * 2.0, "b": (d["x"] + 1.0, 7, None)})
     out = jf({"x": np.array([1.0, 2.0])})

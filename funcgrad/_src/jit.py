@@ -40,6 +40,7 @@ import functools
 import inspect
 import itertools
 import operator
+import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -803,7 +804,7 @@ def jit(f: Callable | None = None, static_argnums: int | Sequence[int] = (),
         raise TypeError(f"jit: static_argnums must be ints, got {static_argnums!r}")
     if not all(isinstance(n, str) for n in names):
         raise TypeError(f"jit: static_argnames must be strings, got {static_argnames!r}")
-    cache: dict = {}
+    cache = _programs_of(f, nums, names)
 
     def split(args, kwargs):
         n = len(args)
@@ -923,6 +924,21 @@ def jit(f: Callable | None = None, static_argnums: int | Sequence[int] = (),
     jitted.lower = lower  # type: ignore[attr-defined]
     jitted._cache = cache  # type: ignore[attr-defined]
     return jitted
+
+
+#: The cached programs of each jitted function, by its options, held weakly on the function:
+#: a `jit(g)` made afresh for each call reuses g's programs, as JAX's cache is keyed on the
+#: function (JAX's "Common gotchas": the second call neither traces nor sees a changed global).
+_PROGRAMS: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
+
+
+def _programs_of(f: Callable, nums: tuple, names: tuple) -> dict:
+    """The program cache `jit(f, static_argnums=nums, static_argnames=names)` uses."""
+    try:
+        per_function = _PROGRAMS.setdefault(f, {})
+    except TypeError:  # a callable that cannot be held weakly (a builtin): a cache of its own
+        return {}
+    return per_function.setdefault((nums, names), {})
 
 
 def _source_with_loops(program: _Program, indent: str = "") -> str:
