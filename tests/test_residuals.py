@@ -109,3 +109,25 @@ def test_the_tape_keeps_exactly_what_reads_names():
     assert exp_entry[OUT_SLOT] is not None
     assert isinstance(exp_entry[ARGS + 1], residuals.ShapeOnly)
     trace.alive = False
+
+
+def test_rules_that_hand_back_a_parameter_are_read_without_a_call():
+    """`returned_param`: the walk reads multiply's slope (the other argument) and add's
+    cotangent itself instead of calling their rules; anything more is called as written."""
+    assert residuals.returned_param(lambda out, x, y: y) == 2
+    assert residuals.returned_param(lambda ct, out, x, y: ct) == 0
+    for fn in (lambda out, x: -x, lambda out, x, y=1.0: y, lambda *args: args[0], len):
+        assert residuals.returned_param(fn) is None
+    scale = 2.0
+    assert residuals.returned_param(lambda out, x: scale) is None  # a closure's value
+    from funcgrad.numpy import _primitives as P
+    assert P.multiply._slopes == (2, 1) and P.exp._slopes == (0,) and P.sin._slopes is None
+    assert P.add._passes[:2] == (True, True) and P.subtract._passes[:2] == (True, False)
+    # the same gradients as the rules give, to second order: d/dx (x*y + x - y*x*x) ...
+    f = lambda x, y: fnp.sum(x * y + x - y * fnp.exp(x) * x)  # noqa: E731
+    x, y = np.array([0.3, -1.2]), np.array([2.0, 0.5])
+    gx, gy = fg.grad(f, argnums=(0, 1))(x, y)
+    np.testing.assert_allclose(gx, y + 1 - y * np.exp(x) * (x + 1), rtol=1e-14)
+    np.testing.assert_allclose(gy, x - np.exp(x) * x, rtol=1e-14)
+    hxx = fg.grad(lambda x: fg.grad(f)(x, y).sum())(x)
+    np.testing.assert_allclose(hxx, -y * np.exp(x) * (x + 2), rtol=1e-14)

@@ -492,7 +492,7 @@ class Primitive:
 
     __slots__ = ("name", "impl", "nargs", "params", "vjps", "jvps", "linear", "batch",
                  "differentiable", "multiple_results", "doc", "reads", "_keep", "_direct",
-                 "_derivs", "_code", "__weakref__")
+                 "_derivs", "_slopes", "_passes", "_code", "__weakref__")
 
     def __init__(self, name: str, impl: Callable, *, nargs: int = 1,
                  params: Sequence[str] = (), vjps: Sequence[Callable | None] | None = None,
@@ -543,7 +543,18 @@ class Primitive:
         # one Python call fewer per entry. None where any rule is another kind.
         derivs = tuple(getattr(rule, "deriv", None) for rule in vjps) \
             if direct is not None else None
-        object.__setattr__(self, "_derivs", None if derivs is None or None in derivs else derivs)
+        derivs = None if derivs is None or None in derivs else derivs
+        object.__setattr__(self, "_derivs", derivs)
+        # Rules that only hand back one of their parameters, which the walk then reads
+        # without a call: ``_slopes``, for elementwise rules, the position in ``(out, *args)``
+        # of each argument's slope (multiply's is the other argument); ``_passes[i]``: the
+        # rule of argument i returns the cotangent itself (add's transposes).
+        slopes = tuple(residuals.returned_param(d) for d in derivs) if derivs else None
+        object.__setattr__(self, "_slopes", None if slopes is None or None in slopes else slopes)
+        passes = tuple(rule is not None and not hasattr(rule, "deriv")
+                       and residuals.returned_param(rule) == 0
+                       for rule in vjps) if type(vjps) is tuple else ()
+        object.__setattr__(self, "_passes", passes + (False, False))
 
     def __new__(cls, name: str, impl: Callable, *, nargs: int = 1, **kwargs):
         if cls is Primitive:  # one- and two-argument primitives get a faster __call__

@@ -24,8 +24,8 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["rule_reads", "keep_mask", "loaded_names", "ShapeOnly", "pruned", "PRUNE_MIN_SIZE",
-           "OUT"]
+__all__ = ["rule_reads", "keep_mask", "loaded_names", "returned_param", "ShapeOnly", "pruned",
+           "PRUNE_MIN_SIZE", "OUT"]
 
 #: Arrays smaller than this stay on the tape whatever the rules read: a stand-in would cost
 #: more than it saves.
@@ -35,6 +35,7 @@ PRUNE_MIN_SIZE = 64
 OUT = "out"
 
 _VARARGS = 0x04  # CO_VARARGS: a rule taking *args hides which argument is which
+_VARKEYWORDS = 0x08  # CO_VARKEYWORDS
 
 
 class ShapeOnly:
@@ -102,6 +103,22 @@ def _params_read(fn: Callable, skip: int, nargs: int) -> tuple[bool, list[bool]]
     if names is None:
         return None
     return params[skip] in names, [a in names for a in params[skip + 1: skip + 1 + nargs]]
+
+
+def returned_param(fn: Callable) -> int | None:
+    """The position of the parameter `fn` returns as it is, when that is all its body does
+    (``lambda out, x, y: y``, a transpose ``return ct``); None for anything else, or when it
+    cannot be told. The backward walk then reads that value instead of calling `fn`."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_flags & (_VARARGS | _VARKEYWORDS) or getattr(fn, "__defaults__", None):
+        return None
+    body = [(ins.opname, ins.argval) for ins in dis.get_instructions(code)
+            if ins.opname not in ("RESUME", "NOP", "CACHE", "EXTENDED_ARG")]
+    params = code.co_varnames[: code.co_argcount]
+    if (len(body) == 2 and body[0][0].startswith("LOAD_FAST") and body[1][0] == "RETURN_VALUE"
+            and body[0][1] in params):
+        return params.index(body[0][1])
+    return None
 
 
 def rule_reads(vjps: Sequence[Callable | None] | None, nargs: int,

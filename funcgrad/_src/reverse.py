@@ -495,9 +495,10 @@ def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
             if params is not None:
                 g = prim.vjps[0](ct, out, x, **params)
             elif (derivs := prim._derivs) is None:
-                g = prim.vjps[0](ct, out, x)
+                g = ct if prim._passes[0] else prim.vjps[0](ct, out, x)
             elif type(ct) is not ndarray or ct.size < in_place_min_size:
-                g = ct * derivs[0](out, x)
+                slopes = prim._slopes
+                g = ct * (derivs[0](out, x) if slopes is None else (out, x)[slopes[0]])
                 x_shaped = True
             else:
                 g = _elementwise_vjp(prim.vjps[0], ct, out, (x,), True)
@@ -529,9 +530,10 @@ def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
                 elif params is not None:
                     g = prim.vjps[0](ct, out, x, y, **params)
                 elif derivs is not None:
-                    g = ct * derivs[0](out, x, y)
+                    slopes = prim._slopes
+                    g = ct * (derivs[0](out, x, y) if slopes is None else (out, x, y)[slopes[0]])
                 else:
-                    g = prim.vjps[0](ct, out, x, y)
+                    g = ct if prim._passes[0] else prim.vjps[0](ct, out, x, y)
                 if node_b is None:
                     ct = None
                 if g is not None:
@@ -553,9 +555,10 @@ def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
                 elif params is not None:
                     g = prim.vjps[1](ct, out, x, y, **params)
                 elif derivs is not None:
-                    g = ct * derivs[1](out, x, y)
+                    slopes = prim._slopes
+                    g = ct * (derivs[1](out, x, y) if slopes is None else (out, x, y)[slopes[1]])
                 else:
-                    g = prim.vjps[1](ct, out, x, y)
+                    g = ct if prim._passes[1] else prim.vjps[1](ct, out, x, y)
                 ct = None
                 if g is not None:
                     tg = type(g)
