@@ -841,6 +841,11 @@ def apply(op: Op, args: Sequence, params: dict | None = None) -> Tensor:
         dt = _result_dtype(op, args)
     if dt is not None and dt.category < 2 and op.prim.differentiable and op.result != "bool" and _int_unsafe(op):
         raws = [r.astype(np.float64) if isinstance(r, np.ndarray) else r for r in raws]
+    elif op.result == "float" and dt is not None and dt.category >= 2:
+        # integer or bool inputs of a floating function are computed in the result's dtype,
+        # as torch promotes them first (NumPy would compute in float64, then round)
+        raws = [r.astype(dt.np) if isinstance(r, np.ndarray) and r.dtype.kind in "biu" else r
+                for r in raws]
     try:
         out = op.prim.impl(*raws, **params) if params else op.prim.impl(*raws)
     except ValueError as exc:

@@ -287,3 +287,18 @@ def test_views_and_inference_mode():
 def test_views_and_inference_mode_as_torch():
     real = pytest.importorskip("torch", reason=TORCH_REASON)
     assert _inference_views(torch) == _inference_views(real)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tanh", "sigmoid", "exp", "sqrt"])
+def test_integer_input_of_a_float_function_is_computed_in_float32(name):
+    """As torch, an int64 tensor is promoted to float32 before a floating function runs:
+    the result equals the float32 input's bit for bit (NumPy alone computes in float64)."""
+    ints = torch.tensor(list(range(0, 30)))
+    floats = ints.to(torch.float32)
+    fn = getattr(torch, name)
+    out = fn(ints)
+    assert out.dtype is torch.float32
+    assert np.array_equal(out.numpy(), fn(floats).numpy())
+    # and within float32 rounding of the exact value (float64 reference)
+    exact = getattr(torch, name)(ints.to(torch.float64)).numpy()
+    np.testing.assert_allclose(out.numpy(), exact, rtol=3e-7)
