@@ -145,6 +145,16 @@ BINARY = [
 ]
 
 
+def _assert_runs_agree(ours, theirs, atol=1e-14):
+    """The same program's findings (arrays, node names, dtypes) from funcgrad and torch."""
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        if isinstance(b, np.ndarray):
+            assert np.allclose(a, b, rtol=1e-12, atol=atol), (a, b)
+        else:
+            assert a == b
+
+
 def _binary_run(T, expr):
     x = T.tensor([0.3, 0.6, 0.45], dtype=T.float64, requires_grad=True)
     w = T.tensor([0.5, 2.0, 0.1], dtype=T.float64, requires_grad=True)
@@ -164,12 +174,7 @@ def test_binary_and_scatter_match_torch(expr):
     if torch is None:
         pytest.skip("real torch is the oracle here")
     ours, theirs = _binary_run(fm, expr), _binary_run(torch, expr)
-    assert len(ours) == len(theirs)
-    for a, b in zip(ours, theirs):
-        if isinstance(b, np.ndarray):
-            assert np.allclose(a, b, rtol=1e-12, atol=1e-14), (a, b)
-        else:
-            assert a == b
+    _assert_runs_agree(ours, theirs)
 
 
 def test_sgn_of_reals_is_recorded_with_a_zero_gradient():
@@ -340,12 +345,7 @@ def test_comparisons_in_place_writes_along_a_dim_and_more_match_torch(expr):
     if torch is None:
         pytest.skip("real torch is the oracle here")
     ours, theirs = _along_dim_run(fm, expr), _along_dim_run(torch, expr)
-    assert len(ours) == len(theirs)
-    for a, b in zip(ours, theirs):
-        if isinstance(b, np.ndarray):
-            assert np.allclose(a, b, rtol=1e-12, atol=1e-14), (a, b)
-        else:
-            assert a == b
+    _assert_runs_agree(ours, theirs)
 
 
 ALONG_DIM_ERRORS = ['x.index_add(0,torch.tensor([5]),torch.ones(1,2))','x.index_copy(0,torch.tensor([5]),torch.ones(1,2))','x.index_fill(0,torch.tensor([5]),1.)','x.index_add(0,torch.tensor([1.]),torch.ones(1,2))','x.index_add(0,torch.tensor([1]),torch.ones(1,2,dtype=torch.float64))','torch.tril(torch.ones(3))','torch.roll(x,(1,1))','torch.amax(torch.ones(0))','x.index_fill(0,torch.tensor([1]),torch.ones(2))']
@@ -400,11 +400,7 @@ def _product_run(T, expr):
 def test_matrix_products_with_an_added_input_match_torch(expr):
     if torch is None:
         pytest.skip("real torch is the oracle here")
-    for a, b in zip(_product_run(fm, expr), _product_run(torch, expr)):
-        if isinstance(b, np.ndarray):
-            assert np.allclose(a, b, rtol=1e-12, atol=1e-12)
-        else:
-            assert a == b
+    _assert_runs_agree(_product_run(fm, expr), _product_run(torch, expr), atol=1e-12)
 
 
 def test_addmm_by_hand():
