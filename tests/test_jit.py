@@ -14,6 +14,7 @@ import pytest
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
+from funcgrad._src import jit as jit_module
 from funcgrad._src.core import Array
 from funcgrad._src.jit import ConcretizationTypeError
 from funcgrad.tree_util import tree_flatten, tree_unflatten
@@ -189,7 +190,7 @@ def test_program_reuses_buffers_and_drops_dead_code():
         y = fnp.exp(fnp.sin(x))
         return fnp.sum(y * x)
     vg = fg.jit(fg.value_and_grad(f))
-    x = rng.standard_normal(100_000)
+    x = rng.standard_normal(20_000)  # big enough to release, too small to run by blocks
     text = vg.lower(x).as_text()
     assert text.count("buffer") >= 3, text     # elementwise results written in place
     assert "del " in text                       # big buffers released when dead
@@ -335,8 +336,7 @@ def _assert_close(got, expected, name):
         np.testing.assert_allclose(g, e, rtol=1e-11, atol=1e-11 * scale, equal_nan=True, err_msg=name)
 
 
-@pytest.mark.parametrize("name,i", SWEPT, ids=[f"{n}[{i}]" for n, i in SWEPT])
-def test_sweep_jit_equals_eager_forward_and_backward(name, i):
+def _check_sweep_case(name, i):
     SWEEP._need(name)
     f, args = CASES[name][i]
     args = tuple(np.asarray(a) for a in args)
@@ -347,7 +347,8 @@ def test_sweep_jit_equals_eager_forward_and_backward(name, i):
     def pullback(*a):
         return fg.vjp(f, *a)[1](tree_unflatten(out_def, [Array(c) for c in cts]))
 
-    jf, jpull = fg.jit(f), fg.jit(pullback)
+    # (a fresh function to jit: programs are cached on the function, across tests)
+    jf, jpull = fg.jit(lambda *a: f(*a)), fg.jit(pullback)
     for inputs in (args, _nearby(args, 1), args):  # traced inputs, new ones, the first again
         try:
             _assert_close(jf(*inputs), f(*inputs), name)
@@ -360,6 +361,24 @@ def test_sweep_jit_equals_eager_forward_and_backward(name, i):
             assert name in BRANCHING_RULES, f"{name}: jit(vjp) refused a value branch"
             continue
         _assert_close(got, pullback(*inputs), name)
+
+
+@pytest.mark.parametrize("name,i", SWEPT, ids=[f"{n}[{i}]" for n, i in SWEPT])
+def test_sweep_jit_equals_eager_forward_and_backward(name, i):
+    _check_sweep_case(name, i)
+
+
+@pytest.fixture
+def tiny_blocks(monkeypatch):
+    """Elementwise runs computed by blocks of 16 bytes, from two blocks on: the sweep's small
+    arrays take the blocked path (many blocks, a shorter last one) wherever it applies."""
+    monkeypatch.setattr(jit_module, "_BLOCK_BYTES", 16)
+    monkeypatch.setattr(jit_module, "_BLOCK_MIN", 2)
+
+
+@pytest.mark.parametrize("name,i", SWEPT, ids=[f"{n}[{i}]" for n, i in SWEPT])
+def test_sweep_jit_by_blocks_equals_eager(name, i, tiny_blocks):
+    _check_sweep_case(name, i)
 
 
 # --- structured control flow ------------------------------------------------------------

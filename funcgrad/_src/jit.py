@@ -14,7 +14,11 @@ becomes a program:
   program owns and no longer needs, or into a dead buffer of its shape, so elementwise chains
   are computed in place; a product ``(a * b) * c`` whose ``c`` is such a buffer is computed
   as ``c *= a; c *= b``;
-* big buffers are released as soon as nothing reads them.
+* big buffers are released as soon as nothing reads them;
+* a run of elementwise operations over one big shape, with the whole-array sums that end it,
+  is computed block by block (`_Program._find_blocks`): each block passes through the whole
+  run while it is in the cache, and values used only inside the run need one block-sized
+  buffer each instead of a full array.
 
 The program is generated as Python source of one function (`Lowered.as_text` shows it) and
 cached; later calls with the same signature run it directly.
@@ -392,6 +396,11 @@ class _LoopPrimitive(Primitive):
 
 # --- the program --------------------------------------------------------------------------
 _BIG = 1 << 16  # bytes: buffers at least this big are released as soon as they are dead
+#: An elementwise region runs block by block (`_Program._find_blocks`), each block this many
+#: bytes of its widest value: a block's few buffers stay in a core's L2 cache.
+_BLOCK_BYTES = 1 << 17
+#: ... when it spans at least this many blocks (below that the loop's overhead is not repaid).
+_BLOCK_MIN = 4
 
 
 class _Program:
@@ -409,6 +418,7 @@ class _Program:
         self._fuse_dot()
         self._reassociate()
         self._array_scalars()
+        self._find_blocks()
         self._plan_buffers()
         self.source, self.run = self._generate()
 
@@ -577,6 +587,76 @@ class _Program:
                         converted[key] = len(self.vars) - 1
                     op.args[k] = converted[key]
 
+    def _find_blocks(self) -> None:
+        """Runs of elementwise operations over arrays of one big shape, ending in whole-array
+        sums (or dot products) of such arrays, are computed block by block: each block of
+        ``_BLOCK_BYTES`` runs the whole run while its values are in the cache, the values used
+        only inside the run live in one small buffer each instead of a full array, and a sum
+        adds up its blocks' sums (the same value up to rounding: the order of summation
+        differs, as with ``vdot``). This is the loop fusion a compiler does; a person writing
+        NumPy makes one pass over memory per operation."""
+        self.blocks: list = []   # (first op, end op, shape, elements per block)
+        ops, vars_ = self.ops, self.vars
+        last = self._last_uses()
+        i = 0
+        while i < len(ops):
+            shape = self._block_shape(ops[i])
+            if shape is None:
+                i += 1
+                continue
+            made, reduced = set(), set()
+            j = i
+            while j < len(ops) and self._fits_block(ops[j], shape, reduced):
+                (reduced if vars_[ops[j].outs[0]].shape == () else made).update(ops[j].outs)
+                j += 1
+            if j == i:
+                i += 1
+                continue
+            widest = max(vars_[v].dtype.itemsize for op in ops[i:j]
+                         for v in itertools.chain(op.args, op.chain, op.outs)
+                         if vars_[v].shape == shape)
+            per_block = max(1, _BLOCK_BYTES // widest)
+            size = int(np.prod(shape, dtype=np.int64))
+            # worth it when values never leave the run (each saves a pass over memory; one
+            # alone would mostly be computed in place in a dying buffer anyway)
+            if size >= _BLOCK_MIN * per_block and sum(last.get(v, -1) < j for v in made) >= 2:
+                self.blocks.append((i, j, shape, per_block))
+                i = j
+            else:
+                i += 1
+
+    def _block_shape(self, op: _Op):
+        """The shape an elementwise op (or whole-array sum) runs over, if it may be blocked."""
+        out = self.vars[op.outs[0]]
+        if out.shape == ():
+            arg = self.vars[op.args[0]]
+            return arg.shape if arg.is_array and arg.shape != () else None
+        return out.shape if out.is_array else None
+
+    def _fits_block(self, op: _Op, shape: tuple, reduced: set) -> bool:
+        vars_ = self.vars
+        operands = list(itertools.chain(op.args, op.chain))
+        if len(op.outs) != 1 or any(a in reduced for a in operands):
+            return False  # (a sum of the run is known only after its last block)
+        out = vars_[op.outs[0]]
+        if out.shape == ():  # a whole-array sum, or the dot product _fuse_dot made of one
+            is_sum = (op.prim.name == "sum" and len(op.args) == 1 and op.fn is op.prim.impl
+                      and set(op.params) <= {"axis", "keepdims"}
+                      and op.params.get("axis") is None and not op.params.get("keepdims"))
+            is_dot = op.fn is np.vdot and len(op.args) == 2
+            if not (is_sum or is_dot) or op.chain:
+                return False
+            dtype = vars_[op.args[0]].dtype
+            if not (dtype.kind in "iub" or (dtype.kind in "fc" and dtype.itemsize >= 4)):
+                return False  # (half precision sums keep NumPy's one pairwise sum)
+            return all(vars_[a].is_array and vars_[a].shape == shape for a in op.args)
+        uf = op.ufunc
+        if (uf is None or uf.signature is not None or uf.nout != 1 or op.params
+                or not out.is_array or out.shape != shape or out.dtype.kind == "O"):
+            return False
+        return all(vars_[a].shape == () or (vars_[a].is_array and vars_[a].shape == shape)
+                   for a in operands)
+
     def _plan_buffers(self) -> None:
         """Choose for each elementwise result a buffer it may overwrite: an argument the
         program owns that nothing reads afterwards, else a dead buffer of its shape."""
@@ -593,12 +673,17 @@ class _Program:
                 m = max(m, life(s))
             return m
 
+        # blocked runs place their values themselves (_generate_block): the values they make
+        # have no full array unless read after the run, where they are fresh arrays
+        in_block = {i for start, end, _, _ in self.blocks for i in range(start, end)}
+        # buffers already handed on (to a result, or to the free list), or never full arrays
+        taken = {o for start, end, _, _ in self.blocks for op in self.ops[start:end]
+                 for o in op.outs if last.get(o, -1) < end}
         free: list = []   # dead owned buffers, usable as out= by a later result
-        taken = set()     # buffers already handed on (to a result, or to the free list)
         for i, op in enumerate(self.ops):
             out = vars_[op.outs[0]]
             uf = op.ufunc
-            if (uf is not None and uf.nout == 1 and len(op.outs) == 1 and out.is_array
+            if (i not in in_block and uf is not None and uf.nout == 1 and len(op.outs) == 1 and out.is_array
                     and out.shape != () and not op.params
                     and (uf.signature is None or uf is np.matmul)):
                 chosen = None
@@ -659,37 +744,58 @@ class _Program:
             if op.out_buffer is not None:
                 last_line[names[op.out_buffer]] = max(last_line.get(names[op.out_buffer], i), i)
         outs = {names[v] for v in self.out_vars if v is not None}
+        block_of = {}    # op -> the blocked run it belongs to
+        internal = set()  # the names that live inside a blocked run only
+        last = self._last_uses()
+        for block in self.blocks:
+            start, end = block[:2]
+            for i in range(start, end):
+                block_of[i] = block
+                internal.update(names[o] for o in self.ops[i].outs if last.get(o, -1) < end)
         release: dict = {}
         for name, i in last_line.items():
-            if name.startswith("v") and name not in outs:
+            if name.startswith("v") and name not in outs and name not in internal:
                 var = self.vars[int(name[1:])]
                 if var.is_array and var.value.nbytes >= _BIG:
+                    i = block_of[i][1] - 1 if i in block_of else i  # after the run's loop
                     release.setdefault(i, []).append(name)
-        for i, op in enumerate(self.ops):
-            fn = op.ufunc if op.out_buffer is not None else op.fn
-            key = id(fn)
-            fname = fn_names.get(key)
+
+        def fn_name(fn):
+            fname = fn_names.get(id(fn))
             if fname is None:
-                fname = f"f{len(fn_names)}"
-                fn_names[key] = fname
+                fname = fn_names[id(fn)] = f"f{len(fn_names)}"
                 env[fname] = fn
-            args = [names[a] for a in op.args]
+            return fname
+
+        def call_args(i, op, arg_names):
+            args = list(arg_names)
             for pname, pvalue in op.params.items():
                 kname = f"k{i}_{pname}"
                 env[kname] = pvalue
                 args.append(f"{pname}={kname}")
-            target = ", ".join(names[o] for o in op.outs)
-            if op.prim.multiple_results and len(op.outs) == 1:
-                target += ","
-            if op.out_buffer is not None:
-                buf = names[op.out_buffer]
-                lines.append(f"{target} = {fname}({', '.join(args)}, {buf})  # into {buf}'s buffer")
+            return ", ".join(args)
+
+        for i, op in enumerate(self.ops):
+            if i in block_of:
+                if i == block_of[i][0]:
+                    lines.extend(self._generate_block(block_of[i], names, env, fn_name,
+                                                      call_args, last))
             else:
-                lines.append(f"{target} = {fname}({', '.join(args)})")
-            if op.chain:  # the first product made a fresh buffer (or reused one): multiply on
-                uf = env.setdefault(f"u{i}", op.ufunc)
-                for extra in op.chain:
-                    lines.append(f"u{i}({target}, {names[extra]}, {target})  # in place")
+                fn = op.ufunc if op.out_buffer is not None else op.fn
+                fname = fn_name(fn)
+                args = call_args(i, op, [names[a] for a in op.args])
+                target = ", ".join(names[o] for o in op.outs)
+                if op.prim.multiple_results and len(op.outs) == 1:
+                    target += ","
+                if op.out_buffer is not None:
+                    buf = names[op.out_buffer]
+                    lines.append(f"{target} = {fname}({args}, {buf})  # into {buf}'s buffer")
+                else:
+                    lines.append(f"{target} = {fname}({args})")
+                if op.chain:  # the first product made a fresh buffer (or reused one): on
+                    env.setdefault(f"u{i}", op.ufunc)
+                    for extra in op.chain:
+                        lines.append(f"u{i}({target}, {names[extra]}, {target})  # in place")
             if i in release:
                 lines.append("del " + ", ".join(sorted(release[i])))
         ret = ", ".join("None" if v is None else names[v] for v in self.out_vars)
@@ -704,6 +810,89 @@ class _Program:
         scope: dict = {}
         exec(compile(maker, "<funcgrad.jit program>", "exec"), scope)  # noqa: S102
         return source, scope["make"](**env)
+
+    def _generate_block(self, block, names, env, fn_name, call_args, last) -> list:
+        """The source of one blocked run (see `_find_blocks`): a loop over its blocks."""
+        start, end, shape, per_block = block
+        ops, vars_ = self.ops[start:end], self.vars
+        size = int(np.prod(shape, dtype=np.int64))
+        made = {o for op in ops for o in op.outs}
+        env.setdefault("empty", np.empty)
+        lines = [f"# ops {start}-{end - 1} by blocks of {per_block} elements, each block's "
+                 "values in small buffers"]
+        local = []       # the names the loop binds, deleted after it
+        sliced = {}      # a full array read by the run -> the name of its block
+        for op in ops:
+            for a in itertools.chain(op.args, op.chain):
+                if a not in made and vars_[a].shape == shape and a not in sliced:
+                    sliced[a] = f"{names[a]}_s"
+                    lines.append(f"{names[a]}_b = {names[a]}.reshape(-1)")
+                    local += [f"{names[a]}_b", f"{names[a]}_s"]
+        kept, sums = [], []  # values read after the run (full arrays), and sums
+        for op in ops:
+            o = op.outs[0]
+            if vars_[o].shape == ():
+                sums.append(o)
+                lines.append(f"{names[o]} = 0")
+            elif last.get(o, -1) >= end:
+                kept.append(o)
+                env[f"t{o}"] = vars_[o].dtype
+                lines.append(f"{names[o]}_full = empty({shape!r}, t{o})")
+                lines.append(f"{names[o]}_b = {names[o]}_full.reshape(-1)")
+                local += [f"{names[o]}_b", f"{names[o]}_full"]
+        body = []
+        dtypes = {}      # block buffer -> its dtype
+        holder = {}      # value made in the run -> its block buffer
+        free: list = []  # block buffers no value needs any more
+        for k, op in enumerate(ops):
+            i = start + k
+            o = op.outs[0]
+            args = [sliced.get(a, names[a]) for a in op.args]
+            if vars_[o].shape == ():
+                body.append(f"{names[o]} += {fn_name(op.fn)}({call_args(i, op, args)})")
+            else:
+                if o in kept:
+                    out = f"{names[o]}_b[s:e]"
+                else:
+                    dtype = vars_[o].dtype
+                    out = next((holder[a] for a in op.args if a in holder
+                                and last.get(a) == i and a not in op.chain
+                                and dtypes[holder[a]] == dtype), None)
+                    if out is None:
+                        out = next((b for b in free if dtypes[b] == dtype), None)
+                        if out is not None:
+                            free.remove(out)
+                        else:
+                            out = f"b{start}_{len(dtypes)}"
+                            dtypes[out] = dtype
+                    holder[o] = out
+                    local.append(names[o])
+                body.append(f"{names[o]} = {fn_name(op.ufunc)}({call_args(i, op, args)}, {out})")
+                if op.chain:
+                    env.setdefault(f"u{i}", op.ufunc)
+                    for extra in op.chain:
+                        body.append(f"u{i}({names[o]}, {sliced.get(extra, names[extra])}, "
+                                    f"{names[o]})")
+            for a in set(itertools.chain(op.args, op.chain)):
+                if a in holder and last.get(a) == i and holder[a] != holder.get(o):
+                    if holder[a] not in free and all(
+                            holder[v] != holder[a] for v in holder if last.get(v, -1) > i):
+                        free.append(holder[a])
+        for name, dtype in dtypes.items():
+            env[f"t_{name}"] = dtype
+            lines.append(f"{name} = empty({per_block}, t_{name})")
+        local += list(dtypes)
+        lines.append(f"for s in range(0, {size}, {per_block}):")
+        loop = [f"e = s + {per_block}"]
+        if size % per_block:
+            loop.append(f"if e > {size}:  # the last, shorter block")
+            loop.append("    " + "; ".join(f"{b} = {b}[:{size % per_block}]"
+                                           for b in dtypes) if dtypes else "    pass")
+        loop += [f"{sliced[a]} = {names[a]}_b[s:e]" for a in sliced]
+        lines += ["    " + ln for ln in loop + body]
+        lines += [f"{names[o]} = {names[o]}_full" for o in kept]
+        lines.append("del s, e, " + ", ".join(sorted(set(local))))
+        return lines
 
 
 # --- the public transform -----------------------------------------------------------------
