@@ -16,7 +16,7 @@ import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad._src import jit as jit_module
 from funcgrad._src.core import Array
-from funcgrad._src.jit import ConcretizationTypeError
+from funcgrad._src.jit import ConcretizationTypeError, NonConcreteBooleanIndexError
 from funcgrad.tree_util import tree_flatten, tree_unflatten
 
 rng = np.random.default_rng(12)
@@ -89,14 +89,123 @@ def test_static_argnums_and_argnames_retrace_per_value():
     assert jf(x * 2, 2).item() == 56.0 and f.calls == 3
 
 
-def test_python_numbers_are_static_and_keep_weak_typing():
+def test_python_numbers_are_traced_weakly_one_program_per_type():
+    """As JAX's weakly-typed Python scalars: ``f(x, 2.5)`` and ``f(x, 3.5)`` share one trace
+    and the number keeps its weak typing (a float32 array times it stays float32); a new
+    Python type, or a NumPy scalar (strongly typed), traces again. JAX 0.10 (x64) traces
+    five times for the five kinds of number below, with these result dtypes."""
     f = counting(lambda x, s: x * s)
     jf = fg.jit(f)
     x32 = np.ones(3, np.float32)
-    out = jf(x32, 2.5)
-    assert out.dtype == np.float32 and out.tolist() == [2.5] * 3  # as eager: float32 stays
-    jf(x32, 3.5)
-    assert f.calls == 2 and jf(x32, 2.5).tolist() == [2.5] * 3 and f.calls == 2
+    assert jf(x32, 2.5).tolist() == [2.5] * 3 and jf(x32, 3.5).tolist() == [3.5] * 3
+    assert jf(x32, 2.5).dtype == np.float32 and f.calls == 1  # one program, not per value
+    for s, dtype in [(2, np.float32), (True, np.float32), (2 + 1j, np.complex64),
+                     (np.float64(2.0), np.float64)]:
+        out = jf(x32, s)
+        assert out.dtype == dtype and np.array_equal(np.asarray(out), x32 * s)
+    assert f.calls == 5
+    jf(x32, -7)
+    jf(x32, False)
+    assert f.calls == 5
+    text = jf.lower(x32, 2.5).as_text()
+    assert "def program(x0, x1)" in text  # the number is an input, not a baked constant
+
+
+def test_a_python_number_alone_and_its_gradient():
+    g = counting(lambda s: s * 2)
+    jg = fg.jit(g)
+    assert jg(1.5).item() == 3.0 and jg(1.5).dtype == np.float64
+    assert jg(4.0).item() == 8.0 and g.calls == 1
+    out = jg(3)
+    assert out.item() == 6 and out.dtype == np.int64 and g.calls == 2
+    cube = fg.jit(fg.hessian(lambda s: s ** 3))
+    assert cube(2.0).item() == 12.0 and cube(-1.0).item() == -6.0   # 6 s
+    # the weak number times a float32 array is computed in float32, as JAX's grad does
+    # (jax.grad gives 1.9581871 and -1.72343409 here, float32 values): eager funcgrad's grad
+    # makes the number a float64 array first, so the two agree to float32 rounding
+    x32 = np.arange(3.0, dtype=np.float32)
+    slope = fg.jit(fg.grad(lambda s, x: fnp.sum(fnp.sin(x * s))))
+    for s in (0.5, 2.0):
+        expected = np.sum(np.cos(x32.astype(np.float64) * s) * x32)  # d/ds sum sin(x s)
+        got = slope(s, x32)
+        assert got.dtype == np.float64
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+        np.testing.assert_allclose(got, fg.grad(lambda s, x: fnp.sum(fnp.sin(x * s)))(s, x32),
+                                   rtol=1e-6)
+
+
+def test_python_control_flow_on_a_traced_number_names_static_argnums():
+    def f(x, s):
+        return x if s > 0 else -x
+    with pytest.raises(ConcretizationTypeError, match="static_argnums"):
+        fg.jit(f)(np.ones(2), 1.0)
+    assert fg.jit(f, static_argnums=1)(np.ones(2), -1.0).tolist() == [-1.0, -1.0]
+
+
+@pytest.mark.parametrize("use", [lambda x, n: fnp.ones(n) * x, lambda x, n: fnp.arange(n) * x,
+                                 lambda x, n: fnp.reshape(x, n), lambda x, n: fnp.sum(x, axis=n)],
+                         ids=["ones", "arange", "reshape", "axis"])
+def test_a_traced_number_as_a_shape_or_axis_is_refused_unless_static(use):
+    """JAX refuses these too (a TypeError: ConcretizationTypeError, or "Shapes must be 1D
+    sequences of concrete values")."""
+    x = np.ones(3)
+    with pytest.raises(TypeError, match="static_argnums"):
+        fg.jit(use)(x, 0 if use.__code__.co_names[-1:] == ("sum",) else 3)
+    n = 0 if "sum" in use.__code__.co_names else 3
+    f = counting(use)
+    jf = fg.jit(f, static_argnums=1)
+    np.testing.assert_array_equal(jf(x, n), use(x, n))
+    jf(x * 2, n)
+    assert f.calls == 1
+
+
+# Each case: (function, arguments); JAX 0.10 with x64 gives these dtypes under jit too.
+WEAK_CASES = [
+    (lambda x, s: x * s, (np.ones(3, np.float32), 2.5), np.float32),
+    (lambda s: s * 2, (1.5,), np.float64),
+    (lambda a, b: a * b, (3, 4), np.int64),
+    (lambda a, b: a // b, (7, 2), np.int64),
+    (lambda x, a: x + a, (np.ones(2, np.int8), 3), np.int8),
+    (lambda x, b: x * b, (np.ones(3, np.float32), True), np.float32),
+    (lambda x, c: x * c, (np.ones(3, np.float32), 1j), np.complex64),
+    (lambda x, i: x[i], (np.array([0.5, -1.0, 2.0]), 1), np.float64),
+    (lambda s: fnp.sin(s), (0.5,), np.float64),
+]
+
+
+@pytest.mark.parametrize("k", range(len(WEAK_CASES)))
+def test_weak_numbers_against_closed_forms_and_jax(k):
+    fn, args, dtype = WEAK_CASES[k]
+    got = fg.jit(fn)(*args)
+    assert np.asarray(got).dtype == dtype
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(fn(*args)))
+    jax = pytest.importorskip("jax", reason="JAX is the oracle for weak typing under jit; "
+                                            "the recorded dtypes and eager values ran above")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    def to_jax(f):
+        return lambda *a: f(*[jnp.asarray(v) if isinstance(v, np.ndarray) else v for v in a])
+    jfn = {8: lambda s: jnp.sin(s)}.get(k, fn)
+    expected = jax.jit(to_jax(jfn))(*args)
+    assert np.asarray(expected).dtype == dtype
+    np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=1e-15)
+
+
+def test_retracing_counts_match_jax():
+    calls = [(np.ones(3, np.float32), v) for v in (2.5, 3.5, 2, 5, True, 1j, np.float64(2.0))]
+    f = counting(lambda x, s: x * s)
+    jf = fg.jit(f)
+    for args in calls:
+        jf(*args)
+    assert f.calls == 5
+    jax = pytest.importorskip("jax", reason="JAX is the oracle; the count 5 is asserted above")
+    jax.config.update("jax_enable_x64", True)
+    g = counting(lambda x, s: x * s)
+    jg = jax.jit(g)
+    for x, s in calls:
+        jg(jax.numpy.asarray(x), s)
+    assert g.calls == f.calls
 
 
 def test_unhashable_static_argument_is_a_clear_error():
@@ -148,10 +257,40 @@ def test_python_branch_on_a_traced_value_names_static_argnums():
 @pytest.mark.parametrize("use", [
     lambda x: float(x[0]), lambda x: int(x[0]), lambda x: x.item(0), lambda x: x.tolist(),
     lambda x: np.asarray(x), lambda x: fnp.ones(int(fnp.sum(x))),
-    lambda x: fnp.nonzero(x), lambda x: x[x > 0], lambda x: fnp.unique(x)])
+    lambda x: fnp.nonzero(x), lambda x: fnp.unique(x)])
 def test_every_way_to_concretize_is_refused(use):
     with pytest.raises(ConcretizationTypeError):
         fg.jit(use)(np.array([1.0, 2.0]))
+
+
+def test_a_traced_boolean_mask_index_is_jaxs_non_concrete_boolean_index_error():
+    x = np.array([1.0, np.nan, 3.0, np.nan, 5.0])
+    with pytest.raises(NonConcreteBooleanIndexError) as info:
+        fg.jit(lambda x: x[~fnp.isnan(x)])(x)
+    err = info.value
+    assert isinstance(err, IndexError) and isinstance(err, fg.FuncgradError)
+    assert not isinstance(err, TypeError)
+    assert str(err).startswith("Array boolean indices must be concrete; got bool[5]\n")
+    assert "funcgrad.numpy.where" in str(err) and "nansum" in str(err)
+    with pytest.raises(NonConcreteBooleanIndexError, match=r"got bool\[2,3\]"):
+        fg.jit(lambda m: m[m > 0])(np.ones((2, 3)))
+    with pytest.raises(NonConcreteBooleanIndexError, match=r"got bool\[2\]"):
+        fg.jit(lambda m: m[m[:, 0] > 0])(np.ones((2, 3)))
+    with pytest.raises(NonConcreteBooleanIndexError):  # inside grad too
+        fg.jit(fg.grad(lambda x: fnp.sum(x[x > 0])))(np.ones(3))
+    # a concrete mask (a constant of the function) selects as in eager mode
+    mask = np.array([True, False, True, False, True])
+    assert fg.jit(lambda x: x[mask])(x).tolist() == [1.0, 3.0, 5.0]
+    # the fixes the message names, with their closed form 1 + 3 + 5
+    assert fg.jit(lambda x: fnp.nansum(x))(x).item() == 9.0
+    assert fg.jit(lambda x: fnp.sum(fnp.where(fnp.isnan(x), 0.0, x)))(x).item() == 9.0
+    jax = pytest.importorskip("jax", reason="JAX is the oracle for the class and message; "
+                                            "JAX's text is asserted above")
+    import jax.numpy as jnp
+    with pytest.raises(IndexError) as jax_info:
+        jax.jit(lambda x: x[~jnp.isnan(x)])(jnp.asarray(x))
+    assert type(jax_info.value).__name__ == type(err).__name__
+    assert str(jax_info.value).splitlines()[0] == str(err).splitlines()[0]
 
 
 def test_branch_inside_grad_inside_jit_is_refused_not_baked_in():

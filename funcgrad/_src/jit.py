@@ -2,10 +2,10 @@
 replay that program on new inputs with no tracing at all.
 
 How it works. The first call with a new *signature* (the arguments' pytree structure, each
-array's shape and dtype, the static arguments' values) runs `f` once on `JitTracer`s: every
-primitive it reaches, including those of the transforms running inside `f` (grad's backward
-pass, jvp, vmap, hessian...), is computed on the concrete values and recorded. The record
-becomes a program:
+array's shape and dtype, each Python number's type, the static arguments' values) runs `f`
+once on `JitTracer`s: every primitive it reaches, including those of the transforms running
+inside `f` (grad's backward pass, jvp, vmap, hessian...), is computed on the concrete values
+and recorded. The record becomes a program:
 
 * dead code is removed (only what the outputs need is kept);
 * constants are folded: anything computed from constants alone was already computed while
@@ -26,7 +26,10 @@ cached; later calls with the same signature run it directly.
 Tracing uses the concrete values, but a traced value cannot decide Python control flow:
 ``if x > 0`` on a traced ``x`` raises `ConcretizationTypeError` naming ``static_argnums``, as
 JAX does, instead of baking one branch into the program. Python numbers in the arguments are
-static (part of the signature, like ``static_argnums``), so they keep their eager semantics.
+traced too, as JAX's weakly-typed values: the signature holds their Python type, not their
+value (``f(1.0)`` and ``f(2.0)`` share one program), and the program receives the number
+itself, so NumPy's weak promotion applies as in eager mode (a float32 array times a Python
+float stays float32). ``static_argnums`` makes a number part of the signature by value.
 
 Structured control flow: ``lax.cond`` on a traced predicate runs both branches and selects
 (one program serves both); ``lax.fori_loop`` and ``scan`` are unrolled into the program;
@@ -53,7 +56,7 @@ from .core import Array, FuncgradError, Primitive, Trace, Tracer, raw, wrap
 from .program import ProgramTrace
 from .tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
-__all__ = ["jit", "ConcretizationTypeError", "Lowered"]
+__all__ = ["jit", "ConcretizationTypeError", "NonConcreteBooleanIndexError", "Lowered"]
 
 
 class ConcretizationTypeError(FuncgradError, TypeError):
@@ -82,6 +85,35 @@ def _concretization_error(what: str) -> ConcretizationTypeError:
         "static_argnames=...; for a value-dependent choice between arrays use "
         "funcgrad.numpy.where; or call the function without jit"
     )
+
+
+class NonConcreteBooleanIndexError(FuncgradError, IndexError):
+    """A traced boolean array used as an index under `jit` (JAX's error class of the same
+    name, an ``IndexError``): the result's shape would depend on the mask's values, which
+    are not known when jit traces the function.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> x = fnp.array([1.0, fnp.nan, 3.0])
+    >>> try:
+    ...     fg.jit(lambda x: fnp.sum(x[~fnp.isnan(x)]))(x)
+    ... except IndexError as err:
+    ...     print(type(err).__name__, str(err).splitlines()[0])
+    NonConcreteBooleanIndexError Array boolean indices must be concrete; got bool[3]
+    >>> fg.jit(lambda x: fnp.nansum(x))(x).item()  # the same sum, with a shape known ahead
+    4.0
+    >>> fg.jit(lambda x: fnp.sum(fnp.where(fnp.isnan(x), 0.0, x)))(x).item()
+    4.0
+    """
+
+
+def _boolean_index_error(shape: tuple) -> NonConcreteBooleanIndexError:
+    return NonConcreteBooleanIndexError(
+        f"Array boolean indices must be concrete; got bool[{','.join(map(str, shape))}]\n\n"
+        "Under jit a traced boolean mask cannot select elements: the result's shape would "
+        "depend on the mask's values, which are not known when jit traces the function. Keep "
+        "the shape fixed instead: funcgrad.numpy.where(mask, x, 0.0) (then reduce it), a "
+        "reduction that skips NaN (funcgrad.numpy.nansum, nanmean...), or call the function "
+        "without jit")
 
 
 class _Abstract:
@@ -156,6 +188,11 @@ class JitTracer(Tracer):
 
     def item(self, *args):
         raise _concretization_error(".item()")
+
+    def __iter__(self):
+        if not self.shape:  # a traced number where a shape or a sequence is expected
+            raise _concretization_error("iteration (as a shape or a sequence)")
+        return super().__iter__()
 
     def tolist(self):
         raise _concretization_error(".tolist()")
@@ -295,10 +332,10 @@ class JitTrace(Trace):
             return prim.impl(*values, **params)
         if prim.name in _VALUE_SHAPED:
             raise _concretization_error(f"{prim.name}, whose output shape depends on the values,")
-        if "template" in params and any(
-                r is not None and self.vars[r].dtype == np.bool_ for r in refs[1:]):
-            raise _concretization_error("a boolean mask index (its result's shape depends on "
-                                        "the mask's values; use funcgrad.numpy.where)")
+        if "template" in params:
+            for r in refs[1:]:
+                if r is not None and self.vars[r].dtype == np.bool_:
+                    raise _boolean_index_error(self.vars[r].shape)
         out = prim.impl(*values, **params)
         refs = [self.const(v) if r is None else r for r, v in zip(refs, values)]
         outs = out if prim.multiple_results else (out,)
@@ -953,7 +990,9 @@ def _leaf_key(leaf):
     if t is Array:
         return _leaf_key(leaf._value)
     if t in _PY_SCALARS:
-        return (t, leaf)  # Python numbers are static: they keep their eager (weak) typing
+        # traced, as JAX's weakly-typed scalars: one program per Python type, not per value;
+        # the program receives the number itself, so NumPy's weak promotion still applies
+        return (t,)
     if isinstance(leaf, np.generic):
         return ("scalar", leaf.dtype)
     return None
@@ -963,9 +1002,10 @@ def jit(f: Callable | None = None, static_argnums: int | Sequence[int] = (),
         static_argnames: str | Sequence[str] = ()) -> Callable:
     """`f` traced once per signature into a straight-line NumPy program, then replayed.
 
-    The signature is the arguments' pytree structure, each array's shape and dtype, and the
-    values of the static arguments (`static_argnums` by position, `static_argnames` by
-    keyword, and any Python number). A new signature traces again. Inside `f`, a traced
+    The signature is the arguments' pytree structure, each array's shape and dtype, each
+    Python number's type (traced weakly, as JAX's: ``f(x, 2.5)`` and ``f(x, 3.5)`` share a
+    program) and the values of the static arguments (`static_argnums` by position,
+    `static_argnames` by keyword). A new signature traces again. Inside `f`, a traced
     array's value cannot steer Python: ``if x > 0`` raises `ConcretizationTypeError`; mark
     such an argument static. Transforms compose in either order; ``jit(grad(f))`` compiles
     the backward pass too. ``jitted.lower(*args).as_text()`` shows the program.
@@ -1039,9 +1079,6 @@ def jit(f: Callable | None = None, static_argnums: int | Sequence[int] = (),
         inputs = []
         for leaf in leaves:
             value = raw(leaf)
-            if type(value) in _PY_SCALARS:
-                tracers.append(value)  # static: baked into the program
-                continue
             tracers.append(trace.input(value, len(inputs)))
             inputs.append(len(tracers) - 1)
         full, full_kwargs = rebuild(args, kwargs, treedef, tracers, static_pos)
