@@ -16,7 +16,8 @@ import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad._src import jit as jit_module
 from funcgrad._src.core import Array
-from funcgrad._src.jit import ConcretizationTypeError, NonConcreteBooleanIndexError
+from funcgrad._src.jit import (ConcretizationTypeError, NonConcreteBooleanIndexError,
+                               TracerBoolConversionError)
 from funcgrad.tree_util import tree_flatten, tree_unflatten
 
 rng = np.random.default_rng(12)
@@ -252,6 +253,33 @@ def test_python_branch_on_a_traced_value_names_static_argnums():
     with pytest.raises(ConcretizationTypeError, match="static_argnums") as info:
         fg.jit(f)(np.ones(3))
     assert isinstance(info.value, fg.FuncgradError) and isinstance(info.value, TypeError)
+
+
+def test_a_branch_is_jaxs_tracer_bool_conversion_error():
+    """JAX 0.10: ``TracerBoolConversionError`` (a ConcretizationTypeError), "Attempted boolean
+    conversion of traced array with shape bool[]." for ``if x.sum() > 0``; float32[] for
+    ``if x.sum()`` on float32."""
+    cases = [(lambda x: x if fnp.sum(x) > 0 else -x, np.ones(3), "bool[]"),
+             (lambda x: x if fnp.sum(x) else -x, np.ones((2, 3), np.float32), "float32[]"),
+             (lambda x: x if x else -x, np.ones((2, 3)), "float64[2,3]")]
+    for f, x, shape in cases:
+        with pytest.raises(TracerBoolConversionError) as info:
+            fg.jit(f)(x)
+        assert isinstance(info.value, ConcretizationTypeError)
+        first = str(info.value).splitlines()[0]
+        assert first == f"Attempted boolean conversion of traced array with shape {shape}."
+        assert "static_argnums" in str(info.value)
+    jax = pytest.importorskip("jax", reason="JAX is the oracle for the class and first line; "
+                                            "its text is asserted above")
+    import jax.numpy as jnp
+    for f, x, _ in cases[:2]:
+        jf = (lambda x: x if jnp.sum(x) > 0 else -x) if f is cases[0][0] else \
+            (lambda x: x if jnp.sum(x) else -x)
+        with pytest.raises(jax.errors.TracerBoolConversionError) as jax_info:
+            jax.jit(jf)(jnp.asarray(x))
+        with pytest.raises(TracerBoolConversionError) as info:
+            fg.jit(f)(x)
+        assert str(jax_info.value).splitlines()[0] == str(info.value).splitlines()[0]
 
 
 @pytest.mark.parametrize("use", [

@@ -56,7 +56,8 @@ from .core import Array, FuncgradError, Primitive, Trace, Tracer, raw, wrap
 from .program import ProgramTrace
 from .tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
-__all__ = ["jit", "ConcretizationTypeError", "NonConcreteBooleanIndexError", "Lowered"]
+__all__ = ["jit", "ConcretizationTypeError", "TracerBoolConversionError",
+           "NonConcreteBooleanIndexError", "Lowered"]
 
 
 class ConcretizationTypeError(FuncgradError, TypeError):
@@ -70,7 +71,7 @@ class ConcretizationTypeError(FuncgradError, TypeError):
     >>> fg.jit(relu_or_zero, static_argnums=1)(fnp.array([-1.0, 2.0]), True).tolist()
     [0.0, 2.0]
     >>> try:
-    ...     fg.jit(lambda x: x if x.sum() > 0 else -x)(fnp.array([1.0]))
+    ...     fg.jit(lambda x: fnp.ones(int(x.sum())))(fnp.array([1.0]))
     ... except fg.FuncgradError as err:
     ...     print(type(err).__name__)
     ConcretizationTypeError
@@ -85,6 +86,24 @@ def _concretization_error(what: str) -> ConcretizationTypeError:
         "static_argnames=...; for a value-dependent choice between arrays use "
         "funcgrad.numpy.where; or call the function without jit"
     )
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """``bool()`` of a value traced by `jit`: a Python ``if``, ``while``, ``and``/``or`` on
+    it (JAX's error class of the same name, a `ConcretizationTypeError`).
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> try:
+    ...     fg.jit(lambda x: x if x.sum() > 0 else -x)(fnp.ones(3))
+    ... except fg.ConcretizationTypeError as err:
+    ...     print(type(err).__name__, str(err).splitlines()[0])
+    TracerBoolConversionError Attempted boolean conversion of traced array with shape bool[].
+    """
+
+
+def _abstract_text(dtype, shape) -> str:
+    """JAX's way of naming a traced array's type: ``float32[3,4]``, ``bool[]``."""
+    return f"{np.dtype(dtype).name}[{','.join(map(str, shape))}]"
 
 
 class NonConcreteBooleanIndexError(FuncgradError, IndexError):
@@ -108,7 +127,7 @@ class NonConcreteBooleanIndexError(FuncgradError, IndexError):
 
 def _boolean_index_error(shape: tuple) -> NonConcreteBooleanIndexError:
     return NonConcreteBooleanIndexError(
-        f"Array boolean indices must be concrete; got bool[{','.join(map(str, shape))}]\n\n"
+        f"Array boolean indices must be concrete; got {_abstract_text(np.bool_, shape)}\n\n"
         "Under jit a traced boolean mask cannot select elements: the result's shape would "
         "depend on the mask's values, which are not known when jit traces the function. Keep "
         "the shape fixed instead: funcgrad.numpy.where(mask, x, 0.0) (then reduce it), a "
@@ -142,7 +161,10 @@ class _Abstract:
         raise _concretization_error("the concrete value")
 
     def __bool__(self):
-        raise _concretization_error("bool() (a Python if/while/and/or on an array)")
+        raise TracerBoolConversionError(
+            "Attempted boolean conversion of traced array with shape "
+            f"{_abstract_text(self.dtype, self.shape)}.\n"
+            + str(_concretization_error("bool() (a Python if/while/and/or on an array)")))
 
     def __int__(self):
         raise _concretization_error("int()")
