@@ -136,3 +136,55 @@ def test_concurrent_calls_do_not_share_block_buffers():
     for k, x in enumerate(inputs):
         e = np.exp(np.sin(x))
         np.testing.assert_allclose(results[k][1], e * np.cos(x) * x + e, rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-14), (np.float32, 1e-6),
+                                        (np.complex128, 1e-14)])
+def test_a_mean_ends_a_run_and_is_its_blocks_sum_over_the_size(dtype, rtol, tiny_blocks):
+    def f(x):
+        return fnp.mean(fnp.exp(fnp.sin(x)) * x)
+    x = rng.standard_normal(13).astype(dtype)
+    if dtype == np.complex128:
+        x = x + 0.5j * rng.standard_normal(13)
+        f = lambda x: fnp.mean(fnp.exp(fnp.sin(x)) * x)  # noqa: E731 (holomorphic value only)
+        got, expected = fg.jit(f)(x), f(x)
+    else:
+        vg = fg.jit(fg.value_and_grad(f))
+        assert "the mean" in vg.lower(x).as_text()
+        got, expected = vg(x), fg.value_and_grad(f)(x)
+        np.testing.assert_allclose(got[1], expected[1], rtol=rtol, atol=rtol)
+        assert got[1].dtype == expected[1].dtype
+        got, expected = got[0], expected[0]
+    assert got.dtype == expected.dtype == dtype and got.shape == ()
+    e = np.exp(np.sin(x.astype(np.complex128 if dtype == np.complex128 else np.float64)))
+    np.testing.assert_allclose(got, np.mean(e * x), rtol=max(rtol, 1e-6 if dtype == np.float32 else 0))
+    np.testing.assert_allclose(got, expected, rtol=rtol)
+
+
+def test_an_integer_mean_is_not_blocked(tiny_blocks):
+    f = fg.jit(lambda k: fnp.mean(k * k + k * 3))
+    k = np.arange(13)
+    assert "the mean" not in f.lower(k).as_text()
+    assert f(k).item() == np.mean(k * k + k * 3) and f(k).dtype == np.float64
+
+
+def test_uniform_constants_become_scalars_and_neutral_operands_vanish():
+    """The mean's cotangent (1/n broadcast to x's shape) is a full constant array: the
+    program uses one 0-d value instead; x ** 1, x - 0 and x / 1 are x."""
+    x = rng.standard_normal(50)
+    vg = fg.jit(fg.value_and_grad(lambda x: fnp.mean(fnp.tanh(x) ** 2)))
+    program = vg.lower(x)._program
+    full_consts = [v for v in program.vars if v.kind == "const" and v.is_array and v.value.size > 1
+                   and any(v is program.vars[a] for op in program.ops for a in op.args)]
+    assert full_consts == []
+    value, grad = vg(x)
+    t = np.tanh(x)
+    np.testing.assert_allclose(value, np.mean(t ** 2), rtol=1e-14)
+    np.testing.assert_allclose(grad, 2 * t * (1 - t * t) / x.size, rtol=1e-13, atol=1e-16)
+    same = fg.jit(lambda x: (x ** 1) - 0.0 + (x / 1.0) * 0.0)
+    assert "power" not in str([op.prim.name for op in same.lower(x)._program.ops])
+    assert "divide" not in str([op.prim.name for op in same.lower(x)._program.ops])
+    np.testing.assert_array_equal(same(x), x ** 1 - 0.0 + (x / 1.0) * 0.0)
+    signed = np.array([-0.0, 0.0, np.inf, -np.inf, np.nan, -2.5])
+    np.testing.assert_array_equal(fg.jit(lambda x: (x ** 1) / 1.0 - 0.0)(signed), signed)
+    assert np.signbit(np.asarray(fg.jit(lambda x: x ** 1 - 0.0)(signed)))[0]

@@ -474,6 +474,7 @@ class _Program:
         self._eliminate_dead_code()
         # make_tape replays the program primitive by primitive: keep it before fusing
         self.replay_ops = [(op.prim, op.params, list(op.args), list(op.outs)) for op in self.ops]
+        self._uniform_constants()
         self._fuse_dot()
         self._reassociate()
         self._array_scalars()
@@ -496,12 +497,16 @@ class _Program:
         self.ops = kept
         self.out_vars = [alias.get(v, v) if v is not None else None for v in self.out_vars]
 
+    #: ufunc -> (its neutral operand, the argument positions where it is neutral)
+    _NEUTRAL = {np.multiply: (1, (0, 1)), np.add: (0, (0, 1)), np.power: (1, (1,)),
+                np.subtract: (0, (1,)), np.true_divide: (1, (1,))}
+
     def _identity_operand(self, op: _Op):
-        if op.ufunc not in (np.multiply, np.add) or op.params or len(op.args) != 2:
+        if op.ufunc not in self._NEUTRAL or op.params or len(op.args) != 2:
             return None
-        neutral = 1 if op.ufunc is np.multiply else 0
+        neutral, positions = self._NEUTRAL[op.ufunc]
         out = self.vars[op.outs[0]]
-        for k in (0, 1):
+        for k in positions:
             const, other = self.vars[op.args[k]], self.vars[op.args[1 - k]]
             if const.kind != "const" or other.kind == "const":
                 continue
@@ -511,6 +516,37 @@ class _Program:
                     and bool(np.all(np.asarray(const.value) == neutral))):
                 return op.args[1 - k]
         return None
+
+    def _uniform_constants(self) -> None:
+        """A constant array of one repeated value (the broadcast cotangent of a mean, say)
+        given to an elementwise operation whose other operands already have the result's
+        shape becomes a 0-d array of that value and dtype: the same results (NumPy promotes
+        by dtype, whatever the ndim), without reading, or keeping, a full array of it."""
+        folded: dict = {}
+        for op in self.ops:
+            uf = op.ufunc
+            if uf is None or uf.signature is not None or op.params or len(op.outs) != 1:
+                continue
+            out = self.vars[op.outs[0]]
+            for k, a in enumerate(op.args):
+                var = self.vars[a]
+                if var.kind != "const" or not var.is_array or var.value.size < 2:
+                    continue
+                others = [np.shape(self.vars[b].value) for j, b in enumerate(op.args) if j != k]
+                try:
+                    if np.broadcast_shapes(*others) != out.shape:
+                        continue
+                except ValueError:
+                    continue
+                if a not in folded:
+                    flat = var.value.reshape(-1)
+                    first = flat[0]
+                    folded[a] = None
+                    if bool(np.all(flat == first)):  # (never true with a NaN)
+                        self.vars.append(_Var("const", np.asarray(first, dtype=var.dtype)))
+                        folded[a] = len(self.vars) - 1
+                if folded[a] is not None:
+                    op.args[k] = folded[a]
 
     def _eliminate_dead_code(self) -> None:
         needed = {v for v in self.out_vars if v is not None}
@@ -699,14 +735,15 @@ class _Program:
             return False  # (a sum of the run is known only after its last block)
         out = vars_[op.outs[0]]
         if out.shape == ():  # a whole-array sum, or the dot product _fuse_dot made of one
-            is_sum = (op.prim.name == "sum" and len(op.args) == 1 and op.fn is op.prim.impl
-                      and set(op.params) <= {"axis", "keepdims"}
+            is_sum = (op.prim.name in ("sum", "mean") and len(op.args) == 1
+                      and op.fn is op.prim.impl and set(op.params) <= {"axis", "keepdims"}
                       and op.params.get("axis") is None and not op.params.get("keepdims"))
             is_dot = op.fn is np.vdot and len(op.args) == 2
             if not (is_sum or is_dot) or op.chain:
                 return False
             dtype = vars_[op.args[0]].dtype
-            if not (dtype.kind in "iub" or (dtype.kind in "fc" and dtype.itemsize >= 4)):
+            if not (dtype.kind in "fc" and dtype.itemsize >= 4
+                    or dtype.kind in "iub" and op.prim.name != "mean"):
                 return False  # (half precision sums keep NumPy's one pairwise sum)
             return all(vars_[a].is_array and vars_[a].shape == shape for a in op.args)
         uf = op.ufunc
@@ -907,8 +944,9 @@ class _Program:
             i = start + k
             o = op.outs[0]
             args = [sliced.get(a, names[a]) for a in op.args]
-            if vars_[o].shape == ():
-                body.append(f"{names[o]} += {fn_name(op.fn)}({call_args(i, op, args)})")
+            if vars_[o].shape == ():  # a sum (a mean is a sum, divided after the loop)
+                fn = np.sum if op.prim.name == "mean" and op.fn is op.prim.impl else op.fn
+                body.append(f"{names[o]} += {fn_name(fn)}({call_args(i, op, args)})")
             else:
                 if o in kept:
                     out = f"{names[o]}_b[s:e]"
@@ -950,6 +988,8 @@ class _Program:
         loop += [f"{sliced[a]} = {names[a]}_b[s:e]" for a in sliced]
         lines += ["    " + ln for ln in loop + body]
         lines += [f"{names[o]} = {names[o]}_full" for o in kept]
+        lines += [f"{names[o]} = {names[o]} / {size}  # the mean" for op in ops
+                  for o in op.outs if o in sums and op.prim.name == "mean" and op.fn is op.prim.impl]
         lines.append("del s, e, " + ", ".join(sorted(set(local))))
         return lines
 
