@@ -340,6 +340,22 @@ def test_fori_loop():
         lax.fori_loop(0.0, 3, lambda i, c: c, 0.0)
 
 
+def test_fori_loop_with_bounds_traced_by_jit_is_one_while_loop():
+    # JAX: jit(lambda x, n: fori_loop(0, n, lambda i, c: c * 2.0, x))(ones(2), 3) -> [8. 8.]
+    traces = []
+
+    def f(x, n):
+        traces.append(n)
+        return lax.fori_loop(0, n, lambda i, c: c * 2.0, x)
+    jitted = fg.jit(f)
+    for n in (3, 4, 0):
+        assert values(jitted(np.ones(2), np.int64(n))) == [2.0 ** n] * 2
+    assert len(traces) == 1  # one program for every trip count
+    # forward mode through it, as JAX: d/dx x^3 = 12 at 2
+    g = fg.jit(lambda x, n: lax.fori_loop(0, n, lambda i, c: c * x, 1.0))
+    assert fg.jvp(lambda x: g(x, np.int64(3)), (2.0,), (1.0,))[1].item() == 12.0
+
+
 # --- scan --------------------------------------------------------------------------------
 XS = np.array([0.3, -0.2, 0.5, 0.1])
 

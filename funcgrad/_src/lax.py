@@ -142,6 +142,16 @@ def _concrete_bool(pred) -> bool | None:
         return None
 
 
+def _concrete_int(bound) -> int | None:
+    """A loop bound's value, or None where no single value exists (as `_concrete_bool`)."""
+    if _is_batched(bound):
+        return None
+    try:
+        return int(bound)
+    except FuncgradError:
+        return None
+
+
 def _bottom(x):
     while isinstance(x, Array):
         x = x._value
@@ -636,8 +646,8 @@ def _node_kind(tree, treedef) -> str:
 def fori_loop(lower: int, upper: int, body_fun: Callable[[Any, Any], Any], init_val: Any,
               *, unroll: int | bool | None = None) -> Any:
     """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``. With bounds known
-    in advance this is a `scan`, differentiable both ways; bounds batched by `vmap` make it
-    a `while_loop`, as in JAX.
+    in advance this is a `scan`, differentiable both ways; bounds batched by `vmap`, or
+    traced by `jit`, make it a `while_loop`, as in JAX.
 
     >>> import funcgrad as fg
     >>> fori_loop(0, 5, lambda i, total: total + i, 0).item()
@@ -651,7 +661,8 @@ def fori_loop(lower: int, upper: int, body_fun: Callable[[Any, Any], Any], init_
         if _shape(bound) or _dtype(bound).kind not in "iu":
             raise TypeError(f"fori_loop bounds must be integer scalars, got {bound!r}. Pass "
                             "Python ints")
-    if _is_batched(lower) or _is_batched(upper):
+    lo, hi = _concrete_int(lower), _concrete_int(upper)
+    if lo is None or hi is None:  # batched by vmap, or abstract under jit: as in JAX
         def keep_going(state):
             return state[0] < upper
 
@@ -660,7 +671,6 @@ def fori_loop(lower: int, upper: int, body_fun: Callable[[Any, Any], Any], init_
 
         start = lower if isinstance(lower, Array) else wrap(np.asarray(lower))
         return while_loop(keep_going, step, (start, init_val))[1]
-    lo, hi = int(lower), int(upper)
     dtype = np.result_type(_dtype(lower), _dtype(upper))
 
     def step(carry, _):
