@@ -18,7 +18,8 @@ from ._src.transforms import (grad, jvp, linear_transpose, stop_gradient, value_
 from ._src.custom import checkpoint, custom_jvp, custom_vjp
 from ._src.jacobians import hessian, hvp, jacfwd, jacobian, jacrev, linearize
 from ._src.tape_print import make_tape
-from ._src.jit import ConcretizationTypeError, jit
+from ._src.jit import (ConcretizationTypeError, NonConcreteBooleanIndexError,
+                       TracerBoolConversionError, jit)
 from .compare import compare
 from . import nn  # after the transforms: it builds on funcgrad.scipy.special, which uses them
 
@@ -26,5 +27,6 @@ __version__ = "0.1.0"
 __all__ = ["Array", "FuncgradError", "grad", "value_and_grad", "vjp", "jvp", "vmap",
            "stop_gradient", "linear_transpose", "numpy", "tree_util", "linearize", "jacfwd", "jacrev", "jacobian",
            "hessian", "hvp", "custom_vjp", "custom_jvp", "checkpoint", "make_tape",
-           "is_traced", "config", "debug_nans", "jit", "ConcretizationTypeError", "compare",
+           "is_traced", "config", "debug_nans", "jit", "ConcretizationTypeError",
+           "TracerBoolConversionError", "NonConcreteBooleanIndexError", "compare",
            "lax", "nn", "random", "tree", "flatten_util"]
