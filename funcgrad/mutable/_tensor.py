@@ -56,6 +56,10 @@ class Size(tuple):
     def __repr__(self) -> str:
         return f"torch.Size({list(self)})"
 
+    def __getitem__(self, k):
+        got = tuple.__getitem__(self, k)
+        return Size(got) if isinstance(k, slice) else got  # a slice is a Size, as in torch
+
     def numel(self) -> int:
         n = 1
         for s in self:

@@ -302,3 +302,95 @@ def test_integer_input_of_a_float_function_is_computed_in_float32(name):
     # and within float32 rounding of the exact value (float64 reference)
     exact = getattr(torch, name)(ints.to(torch.float64)).numpy()
     np.testing.assert_allclose(out.numpy(), exact, rtol=3e-7)
+
+
+def _inplace_writes(t) -> list:
+    """In-place writes that compute straight into the storage (`Op.ufunc`), and the ones
+    that must not (other dtypes, shapes that do not fit, aliases): values, dtype, version,
+    layout, errors."""
+    found = []
+    base = [[0.5, -1.5, 2.0], [1.0, 3.0, -0.5]]
+    for name, other in (("sub_", [1.5, 2.0, -0.5]), ("mul_", 2.5), ("div_", [[2.0], [4.0]]),
+                        ("add_", [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])):
+        x = t.tensor(base, dtype=t.float32)
+        arg = t.tensor(other, dtype=t.float32) if isinstance(other, list) else other
+        with t.no_grad():
+            r = getattr(x, name)(arg)
+        found.append((name, r is x, x.tolist(), str(x.dtype), x._version))
+    x = t.tensor(base, dtype=t.float32)
+    x.mul_(x)  # an exact alias of self is fine
+    found.append(x.tolist())
+    x = t.tensor(base, dtype=t.float32)
+    x.add_(t.tensor([1.0, 2.0, 3.0], dtype=t.float64))  # computed in float64, then cast
+    found.append((x.tolist(), str(x.dtype)))
+    y = t.tensor(base, dtype=t.float32).t()  # a transposed (Fortran-ordered) self
+    y.sub_(t.tensor([1.0, 2.0], dtype=t.float32))
+    found.append((y.tolist(), y.stride()))
+    z = t.zeros(2, 3)
+    z[1].add_(t.tensor([1.0, 2.0, 3.0]))  # through a view into the base
+    found.append(z.tolist())
+    found.append(_error(lambda: t.zeros(3).add_(t.ones(2, 3))))
+    found.append(_error(lambda: t.zeros(2, 3).add_(t.ones(2))))
+    leaf = t.tensor([1.0, 2.0], requires_grad=True)
+    found.append(_error(lambda: leaf.sub_(t.ones(2))))
+    found.append(leaf.tolist())  # refused before writing
+    return found
+
+
+def test_inplace_ufunc_writes():
+    found = _inplace_writes(torch)
+    assert found[0] == ("sub_", True, [[-1.0, -3.5, 2.5], [-0.5, 1.0, 0.0]], "torch.float32", 1)
+    assert found[2][2] == [[0.25, -0.75, 1.0], [0.25, 0.75, -0.125]]
+    assert found[4] == [[0.25, 2.25, 4.0], [1.0, 9.0, 0.25]]
+    assert found[6] == ([[-0.5, -1.0], [-2.5, 1.0], [1.0, -2.5]], (1, 3))
+    assert found[7] == [[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]]
+    assert found[8][0] == found[9][0] == found[10][0] == "RuntimeError"
+    assert found[11] == [1.0, 2.0]
+
+
+def test_inplace_ufunc_writes_as_torch():
+    real = pytest.importorskip("torch", reason=TORCH_REASON)
+    assert _inplace_writes(torch) == _inplace_writes(real)
+
+
+def test_inplace_ufunc_write_records_and_checks_versions():
+    """A write into the storage keeps the graph: its gradient, and the version check of a
+    node that saved the overwritten tensor."""
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    w = torch.tensor([0.5, -1.0, 2.0])
+    h = x * 2
+    h.mul_(w)
+    h.add_(w)
+    assert type(h.grad_fn).__name__ == "AddBackward0"
+    h.sum().backward()
+    assert x.grad.tolist() == [1.0, -2.0, 4.0]
+    y = x.exp()  # saves its output
+    y.sub_(torch.ones(3))
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_clone_keeps_layout_and_copies():
+    a = torch.arange(6.0).reshape(2, 3).t()
+    c = a.clone()
+    assert c.stride() == a.stride() and c.tolist() == a.tolist()
+    c.add_(1)
+    assert a.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+    assert torch.tensor(2.0).clone().item() == 2.0
+    assert torch.tensor([True, False]).clone().tolist() == [True, False]
+
+
+def test_unpacked_saved_tensor_that_needs_no_grad_is_the_hooks_own():
+    b = torch.tensor(1.0)
+    a = torch.tensor(1.0, requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        p = b * a
+    assert p.grad_fn._saved_self is b  # as torch's SavedVariable::unpack
+    p.backward()
+    assert a.grad.item() == 1.0
+
+
+def test_size_slices_are_sizes():
+    s = torch.zeros(5, 2, 3).shape
+    assert type(s[1:]) is torch.Size and repr(s[1:]) == "torch.Size([2, 3])"
+    assert s[0] == 5 and type(s[0]) is int
