@@ -32,7 +32,8 @@ def test_value_and_grad_of_a_big_vector_runs_by_blocks_with_one_full_array():
     x = rng.standard_normal(n)
     vg = fg.jit(fg.value_and_grad(lambda x: w6(x)))
     text = vg.lower(x).as_text()
-    assert "by blocks" in text and text.count("empty((") == 1, text  # only the gradient
+    # one full array, the gradient's
+    assert "by blocks" in text and text.count("empty((") + text.count("reuse(") == 1, text
     value, grad = vg(x)
     e = np.exp(np.sin(x))
     # the value is summed block by block: equal to NumPy's pairwise sum to rounding
@@ -188,3 +189,36 @@ def test_uniform_constants_become_scalars_and_neutral_operands_vanish():
     signed = np.array([-0.0, 0.0, np.inf, -np.inf, np.nan, -2.5])
     np.testing.assert_array_equal(fg.jit(lambda x: (x ** 1) / 1.0 - 0.0)(signed), signed)
     assert np.signbit(np.asarray(fg.jit(lambda x: x ** 1 - 0.0)(signed)))[0]
+
+
+def test_a_dropped_result_array_is_reused_and_a_held_one_never_written():
+    """A blocked run's full result array is made once and reused by later calls while
+    nothing else holds it (no page faults on fresh memory); anything that can still read
+    it (the Array, a NumPy view of it, a memoryview) keeps it from being reused."""
+    n = 5 * (jit_module._BLOCK_BYTES // 8)
+    vg = fg.jit(fg.value_and_grad(lambda x: w6(x)))
+    x = rng.standard_normal(n)
+    expected = fg.value_and_grad(w6)(x)[1]
+
+    def buffer(g):
+        return g._value if g._value.base is None else g._value.base
+
+    _, g = vg(x)
+    first = id(buffer(g))
+    del g, _
+    _, g = vg(x * 2.0)
+    if jit_module._REFCOUNTS_EXACT:
+        assert id(buffer(g)) == first  # dropped, then reused
+    held = [vg(x)[1]]                                   # the Array itself
+    held.append(np.asarray(vg(x)[1]))                   # a NumPy view of it
+    held.append(memoryview(np.asarray(vg(x)[1])))       # a buffer export
+    held.append(np.asarray(vg(x)[1])[::2])              # a view of a view
+    for _ in range(3):
+        vg(x * 3.0)
+    del g
+    vg(x * 4.0)
+    for h in held[:3]:
+        np.testing.assert_allclose(np.asarray(h), expected, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(held[3], np.asarray(expected)[::2], rtol=1e-14, atol=1e-15)
+    fresh = vg(x)[1]
+    assert buffer(fresh) is not buffer(held[0])

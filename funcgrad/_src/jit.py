@@ -18,7 +18,8 @@ and recorded. The record becomes a program:
 * a run of elementwise operations over one big shape, with the whole-array sums that end it,
   is computed block by block (`_Program._find_blocks`): each block passes through the whole
   run while it is in the cache, and values used only inside the run need one block-sized
-  buffer each instead of a full array.
+  buffer each instead of a full array; a run's full result is reused by the next call once
+  nothing holds it any more (`_reuse`).
 
 The program is generated as Python source of one function (`Lowered.as_text` shows it) and
 cached; later calls with the same signature run it directly.
@@ -47,6 +48,7 @@ import functools
 import inspect
 import itertools
 import operator
+import sys
 import weakref
 from typing import Any, Callable, Sequence
 
@@ -933,7 +935,14 @@ class _Program:
             elif last.get(o, -1) >= end:
                 kept.append(o)
                 env[f"t{o}"] = vars_[o].dtype
-                lines.append(f"{names[o]}_full = empty({shape!r}, t{o})")
+                if _REFCOUNTS_EXACT:  # the last call's array, if nothing holds it any more
+                    env.setdefault("reuse", _reuse)
+                    env.setdefault("pool", [])
+                    lines.append(f"{names[o]}_full = reuse(pool, {len(env['pool'])}, "
+                                 f"{shape!r}, t{o})")
+                    env["pool"].append(None)
+                else:
+                    lines.append(f"{names[o]}_full = empty({shape!r}, t{o})")
                 lines.append(f"{names[o]}_b = {names[o]}_full.reshape(-1)")
                 local += [f"{names[o]}_b", f"{names[o]}_full"]
         body = []
@@ -946,6 +955,7 @@ class _Program:
             args = [sliced.get(a, names[a]) for a in op.args]
             if vars_[o].shape == ():  # a sum (a mean is a sum, divided after the loop)
                 fn = np.sum if op.prim.name == "mean" and op.fn is op.prim.impl else op.fn
+                fn = np.dot if fn is np.vdot else fn  # (real, and 1-d here: the same, faster)
                 body.append(f"{names[o]} += {fn_name(fn)}({call_args(i, op, args)})")
             else:
                 if o in kept:
@@ -992,6 +1002,25 @@ class _Program:
                   for o in op.outs if o in sums and op.prim.name == "mean" and op.fn is op.prim.impl]
         lines.append("del s, e, " + ", ".join(sorted(set(local))))
         return lines
+
+
+#: Reference counts tell when nothing but the program holds an array (not so without a GIL).
+_REFCOUNTS_EXACT = getattr(sys, "_is_gil_enabled", lambda: True)()
+
+
+def _reuse(pool: list, k: int, shape: tuple, dtype) -> np.ndarray:
+    """A full array for a blocked run's result: the one the last call made, when nothing
+    but the pool holds it any more (its result was dropped), else a new one kept for the
+    next call. Reusing it saves the page faults of fresh memory, a few percent of a run:
+    glibc gives big freed blocks back to the system, so a new array faults on each page.
+    Anything that can still read the array (the Array of a kept result, a view, a
+    memoryview) holds a reference, so a reused array is never one that can be seen."""
+    buf = pool[k]
+    # references: the pool's, `buf`'s and getrefcount's argument; a caller's would be a 4th
+    if buf is not None and sys.getrefcount(buf) == 3:
+        return buf
+    buf = pool[k] = np.empty(shape, dtype)
+    return buf
 
 
 # --- the public transform -----------------------------------------------------------------
