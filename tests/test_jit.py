@@ -193,6 +193,24 @@ def test_weak_numbers_against_closed_forms_and_jax(k):
     np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=1e-15)
 
 
+def test_a_traced_loop_bound_runs_one_program_for_every_count():
+    """JAX runs ``fori_loop(0, n, ...)`` with a traced Python int ``n`` as a while_loop:
+    one trace serves every count (jax.jit gives [12., 12.] and [58., 58.] below)."""
+    from funcgrad import lax
+    f = counting(lambda x, k: lax.fori_loop(0, k, lambda i, c: c * 2.0 + i, x))
+    jf = fg.jit(f)
+    assert jf(np.ones(2), 3).tolist() == [12.0, 12.0]   # ((1*2+0)*2+1)*2+2
+    assert jf(np.ones(2), 5).tolist() == [58.0, 58.0]
+    assert jf(np.ones(2), 0).tolist() == [1.0, 1.0]
+    assert f.calls == 1 and "while_loop" in jf.lower(np.ones(2), 3).as_text()
+
+
+def test_error_classes_are_exported():
+    assert fg.ConcretizationTypeError is ConcretizationTypeError
+    assert fg.TracerBoolConversionError is TracerBoolConversionError
+    assert fg.NonConcreteBooleanIndexError is NonConcreteBooleanIndexError
+
+
 def test_retracing_counts_match_jax():
     calls = [(np.ones(3, np.float32), v) for v in (2.5, 3.5, 2, 5, True, 1j, np.float64(2.0))]
     f = counting(lambda x, s: x * s)

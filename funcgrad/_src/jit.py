@@ -1004,8 +1004,24 @@ class _Program:
         return lines
 
 
-#: Reference counts tell when nothing but the program holds an array (not so without a GIL).
-_REFCOUNTS_EXACT = getattr(sys, "_is_gil_enabled", lambda: True)()
+def _count(pool: list, k: int) -> int:
+    """The reference count `_reuse` sees, read the same way (calibrates `_ALONE`)."""
+    buf = pool[k]
+    return sys.getrefcount(buf)
+
+
+def _calibrate() -> tuple:
+    probe = [np.empty(0)]
+    alone = _count(probe, 0)
+    held = probe[0]  # noqa: F841 - one reference more
+    return alone, _count(probe, 0) == alone + 1
+
+
+#: The count `_reuse` sees for an array nothing else holds (CPython versions differ in how
+#: they count a local), and whether counts can be trusted: one reference more must show,
+#: and without a GIL another thread may take one in between.
+_ALONE, _COUNTS_SHOW = _calibrate()
+_REFCOUNTS_EXACT = _COUNTS_SHOW and getattr(sys, "_is_gil_enabled", lambda: True)()
 
 
 def _reuse(pool: list, k: int, shape: tuple, dtype) -> np.ndarray:
@@ -1016,8 +1032,8 @@ def _reuse(pool: list, k: int, shape: tuple, dtype) -> np.ndarray:
     Anything that can still read the array (the Array of a kept result, a view, a
     memoryview) holds a reference, so a reused array is never one that can be seen."""
     buf = pool[k]
-    # references: the pool's, `buf`'s and getrefcount's argument; a caller's would be a 4th
-    if buf is not None and sys.getrefcount(buf) == 3:
+    # the pool's reference and our own only (as `_count` reads them); a caller's adds one
+    if buf is not None and sys.getrefcount(buf) == _ALONE:
         return buf
     buf = pool[k] = np.empty(shape, dtype)
     return buf
