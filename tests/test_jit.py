@@ -54,6 +54,24 @@ def test_traces_once_per_signature_and_replays():
     assert f.calls == 3
 
 
+def test_arrays_arrays_and_numbers_share_programs_however_passed():
+    """The quick path for positional arrays and numbers keys programs as the general one:
+    a NumPy array and a funcgrad Array of one shape and dtype are one signature; keywords,
+    containers and other arities are others."""
+    f = counting(lambda x, y=1.0: x * y)
+    jf = fg.jit(f)
+    x = np.arange(3.0)
+    assert jf(x).tolist() == [0.0, 1.0, 2.0] and jf(fnp.asarray(x)).tolist() == [0.0, 1.0, 2.0]
+    assert f.calls == 1
+    assert jf(x, 2.0).tolist() == [0.0, 2.0, 4.0] and jf(fnp.asarray(x), 3.0).tolist() == [0.0, 3.0, 6.0]
+    assert f.calls == 2
+    assert jf(x, y=2.0).tolist() == [0.0, 2.0, 4.0] and f.calls == 3  # by keyword: another
+    g = counting(lambda t: t[0] * t[1])
+    jg = fg.jit(g)
+    assert jg((x, 2.0)).tolist() == [0.0, 2.0, 4.0] and jg((x, 5.0)).tolist() == [0.0, 5.0, 10.0]
+    assert g.calls == 1
+
+
 def test_jit_made_afresh_reuses_the_functions_programs():
     """JAX's "Common gotchas" cells 2-3: ``jit(g)(4.)`` then ``jit(g)(5.)`` with a new
     wrapper each time traces once (the cache is keyed on g), so the second call does not

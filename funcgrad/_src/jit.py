@@ -1088,6 +1088,20 @@ class _Compiled:
 
 
 _PY_SCALARS = (bool, int, float, complex)
+_NO_POSITIONS: frozenset = frozenset()
+_LEAF_TYPES = frozenset({np.ndarray, Array, *_PY_SCALARS})
+_FLAT_DEFS: dict = {}  # number of positional arguments -> the treedef of that many leaves
+
+
+def _flatten_arguments(args: tuple, kwargs: dict):
+    """``tree_flatten((args, kwargs))``, quicker when every argument is an array or a number
+    given by position (the usual call, on every call)."""
+    if not kwargs and all(type(a) in _LEAF_TYPES for a in args):
+        treedef = _FLAT_DEFS.get(len(args))
+        if treedef is None:
+            treedef = _FLAT_DEFS[len(args)] = tree_flatten((tuple(range(len(args))), {}))[1]
+        return list(args), treedef
+    return tree_flatten((args, kwargs))
 
 
 def _leaf_key(leaf):
@@ -1143,6 +1157,8 @@ def jit(f: Callable | None = None, static_argnums: int | Sequence[int] = (),
     cache = _programs_of(f, nums, names)
 
     def split(args, kwargs):
+        if not nums and not names:  # (the common case, on every call)
+            return (), _NO_POSITIONS, args, kwargs
         n = len(args)
         static_pos = {a % n for a in nums if -n <= a < n}
         static = tuple((k, args[k]) for k in sorted(static_pos))
@@ -1153,7 +1169,7 @@ def jit(f: Callable | None = None, static_argnums: int | Sequence[int] = (),
 
     def signature(args, kwargs):
         static, static_pos, dyn_args, dyn_kwargs = split(args, kwargs)
-        leaves, treedef = tree_flatten((dyn_args, dyn_kwargs))
+        leaves, treedef = _flatten_arguments(dyn_args, dyn_kwargs)
         keys = []
         for leaf in leaves:
             if isinstance(leaf, Tracer):
@@ -1228,7 +1244,8 @@ def jit(f: Callable | None = None, static_argnums: int | Sequence[int] = (),
             return f(*args, **kwargs)
         compiled, inputs = entry
         values = compiled.program.run(*[raw(leaves[k]) for k in inputs])
-        outs = [static if slot is None else wrap(values[slot])
+        # (a program's values are raw NumPy values, one per output: each becomes an Array)
+        outs = [static if slot is None else Array(values[slot])
                 for static, slot in zip(compiled.static_outs, compiled.out_slots)]
         return tree_unflatten(compiled.out_def, outs)
 
