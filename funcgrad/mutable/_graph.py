@@ -28,7 +28,7 @@ from . import _dtypes as D
 __all__ = ["STATE", "PROCESS", "set_anomaly", "Version", "Saved", "Node", "AccumulateGrad",
            "RemovableHandle",
            "Spec", "STAND_IN", "RECOMPUTE", "node_class", "version_error", "freed_error",
-           "user_frame", "stand_in", "replay", "AsStridedBackward0", "conj", "fix_array",
+           "user_frame", "user_site", "site_line", "stand_in", "replay", "AsStridedBackward0", "conj", "fix_array",
            "edge_pair"]
 
 
@@ -81,6 +81,36 @@ def user_frame(depth: int = 2):
 
 
 _OURS: dict = {}  # file name -> inside funcgrad's package
+
+
+def user_site(depth: int = 2) -> tuple:
+    """`user_frame` for later: ``(code, instruction offset)`` of the nearest caller outside
+    funcgrad, turned into ``(file, line)`` by `site_line` only if a message needs it. The hot
+    paths record one per saving node: finding the line number at once costs as much again
+    as the walk (it decodes the code's line table)."""
+    f = sys._getframe(depth)
+    ours = _OURS
+    while f is not None:
+        code = f.f_code
+        name = code.co_filename
+        mine = ours.get(name)
+        if mine is None:
+            mine = ours[name] = name.startswith(_HERE)
+        if not mine:
+            return (code, f.f_lasti)
+        f = f.f_back
+    return ("<unknown>", 0)
+
+
+def site_line(site: tuple | None) -> tuple | None:
+    """``(file, line)`` of a `user_site` (a ``(file, line)`` pair or None passes through)."""
+    if site is None or type(site[0]) is str:
+        return site
+    code, offset = site
+    for start, end, line in code.co_lines():
+        if start <= offset < end:
+            return (code.co_filename, line if line is not None else 0)
+    return (code.co_filename, code.co_firstlineno)
 
 
 
@@ -253,7 +283,7 @@ def edge_pair(entry) -> tuple | None:
 class Node:
     """A backward function in the graph (``y.grad_fn``); named like PyTorch's classes."""
 
-    __slots__ = ("_next", "_seq", "_x", "_where", "__weakref__")
+    __slots__ = ("_next", "_seq", "_x", "_at", "__weakref__")
     _nout = 1
     _display = None
     _no_formula = False  # PyTorch's NotImplemented node (see _ops.NotImplementedNode)
@@ -264,7 +294,7 @@ class Node:
     def _init(self, next_edges) -> None:
         self._next = next_edges
         self._seq = next(_seq)
-        self._where = None
+        self._at = None
         if PROCESS.anomaly:
             self._x = _Extra()
             frames = traceback.extract_stack()[:-1]
@@ -290,6 +320,10 @@ class Node:
     _prehooks_fn = property(lambda self: self._x.prehooks_fn if self._x else None,
                             lambda self, v: setattr(self._extra(), "prehooks_fn", v))
     _stack = property(lambda self: self._x.stack if self._x else None)
+    # (file, line) where the node was made, for messages (None when not recorded); kept in
+    # `_at` as a `user_site` or a (file, line) pair
+    _where = property(lambda self: site_line(self._at),
+                      lambda self, v: setattr(self, "_at", v))
 
     def name(self) -> str:
         return self._display or type(self).__name__

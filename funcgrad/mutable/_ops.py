@@ -25,7 +25,7 @@ from . import _dtypes as D
 from . import _prims as P
 from ._graph import (INFERENCE_INPLACE, PROCESS, RECOMPUTE, STAND_IN, STATE, AsStridedBackward0,
                      Node, Saved, Spec, Version, _seq, _short_name, conj, fix_array, freed_error,
-                     node_class, replay, stand_in, user_frame, version_error)
+                     node_class, replay, stand_in, user_frame, user_site, version_error)
 from ._policy import on_write
 from ._saves import OUT, value_reads
 from ._tensor import (CUSTOM_VIEW_DETAIL, NO_GRAD_VIEW_REBASED, Tensor, _scalar_name, _ViewInfo,
@@ -230,12 +230,13 @@ class OpNode(Node):
         # the rule's arguments: `_args`, with the common case (arrays, saved values current
         # and not packed by hooks) spelled out; anything else (an error to raise, hooks to
         # unpack, create_graph) takes `_args`
+        meta = self._meta
         args = [] if not create_graph else None
         if args is not None:
             for v in self._vals:
                 if v is STAND_IN:
-                    _, shape, dtype = self._meta[len(args)]
-                    args.append(stand_in(shape, dtype))
+                    m = meta[len(args)]
+                    args.append(stand_in(m[1], m[2]))
                 elif type(v) is Saved:
                     t = v.tensor
                     if (v.counter.value != v.version or v.unpack_fn is not None
@@ -267,7 +268,7 @@ class OpNode(Node):
         grads = []
         if create_graph:
             ct = conj(graph.lift(ct))
-            for argnum, shape, dtype in self._meta:
+            for argnum, shape, dtype in meta:
                 if argnum is None:
                     grads.append(None)
                     continue
@@ -280,12 +281,27 @@ class OpNode(Node):
                 ct = conj(ct)
         elif type(ct) not in _REAL_SCALARS:
             ct = conj(ct)
-        for argnum, shape, dtype in self._meta:
+        # the rules the primitive's one record marks as handing back a parameter (see
+        # `Primitive._passes`, `_slopes`, `_derivs`) are read, not called, as the functional
+        # walk does: one or two Python calls fewer per node
+        passes = prim._passes
+        slopes = prim._slopes
+        derivs = prim._derivs
+        for argnum, shape, dtype in meta:
             if argnum is None:
                 grads.append(None)
                 continue
-            rule = rules[argnum]
-            g = rule(ct, out, *args, **params) if params else rule(ct, out, *args)
+            if params:
+                g = rules[argnum](ct, out, *args, **params)
+            elif passes[argnum]:
+                g = ct
+            elif slopes is not None:
+                k = slopes[argnum]
+                g = ct * (out if k == 0 else args[k - 1])
+            elif derivs is not None:
+                g = ct * derivs[argnum](out, *args)
+            else:
+                g = rules[argnum](ct, out, *args)
             if type(g) is not np.ndarray:
                 if g is None:
                     grads.append(None)
@@ -294,7 +310,7 @@ class OpNode(Node):
                     grads.append(fix_array(conj(g), shape, dtype))
                     continue
                 g = np.asarray(g)
-            if g.shape != shape or g.dtype != dtype:
+            if g.shape != shape or (g.dtype is not dtype and g.dtype != dtype):
                 g = fix_array(conj(g), shape, dtype)
             elif dtype.kind == "c":
                 g = conj(g)
@@ -543,7 +559,7 @@ def _record(op: Op, out: Tensor, args: Sequence, raws: Sequence, params: dict | 
         node._has_saved = (bool(saved_idx) or op.saves_index
                            or any(type(v) is np.ndarray for v in vals))
     if node._has_saved:
-        node._where = where or user_frame(3)
+        node._at = where or user_site(3)
         if STATE.policy != "torch":
             ref = weakref.ref(node)
             for v in node._vals:
@@ -666,7 +682,7 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
         node._out = _kept_out(keeps_out, out)
     node._has_saved = frees
     if saves_x or keeps_out is True:
-        node._where = user_frame(2)  # named in version errors (Saved tensors only)
+        node._at = user_site(2)  # named in version errors (Saved tensors only)
         if STATE.policy != "torch":
             ref = weakref.ref(node)
             for v in node._vals:
@@ -675,7 +691,7 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
             if type(node._out) is Saved:
                 node._out.owner = ref
     else:
-        node._where = None
+        node._at = None
     res._grad_node = node
     res._nr = 0
     res._rg = True
@@ -762,7 +778,7 @@ def apply2(op: Op, x, y) -> Tensor:
         node._out = _kept_out(keeps_out, out)
     node._has_saved = frees
     if frees:
-        node._where = user_frame(2)  # named in version errors
+        node._at = user_site(2)  # named in version errors
         if STATE.policy != "torch":
             ref = weakref.ref(node)
             for v in node._vals:
@@ -771,7 +787,7 @@ def apply2(op: Op, x, y) -> Tensor:
             if type(node._out) is Saved:
                 node._out.owner = ref
     else:
-        node._where = None
+        node._at = None
     res._grad_node = node
     res._rg = True
     return res
@@ -825,13 +841,13 @@ def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
         if keeps_out is True:
             node._out = Saved(data, vc, None, weakref.ref(node))
             node._has_saved = True
-            node._where = where
+            node._at = where
             if STATE.policy != "torch":
                 node._out.owner = node._out.output_node
         else:
             node._out = _kept_out(keeps_out, data)
             node._has_saved = False
-            node._where = None
+            node._at = None
         if x._retains and old is not None and old._retain:
             old._retain.pop(x._nr, None)
             node._retain = {0: weakref.ref(x)}

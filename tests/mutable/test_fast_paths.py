@@ -394,3 +394,22 @@ def test_size_slices_are_sizes():
     s = torch.zeros(5, 2, 3).shape
     assert type(s[1:]) is torch.Size and repr(s[1:]) == "torch.Size([2, 3])"
     assert s[0] == 5 and type(s[0]) is int
+
+
+def test_saving_nodes_name_the_users_line():
+    """The line a saving node names (found lazily from the code and instruction offset,
+    `_graph.user_site`) is the line of the user's call, in one- and multi-line statements."""
+    import inspect
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 1
+    first = inspect.currentframe().f_lineno + 1
+    y = h.sin()
+    z = (h
+         + 1).tanh()
+    assert y.grad_fn._where == (__file__, first)
+    assert z.grad_fn._where == (__file__, first + 2)
+    assert (h * 2).grad_fn._where is None  # saves nothing: records no site
+    h.add_(1)
+    with pytest.raises(RuntimeError) as info:
+        y.sum().backward()
+    assert f"  saved by: SinBackward0 at {__file__}:{first} (as version 0)" in info.value.__notes__
