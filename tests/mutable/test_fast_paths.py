@@ -3,6 +3,10 @@ the heap-free backward walk) give what the general path gives: values, dtypes, g
 gradients (closed forms), saved-tensor checks, freeing, policies and hook order."""
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -413,3 +417,26 @@ def test_saving_nodes_name_the_users_line():
     with pytest.raises(RuntimeError) as info:
         y.sum().backward()
     assert f"  saved by: SinBackward0 at {__file__}:{first} (as version 0)" in info.value.__notes__
+
+
+def test_numpy_floating_point_warnings_stay_silent_as_in_torch():
+    """torch.sqrt(torch.tensor([-1.0])) gives nan without a warning; the user's own NumPy
+    call in the same process still warns. Run with Python's default filters (the suite's
+    configuration ignores RuntimeWarning)."""
+    program = (
+        "import warnings, numpy as np\n"
+        "import funcgrad.mutable as torch\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    x = torch.tensor([-1.0, 0.0, 4.0], requires_grad=True)\n"
+        "    y = torch.sqrt(x) + torch.log(x) + torch.tensor([1.0, 2.0, 3.0]) / torch.zeros(3)\n"
+        "    z = x.detach().clone(); z.div_(torch.zeros(3)); z.sqrt_()\n"
+        "    mine = len(caught)\n"
+        "    np.sqrt(np.array([-1.0]))\n"
+        "print(mine, len(caught), y.tolist(), z.tolist())\n")
+    root = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run([sys.executable, "-W", "default", "-c", program], capture_output=True,
+                          text=True, timeout=120, cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[:2] == ["0", "1"]
+    values = done.stdout.split(" ", 2)[2]
+    assert values.strip() == "[nan, nan, inf] [nan, nan, inf]"  # torch 2.13's values
