@@ -679,13 +679,34 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
     node._prim = op.prim
     node._params = params
     node._freed = False
+    if saves_x or keeps_out is True:
+        # `Saved` made here when no policy watches and no hook packs (its __init__ otherwise)
+        policy = STATE.policy
+        plain = policy == "torch" and not STATE.saved_hooks
     if saves_x:
-        saved = Saved(data, x._vc, x)
+        vc = x._vc
+        if plain and not vc.inference:
+            saved = _new_object(Saved)
+            saved.data = data
+            saved.counter = vc
+            saved.version = vc.value
+            saved.tensor = x
+            saved.output_node = saved.owner = saved.fallback = saved.unpack_fn = None
+        else:
+            saved = Saved(data, vc, x)
         node._vals = (saved,) if const is _NO_CONST else (saved, const)
     else:
         node._vals = _STAND_IN_ALONE if const is _NO_CONST else (STAND_IN, const)
     if keeps_out is True:
-        node._out = Saved(out, res._vc, None, weakref.ref(node))
+        if plain:  # (the output's counter is new: never an inference tensor's here)
+            saved = node._out = _new_object(Saved)
+            saved.data = out
+            saved.counter = vc = res._vc
+            saved.version = vc.value
+            saved.tensor = saved.fallback = saved.unpack_fn = None
+            saved.output_node = saved.owner = weakref.ref(node)
+        else:
+            node._out = Saved(out, res._vc, None, weakref.ref(node))
     elif keeps_out is False:
         node._out = None
     else:
@@ -693,7 +714,7 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
     node._has_saved = frees
     if saves_x or keeps_out is True:
         node._at = user_site(2)  # named in version errors (Saved tensors only)
-        if STATE.policy != "torch":
+        if policy != "torch":
             ref = weakref.ref(node)
             for v in node._vals:
                 if type(v) is Saved:
