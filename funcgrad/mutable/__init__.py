@@ -47,6 +47,7 @@ import functools
 from typing import Any, Callable
 
 import math as _math
+import sys as _sys
 
 from . import _device, _dtypes, _format
 from . import _methods  # noqa: F401  (attaches Tensor's methods)
@@ -98,7 +99,7 @@ from ._tensor_ops import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, Floa
                           bernoulli, conj,
                           bucketize, count_nonzero, default_generator, erf, imag, real,
                           nanmedian, scatter_reduce, searchsorted, sgn, sign, signbit, unique,
-                          unique_consecutive)
+                          unique_consecutive, view_as_complex, view_as_real)
 
 
 def _inplace_function(name: str) -> Callable:
@@ -118,6 +119,8 @@ from ._pointwise import FUNCTIONS as _POINTWISE, INPLACE_FUNCTIONS as _POINTWISE
 globals().update(_POINTWISE)  # floor, asin, hypot, lerp, scatter... (one table, _pointwise)
 globals().update({_name: _inplace_function(_name) for _name in _POINTWISE_INPLACE})
 __version__ = "2.13.0+funcgrad"
+# torch.autograd imports torch, so code reaches the package as torch.autograd.torch
+autograd.torch = _sys.modules[__name__]
 inf = _math.inf
 nan = _math.nan
 pi = _math.pi

@@ -23,7 +23,7 @@ from ._functions import _dim, _dims, matmul, mul, reshape, sum, unsqueeze
 from ._device import check_device
 from ._graph import Node, node_class
 from ._ops import apply, inplace
-from .._src.declare import elementwise, primitive
+from .._src.declare import elementwise, linear, primitive
 from ._tensor import Tensor
 from ..scipy.special import erf_p
 
@@ -33,7 +33,7 @@ __all__ = ["real", "imag", "conj", "angle", "sign", "sgn", "erf", "bernoulli", "
            "bucketize", "count_nonzero", "unique", "unique_consecutive", "scatter_reduce",
            "nanmedian", "all", "any", "signbit", "repeat", "masked_fill", "trace", "atan2", "isin", "randint", "randperm", "softmax", "log_softmax", "logsumexp", "norm", "var", "std", "var_mean", "std_mean",
            "cumsum", "sort", "argsort", "topk", "median", "kthvalue", "gather", "index_select",
-           "einsum", "bmm", "outer", "dot", "addcmul", "addcdiv"]
+           "einsum", "bmm", "outer", "dot", "addcmul", "addcdiv", "view_as_real", "view_as_complex"]
 
 _decl = O._decl
 SOFTMAX = _decl("softmax", P.softmax_p, "SoftmaxBackward0", saves_out=True,
@@ -948,6 +948,71 @@ def imag(input: Tensor) -> Tensor:
     if not input._dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     return _complex_part(IMAG, input)
+
+
+def _as_real_impl(z: np.ndarray) -> np.ndarray:
+    """A complex array's (real, imag) pairs as a last dimension of 2: a view of its storage."""
+    part = z.real
+    return np.lib.stride_tricks.as_strided(part, shape=z.shape + (2,),
+                                           strides=z.strides + (part.itemsize,),
+                                           writeable=z.flags.writeable)
+
+
+def _as_complex_impl(x: np.ndarray) -> np.ndarray:
+    """The pairs of a last dimension of 2 as complex numbers: a view when that dimension is
+    contiguous (view_as_complex checks it is; a cotangent may be a fresh copy)."""
+    if x.strides[-1] != x.itemsize:
+        x = np.ascontiguousarray(x)
+    return x.view(np.complex64 if x.dtype == np.float32 else np.complex128)[..., 0]
+
+
+# Transposes in funcgrad's convention (as real and imag): the conjugates of torch's formulas
+_as_real_p = linear("view_as_real", _as_real_impl,
+                    lambda ct, out, z: NP.conjugate(_as_complex_p(ct)))
+_as_complex_p = linear("view_as_complex", _as_complex_impl,
+                       lambda ct, out, x: _as_real_p(NP.conjugate(ct)))
+VIEW_AS_REAL = _decl("view_as_real", _as_real_p, "ViewAsRealBackward0", result="keep",
+                     is_view=True)
+VIEW_AS_COMPLEX = _decl("view_as_complex", _as_complex_p, "ViewAsComplexBackward0",
+                        result="keep", is_view=True)
+O._VIEW_BY_IMPL[_as_real_impl] = VIEW_AS_REAL
+O._VIEW_BY_IMPL[_as_complex_impl] = VIEW_AS_COMPLEX
+
+
+def view_as_real(input: Tensor) -> Tensor:
+    """A complex tensor's real and imaginary parts as a last dimension of size 2, sharing
+    its storage (grad_fn ``ViewAsRealBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.view_as_real(torch.tensor([1 + 2j, 3 - 4j]))
+    tensor([[ 1.,  2.],
+            [ 3., -4.]])
+    """
+    if not input._dtype.is_complex:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return _complex_part(VIEW_AS_REAL, input)
+
+
+def view_as_complex(input: Tensor) -> Tensor:
+    """A float tensor whose last dimension has size 2 (stride 1) read as complex numbers,
+    sharing its storage (grad_fn ``ViewAsComplexBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.view_as_complex(torch.tensor([[1.0, 2.0], [3.0, -4.0]]))
+    tensor([1.+2.j, 3.-4.j])
+    """
+    if input._dtype not in (D.float32, D.float64):
+        raise RuntimeError("view_as_complex is only supported for half, float and double "
+                           "tensors, but got a tensor of scalar type: "
+                           f"{O._scalar_name(input._dtype)}")
+    data = input._data
+    if data.ndim == 0 or data.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if data.strides[-1] != data.itemsize:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if builtins.any(st % (2 * data.itemsize) for st in data.strides[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    return _complex_part(VIEW_AS_COMPLEX, input)
 
 
 def conj(input: Tensor) -> Tensor:

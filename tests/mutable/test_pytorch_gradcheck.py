@@ -7,22 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-import funcgrad.mutable as fm
-
-try:
-    import torch as real_torch
-except ImportError:  # pragma: no cover - CI installs torch
-    real_torch = None
-
-
-def both(xfail=None):
-    """Run the test with `torch` bound to funcgrad.mutable and to real torch; `xfail` marks
-    a known gap on funcgrad's run only (strict, so a fix is noticed)."""
-    ours = pytest.param(fm, id="funcgrad", marks=[pytest.mark.xfail(strict=True, reason=xfail)]
-                        if xfail else [])
-    theirs = pytest.param(real_torch, id="torch", marks=pytest.mark.skipif(
-        real_torch is None, reason="real torch is not installed: no oracle run"))
-    return pytest.mark.parametrize("torch", [ours, theirs])
+from pytorch_port import both
 
 
 def shifted(x):

@@ -5,38 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import funcgrad.mutable as fm
-
-try:
-    import torch as real_torch
-except ImportError:  # pragma: no cover - CI installs torch
-    real_torch = None
-
-
-def both(xfail=None):
-    """Run the test with `torch` bound to funcgrad.mutable and to real torch; `xfail` marks
-    a known gap on funcgrad's run only (strict, so a fix is noticed)."""
-    ours = pytest.param(fm, id="funcgrad", marks=[pytest.mark.xfail(strict=True, reason=xfail)]
-                        if xfail else [])
-    theirs = pytest.param(real_torch, id="torch", marks=pytest.mark.skipif(
-        real_torch is None, reason="real torch is not installed: no oracle run"))
-    return pytest.mark.parametrize("torch", [ours, theirs])
-
-
-def values(t):
-    return np.asarray(t.detach().tolist(), dtype=float)
-
-
-def close(a, b, rtol=1e-6):
-    np.testing.assert_allclose(values(a), values(b) if hasattr(b, "detach") else b, rtol=rtol,
-                               atol=1e-12)
-
-
-def graph(fn):
-    """The graph below a node as nested names, None for a missing edge."""
-    if fn is None:
-        return "None"
-    return type(fn).__name__ + "(" + ", ".join(graph(f) for f, _ in fn.next_functions) + ")"
+from pytorch_port import both, close, values
 
 
 def check_index(torch, x, idx):
@@ -316,3 +285,21 @@ def test_indexing_with_a_range(torch):
     y.sum().backward()
     assert x.grad.tolist() == [[1.0, 0, 0, 0], [0, 1.0, 0, 0], [0, 0, 1.0, 0]]
     assert tuple(x.detach()[range(1, 3)].shape) == (2, 4)
+
+
+@both()
+def test_calculate_shape_and_torch_reached_through_autograd(torch):
+    out = torch.randn(10, 5, requires_grad=True)
+    grad = torch.randn(5, 10, requires_grad=True)
+    assert torch.autograd._calculate_shape(out, grad, False) == (torch.Size([10, 5]),
+                                                                 torch.Size([5, 10]))
+    assert torch.autograd._calculate_shape(out, torch.ones(3, 10, 5), True) == (
+        torch.Size([10, 5]), torch.Size([10, 5]))
+    edge = torch.autograd.graph.get_gradient_edge(out * 2)
+    assert torch.autograd._calculate_shape(edge, grad, False) == (torch.Size([10, 5]),
+                                                                  torch.Size([5, 10]))
+    with pytest.raises(RuntimeError, match="Batched grads are not supported with GradientEdge"):
+        torch.autograd._calculate_shape(edge, grad, True)
+    assert torch.autograd.torch is torch
+    with pytest.warns(UserWarning, match="volatile was removed"):
+        assert torch.autograd.torch.randn(3, 3).volatile is False

@@ -2,41 +2,9 @@
 on funcgrad.mutable and on real torch 2.13 (CPU) with the same assertions."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-import funcgrad.mutable as fm
-
-try:
-    import torch as real_torch
-except ImportError:  # pragma: no cover - CI installs torch
-    real_torch = None
-
-
-def both(xfail=None):
-    """Run the test with `torch` bound to funcgrad.mutable and to real torch; `xfail` marks
-    a known gap on funcgrad's run only (strict, so a fix is noticed)."""
-    ours = pytest.param(fm, id="funcgrad", marks=[pytest.mark.xfail(strict=True, reason=xfail)]
-                        if xfail else [])
-    theirs = pytest.param(real_torch, id="torch", marks=pytest.mark.skipif(
-        real_torch is None, reason="real torch is not installed: no oracle run"))
-    return pytest.mark.parametrize("torch", [ours, theirs])
-
-
-def values(t):
-    return np.asarray(t.detach().tolist(), dtype=float)
-
-
-def close(a, b, rtol=1e-6):
-    np.testing.assert_allclose(values(a), values(b) if hasattr(b, "detach") else b, rtol=rtol,
-                               atol=1e-12)
-
-
-def graph(fn):
-    """The graph below a node as nested names, None for a missing edge."""
-    if fn is None:
-        return "None"
-    return type(fn).__name__ + "(" + ", ".join(graph(f) for f, _ in fn.next_functions) + ")"
+from pytorch_port import both, close, values
 
 
 @both()

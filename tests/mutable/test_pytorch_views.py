@@ -5,38 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import funcgrad.mutable as fm
-
-try:
-    import torch as real_torch
-except ImportError:  # pragma: no cover - CI installs torch
-    real_torch = None
-
-
-def both(xfail=None):
-    """Run the test with `torch` bound to funcgrad.mutable and to real torch; `xfail` marks
-    a known gap on funcgrad's run only (strict, so a fix is noticed)."""
-    ours = pytest.param(fm, id="funcgrad", marks=[pytest.mark.xfail(strict=True, reason=xfail)]
-                        if xfail else [])
-    theirs = pytest.param(real_torch, id="torch", marks=pytest.mark.skipif(
-        real_torch is None, reason="real torch is not installed: no oracle run"))
-    return pytest.mark.parametrize("torch", [ours, theirs])
-
-
-def values(t):
-    return np.asarray(t.detach().tolist(), dtype=float)
-
-
-def close(a, b, rtol=1e-6):
-    np.testing.assert_allclose(values(a), values(b) if hasattr(b, "detach") else b, rtol=rtol,
-                               atol=1e-12)
-
-
-def graph(fn):
-    """The graph below a node as nested names, None for a missing edge."""
-    if fn is None:
-        return "None"
-    return type(fn).__name__ + "(" + ", ".join(graph(f) for f, _ in fn.next_functions) + ")"
+from pytorch_port import both, close
 
 
 @both()
@@ -503,3 +472,43 @@ def test_double_backward_through_split_chunk_unbind_names_and_values(torch):
         close(h, 6 * xs * np.arange(6.0) * mask)
     assert names == ["CatBackward0", "CatBackward0", "StackBackward0", "CatBackward0",
                      "CatBackward0"]
+
+
+@both()
+def test_view_as_real_and_complex_share_storage_and_differentiate(torch):
+    z = torch.tensor([[1 + 2j, 3 - 1j], [0.5 + 0.5j, -2j]], requires_grad=True)
+    r = torch.view_as_real(z.clone()).transpose(0, 1)
+    assert type(torch.view_as_real(z).grad_fn).__name__ == "ViewAsRealBackward0"
+    assert r.dtype == torch.float32 and tuple(r.shape) == (2, 2, 2)
+    (r * torch.arange(8.0).view(2, 2, 2)).sum().backward()
+    assert z.grad.tolist() == [[1j, 4 + 5j], [2 + 3j, 6 + 7j]]
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    c = torch.view_as_complex(x)
+    assert c._base is x and c.dtype == torch.complex64
+    assert type(c.grad_fn).__name__ == "ViewAsComplexBackward0"
+    (c * torch.tensor([1 + 1j, 2 - 1j])).abs().sum().backward()
+    close(x.grad, [[0.6324555, 1.2649111], [1.3416408, 1.7888544]])
+    w = torch.zeros(2, dtype=torch.complex64)
+    torch.view_as_real(w)[0, 1] = 5  # a write through the view lands in the complex storage
+    assert w.tolist() == [5j, 0j] and w._version == 1
+    xd = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x: torch.view_as_complex(x) * (1 + 2j), (xd,))
+    assert torch.autograd.gradgradcheck(
+        lambda x: torch.view_as_real(torch.view_as_complex(x) ** 2), (xd,))
+    zd = torch.tensor([1 + 1j, 2], dtype=torch.complex128, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda z: torch.view_as_real(z) ** 2, (zd,))
+
+
+@both()
+def test_view_as_real_and_complex_refusals(torch):
+    for call, message in ((lambda: torch.view_as_real(torch.zeros(2)),
+                           "view_as_real is only supported for complex tensors"),
+                          (lambda: torch.view_as_complex(torch.zeros(2, 3)),
+                           "Tensor must have a last dimension of size 2"),
+                          (lambda: torch.view_as_complex(torch.zeros(2, 2).t()),
+                           "Tensor must have a last dimension with stride 1"),
+                          (lambda: torch.view_as_complex(torch.zeros(2, 2, dtype=torch.int64)),
+                           "view_as_complex is only supported for half, float and double "
+                           "tensors, but got a tensor of scalar type: Long")):
+        with pytest.raises(RuntimeError, match=message):
+            call()

@@ -3,7 +3,7 @@ Functions (`function`), Jacobians and Hessians (`functional`), Variable, the gra
 from __future__ import annotations
 
 from . import function, functional, grad_mode, graph
-from ._grad import backward, detect_anomaly, grad, is_anomaly_enabled, set_detect_anomaly
+from ._grad import _calculate_shape, backward, detect_anomaly, grad, is_anomaly_enabled, set_detect_anomaly
 from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402  (torchtests' module)
 from .graph import _unsafe_preserve_version_counter

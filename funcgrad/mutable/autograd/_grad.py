@@ -68,6 +68,22 @@ def _root_edges(outputs: list, grad_tensors: list, create_graph: bool):
     return edges, grads
 
 
+def _calculate_shape(output, grad: Tensor, is_grads_batched: bool) -> tuple:
+    """(output's shape, grad's shape) as backward compares them; a batched grad's first
+    dimension is the batch (torch.autograd._calculate_shape).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.autograd._calculate_shape(torch.ones(2, 3), torch.ones(5, 2, 3), True)
+    (torch.Size([2, 3]), torch.Size([2, 3]))
+    """
+    if isinstance(output, GradientEdge):
+        if is_grads_batched:
+            raise RuntimeError("Batched grads are not supported with GradientEdge")
+        meta = edge_output_meta(output)
+        return Size(meta[0]), grad.shape
+    return output.shape, grad.shape[1:] if is_grads_batched else grad.shape
+
+
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
              create_graph: bool = False, inputs=None) -> None:
     """Accumulate gradients of `tensors` into the ``.grad`` of leaves (or of `inputs`).

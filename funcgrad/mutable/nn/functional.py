@@ -29,7 +29,7 @@ __all__ = ["relu", "relu_", "threshold", "threshold_", "leaky_relu", "sigmoid", 
            "log_softmax", "linear", "dropout", "mse_loss", "l1_loss", "nll_loss",
            "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "embedding", "one_hot", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
-           "batch_norm"]
+           "batch_norm", "instance_norm"]
 
 
 # --- helpers -------------------------------------------------------------------------------
@@ -808,3 +808,31 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if bias is not None:
         out = out + bias.reshape(shape)
     return out
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True, momentum: float = 0.1,
+                  eps: float = 1e-5) -> Tensor:
+    """Normalise each (sample, channel) over its spatial dimensions: batch_norm of the input
+    seen as one sample of N * C channels, as PyTorch computes it; running statistics, when
+    given, take the mean over the samples.
+
+    >>> import funcgrad.mutable as torch
+    >>> import funcgrad.mutable.nn.functional as F
+    >>> F.instance_norm(torch.tensor([[[1.0, 3.0]]]))
+    tensor([[[-1.0000,  1.0000]]])
+    """
+    _check_tensor("instance_norm", input)
+    if use_input_stats and math.prod(input.shape[2:]) <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                         f"{input.shape}")
+    n, c = input.shape[0], input.shape[1]
+    flat = input.reshape(1, n * c, *input.shape[2:])
+    stats = [None if t is None else t.repeat(n) for t in (running_mean, running_var)]
+    out = batch_norm(flat, stats[0], stats[1], None if weight is None else weight.repeat(n),
+                     None if bias is None else bias.repeat(n), use_input_stats, momentum, eps)
+    for running, batch in zip((running_mean, running_var), stats):
+        if running is not None and use_input_stats:
+            _update_stat(running, _values(batch).reshape(n, c).mean(0))
+    return out.view_as(input)

@@ -54,6 +54,10 @@ LAYERS = [
     ("nn.BatchNorm1d(3)", (5, 3)),
     ("nn.BatchNorm1d(3, affine=False)", (4, 3, 6)),
     ("nn.BatchNorm2d(2, momentum=0.5)", (3, 2, 4, 4)),
+    ("nn.InstanceNorm1d(3)", (2, 3, 5)),
+    ("nn.InstanceNorm2d(2, affine=True)", (3, 2, 4, 4)),
+    ("nn.InstanceNorm2d(2, track_running_stats=True)", (2, 4, 3)),
+    ("nn.InstanceNorm3d(1, affine=True, track_running_stats=True)", (2, 1, 2, 3, 2)),
     ("nn.LSTM(3, 4)", (5, 2, 3)),
     ("nn.LSTM(3, 4, num_layers=2, batch_first=True)", (2, 5, 3)),
     ("nn.LSTM(3, 4, bidirectional=True)", (5, 2, 3)),
@@ -213,12 +217,39 @@ def test_batchnorm_running_stats_eval_and_counter():
         nn.BatchNorm2d(2)(fm.ones(3, 2))
 
 
+def test_instance_norm_running_stats_eval_and_errors():
+    ours, theirs = build("nn.InstanceNorm1d(2, track_running_stats=True, momentum=0.3)")
+    for _ in range(2):
+        x = RNG.standard_normal((3, 2, 4)).astype(np.float32)
+        ours(fm.tensor(x))
+        theirs(torch.tensor(x))
+    for name in ("running_mean", "running_var"):
+        np.testing.assert_allclose(_np(getattr(ours, name)), _np(getattr(theirs, name)),
+                                   rtol=1e-5)
+    assert int(ours.num_batches_tracked) == int(theirs.num_batches_tracked) == 0
+    ours.eval()
+    theirs.eval()
+    x = RNG.standard_normal((3, 2, 4)).astype(np.float32)
+    np.testing.assert_allclose(_np(ours(fm.tensor(x))), _np(theirs(torch.tensor(x))), rtol=1e-5)
+    for mod in (nn, torch.nn):
+        with pytest.raises(ValueError, match="expected 3D or 4D input \\(got 2D input\\)"):
+            mod.InstanceNorm2d(2)((fm if mod is nn else torch).ones(3, 2))
+        with pytest.raises(ValueError, match="Expected more than 1 spatial element when training"):
+            mod.InstanceNorm2d(1)((fm if mod is nn else torch).ones(2, 1, 1, 1))
+        with pytest.raises(ValueError, match="expected input's size at dim=1 to match "
+                                             "num_features \\(2\\), but got: 1."):
+            mod.InstanceNorm2d(2, affine=True)((fm if mod is nn else torch).ones(1, 1, 1, 2))
+        with pytest.warns(UserWarning, match="does not match num_features"):
+            mod.InstanceNorm2d(2)((fm if mod is nn else torch).ones(1, 1, 1, 2))
+
+
 REPRS = ["nn.CrossEntropyLoss()", "nn.MSELoss(reduction='sum')", "nn.NLLLoss()",
          "nn.BCEWithLogitsLoss()", "nn.BCELoss()", "nn.L1Loss()",
          "nn.Conv2d(1, 4, 3, stride=2, padding=1)", "nn.Conv2d(3, 6, (3, 5), bias=False)",
          "nn.Conv2d(2, 4, 3, dilation=2, groups=2)", "nn.Conv2d(2, 4, 3, padding='same')",
          "nn.MaxPool2d(2)", "nn.MaxPool2d(3, stride=1, padding=1)", "nn.AvgPool2d(2)",
          "nn.BatchNorm2d(4)", "nn.BatchNorm1d(3, momentum=None, affine=False)",
+         "nn.InstanceNorm2d(3)", "nn.InstanceNorm1d(2, affine=True, track_running_stats=True)",
          "nn.Embedding(10, 3)", "nn.LSTM(3, 5, num_layers=2, dropout=0.5, bidirectional=True)",
          "nn.Dropout()", "nn.Flatten(0)", "nn.ReLU(inplace=True)", "nn.Softmax(dim=-1)",
          "nn.GELU(approximate='tanh')", "nn.Identity()", "nn.SiLU()",

@@ -1,7 +1,7 @@
 """The layers of torch.nn, one family per module."""
 from .activation import (GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh,
                          Threshold)
-from .batchnorm import BatchNorm1d, BatchNorm2d
+from .batchnorm import BatchNorm1d, BatchNorm2d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv2d
 from .dropout import Dropout
@@ -17,5 +17,6 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "Linear", "Identi
            "LogSoftmax",
            "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
            "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d",
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
            "Embedding",
            "Dropout", "LSTM"]

@@ -1,5 +1,8 @@
-"""BatchNorm1d and BatchNorm2d: per-channel normalisation with running statistics."""
+"""BatchNorm1d/2d (per-channel normalisation with running statistics) and
+InstanceNorm1d/2d/3d (per sample and channel)."""
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -8,7 +11,7 @@ from .. import functional as F
 from .. import init
 from .module import Module, new_buffer, new_parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 
 
 class _BatchNorm(Module):
@@ -65,6 +68,68 @@ class _BatchNorm(Module):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
                 f"affine={self.affine}, bias={self.bias is not None}, "
                 f"track_running_stats={self.track_running_stats}")
+
+
+class _InstanceNorm(_BatchNorm):
+    _spatial = 0  # spatial dimensions of one sample
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, device=None,
+                 dtype=None) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        unbatched = self._spatial + 1
+        if input.dim() not in (unbatched, unbatched + 1):
+            raise ValueError(f"expected {unbatched}D or {unbatched + 1}D input "
+                             f"(got {input.dim()}D input)")
+        feature_dim = input.dim() - unbatched
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match "
+                                 f"num_features ({self.num_features}), but got: "
+                                 f"{input.shape[feature_dim]}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
+                          "can silence this warning by not passing in num_features, which is "
+                          "not used because affine=False", UserWarning, stacklevel=2)
+        batch = input.unsqueeze(0) if input.dim() == unbatched else input
+        out = F.instance_norm(batch, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats,
+                              0.1 if self.momentum is None else self.momentum, self.eps)
+        return out.squeeze(0) if input.dim() == unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalisation over (N, C, L) or (C, L).
+
+    >>> import funcgrad.mutable as torch
+    >>> from funcgrad.mutable import nn
+    >>> nn.InstanceNorm1d(1)(torch.tensor([[[1.0, 3.0]]]))
+    tensor([[[-1.0000,  1.0000]]])
+    """
+    _spatial = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalisation over (N, C, H, W) or (C, H, W).
+
+    >>> import funcgrad.mutable as torch
+    >>> from funcgrad.mutable import nn
+    >>> nn.InstanceNorm2d(1)(torch.tensor([[[[1.0, 3.0]]]]))
+    tensor([[[[-1.0000,  1.0000]]]])
+    """
+    _spatial = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation over (N, C, D, H, W) or (C, D, H, W).
+
+    >>> import funcgrad.mutable as torch
+    >>> from funcgrad.mutable import nn
+    >>> nn.InstanceNorm3d(1)(torch.ones(1, 1, 1, 1, 2)).shape
+    torch.Size([1, 1, 1, 1, 2])
+    """
+    _spatial = 3
 
 
 class BatchNorm1d(_BatchNorm):
