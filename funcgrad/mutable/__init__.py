@@ -47,7 +47,6 @@ import functools
 from typing import Any, Callable
 
 import math as _math
-import sys as _sys
 
 from . import _device, _dtypes, _format
 from . import _methods  # noqa: F401  (attaches Tensor's methods)
@@ -119,8 +118,6 @@ from ._pointwise import FUNCTIONS as _POINTWISE, INPLACE_FUNCTIONS as _POINTWISE
 globals().update(_POINTWISE)  # floor, asin, hypot, lerp, scatter... (one table, _pointwise)
 globals().update({_name: _inplace_function(_name) for _name in _POINTWISE_INPLACE})
 __version__ = "2.13.0+funcgrad"
-# torch.autograd imports torch, so code reaches the package as torch.autograd.torch
-autograd.torch = _sys.modules[__name__]
 inf = _math.inf
 nan = _math.nan
 pi = _math.pi

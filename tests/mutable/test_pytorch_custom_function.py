@@ -838,3 +838,42 @@ def test_backward_c_function_is_a_node(torch):
 
     out = Id.apply(torch.ones(1, requires_grad=True))
     assert isinstance(out.grad_fn, torch.autograd.function.BackwardCFunction)
+
+
+@both()
+def test_raw_saved_tensors_of_a_custom_function(torch):
+    def make(save):
+        class Keep(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                if save:
+                    ctx.save_for_backward(x, None)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                x, _ = ctx.saved_tensors
+                return g * x
+        return Keep
+
+    a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = make(True).apply(a)
+    assert y.grad_fn.saved_tensors[0] is a and y.grad_fn.saved_tensors[1] is None
+    raw = y.grad_fn._raw_saved_tensors
+    assert len(raw) == 2
+    with pytest.raises(RuntimeError, match="None is forbidden"):
+        raw[1].register_hooks(lambda x: x, lambda x: x)
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        raw[0].register_hooks(lambda x: x)
+    unpacked = []
+    raw[0].register_hooks(lambda x: x * 10, lambda x: unpacked.append(x) or x)
+    with pytest.raises(RuntimeError, match="already been set"):
+        raw[0].register_hooks(lambda x: x, lambda x: x)
+    y.sum().backward()
+    assert a.grad.tolist() == [10.0, 20.0, 30.0]  # the backward read what the hooks gave
+    assert [u.tolist() for u in unpacked] == [[10.0, 20.0, 30.0]]
+    for read in (lambda: y.grad_fn._raw_saved_tensors, lambda: y.grad_fn.saved_tensors):
+        with pytest.raises(RuntimeError, match="after they have already been freed"):
+            read()
+    y = make(False).apply(a)
+    assert y.grad_fn.saved_tensors == () and y.grad_fn._raw_saved_tensors == ()

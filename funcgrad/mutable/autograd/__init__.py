@@ -2,6 +2,8 @@
 Functions (`function`), Jacobians and Hessians (`functional`), Variable, the graph's Node."""
 from __future__ import annotations
 
+import sys
+
 from . import function, functional, grad_mode, graph
 from ._grad import _calculate_shape, backward, detect_anomaly, grad, is_anomaly_enabled, set_detect_anomaly
 from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
@@ -12,3 +14,10 @@ from .variable import Variable
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "InplaceFunction", "once_differentiable",
            "Variable", "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "function",
            "functional", "grad_mode", "graph", "gradcheck", "gradgradcheck"]
+
+
+def __getattr__(name: str):
+    """``torch.autograd.torch`` is torch (torch.autograd imports it; code reaches it so)."""
+    if name == "torch":
+        return sys.modules[__name__.rpartition(".")[0]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...numpy import _primitives as NP
 from .._graph import STATE, Node, Saved, freed_error, node_class, version_error
-from .._ops import _attach_inplace, check_inplace, edge_of, saved_tensor
+from .._ops import SavedTensor, _attach_inplace, check_inplace, edge_of, saved_tensor
 from .._tensor import Tensor, _ViewInfo, is_traced
 
 __all__ = ["Function", "FunctionCtx", "InplaceFunction", "once_differentiable", "BackwardCFunction"]
@@ -101,6 +101,24 @@ class _FunctionNode(Node):
     def saved_tensors(self) -> tuple:
         """PyTorch's node is the ctx: what ``ctx.save_for_backward`` saved."""
         return self.ctx.saved_tensors
+
+    @property
+    def _raw_saved_tensors(self) -> tuple:
+        """What ``ctx.save_for_backward`` saved as PyTorch's SavedTensor objects (hooks can be
+        registered on each); an input saved as itself becomes a `Saved` record first."""
+        ctx = self.ctx
+        if ctx._freed:
+            raise freed_error()
+        if not ctx._saved:
+            return ()
+        items, raw = [], []
+        for item in ctx._saved:
+            if item is not None and type(item[0]) is not Saved:
+                item = (_saved_input(item[0], item[1]),) + item[1:]
+            items.append(item)
+            raw.append(SavedTensor(None if item is None else item[0], self))
+        ctx._saved = tuple(items)
+        return tuple(raw)
 
     def __getattr__(self, name: str):
         """Other attributes the forward set on ``ctx`` (PyTorch's node is the ctx)."""
