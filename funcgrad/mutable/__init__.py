@@ -50,7 +50,7 @@ import math as _math
 
 from . import _device, _dtypes, _format
 from . import _methods  # noqa: F401  (attaches Tensor's methods)
-from . import accelerator, autograd, backends, cuda, nn, optim, utils
+from . import _C, accelerator, autograd, backends, cuda, nn, optim, utils
 from ._device import device
 from ._autograd import STATE
 from ._dtypes import (bool_ as bool, complex64, complex128, dtype, float16, float32, float64,  # noqa: A004

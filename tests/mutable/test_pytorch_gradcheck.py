@@ -238,3 +238,48 @@ def test_complex_from_parts_values_gradients_and_errors(torch):
     with pytest.raises(RuntimeError, match="^Expected both inputs to be Half, Float or Double "
                        "tensors but got Long and Long$"):
         torch.complex(torch.ones(2, dtype=torch.int64), torch.ones(2, dtype=torch.int64))
+
+
+@both()
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_backward_must_handle_undefined_output_grads(torch, fast_mode):
+    def refuses_undefined(x):
+        def hook(g):
+            if g is None:
+                raise RuntimeError("x is undefined")
+        y = x.clone()
+        y.register_hook(hook)
+        return y
+
+    x = torch.ones(1, dtype=torch.double, requires_grad=True)
+    with pytest.warns(UserWarning, match="New undefined gradient support checking feature"):
+        with pytest.raises(RuntimeError, match="Expected backward function to handle undefined "
+                                               "output grads"):
+            torch.autograd.gradcheck(refuses_undefined, (x,), fast_mode=fast_mode)
+        assert not torch.autograd.gradcheck(refuses_undefined, (x,), raise_exception=False,
+                                            fast_mode=fast_mode)
+    assert torch.autograd.gradcheck(refuses_undefined, (x,), fast_mode=fast_mode,
+                                    check_undefined_grad=False)
+
+
+
+@both()
+def test_undefined_grad_and_delayed_error_nodes(torch):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = torch._C._functions.UndefinedGrad()(x * 3)
+    assert type(y.grad_fn).__name__ == "UndefinedGradBackward" and y.tolist() == [3.0, 6.0]
+    assert y.grad_fn.name() == "torch::autograd::UndefinedGradBackward"
+    seen = []
+    mid = x * 2
+    mid.register_hook(seen.append)
+    (torch._C._functions.UndefinedGrad()(mid) * 5).sum().backward()
+    assert seen == [None] and x.grad is None  # the hook sees the undefined gradient
+    assert torch._C._functions.UndefinedGrad()(torch.ones(2)).grad_fn is None
+    with pytest.raises(TypeError, match="expected 1 arguments, got 2 instead"):
+        torch._C._functions.UndefinedGrad()(x, x)
+    a, b = torch._C._functions.DelayedError("Boom!", 2)(x, x * 2)
+    assert a.grad_fn is b.grad_fn and b.output_nr == 1 and a.grad_fn.name() == "torch::autograd::Error"
+    with pytest.raises(RuntimeError, match="Boom!"):
+        b.sum().backward()
+    (g,) = torch.autograd.grad((x * 1).sum(), x)  # a graph that does not reach it
+    assert g.tolist() == [1.0, 1.0]

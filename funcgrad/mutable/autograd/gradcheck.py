@@ -11,6 +11,7 @@ from typing import Callable
 
 import numpy as np
 
+from .._C._functions import UndefinedGrad
 from .._functions import randn_like, tensor, zeros_like
 from .._tensor import Tensor
 from ._grad import grad as _grad
@@ -189,7 +190,49 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5,
     zero = _analytical(outs, inputs, wanted, scale=0.0)
     if any(np.any(jac != 0) for jac in zero.values()):
         return _fail("backward not multiplied by grad_output", raise_exception)
+    if check_undefined_grad:
+        return _undefined_grads_handled(func, inputs, wanted, raise_exception)
     return True
+
+
+_NOTES = 'Please look at "Notes about undefined output gradients" in ' \
+    '"tools/autograd/derivatives.yaml"'
+
+
+def _undefined_grads_handled(func, inputs, wanted, raise_exception) -> bool:
+    """torch's check that backward copes with undefined (None) output gradients: all of them
+    undefined, then (for several outputs) one at a time; the inputs' gradients must come back
+    undefined or zero."""
+    targets = [inputs[i] for i in wanted]
+    undefined = UndefinedGrad()
+
+    def differentiable():
+        return [o for o in _outputs(func, inputs) if o.requires_grad]
+
+    cases = [[undefined(o) for o in differentiable()]]
+    if len(cases[0]) > 1:
+        for k in range(len(cases[0])):
+            cases.append([undefined(o) if j == k else o for j, o in enumerate(differentiable())])
+    for outs in cases:
+        try:
+            grads = _grad(outs, targets, [zeros_like(o) for o in outs], allow_unused=True)
+        except RuntimeError:
+            _warn_new_check()
+            return _fail(f"Expected backward function to handle undefined output grads. {_NOTES}",
+                         raise_exception)
+        if any(g is not None and np.any(g._data != 0) for g in grads):
+            _warn_new_check()
+            return _fail("Expected all input grads to be undefined or zero when all output grads "
+                         f"are undefined or zero. {_NOTES}", raise_exception)
+    return True
+
+
+def _warn_new_check() -> None:
+    warnings.warn('Backwards compatibility: New undefined gradient support checking feature is '
+                  'enabled by default, but it may break existing callers of this function. If '
+                  'this is true for you, you can call this function with '
+                  '"check_undefined_grad=False" to disable the feature', UserWarning,
+                  stacklevel=4)
 
 
 def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-6,
@@ -221,4 +264,5 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
         return tuple(g if g is not None else zeros_like(d) for g, d in zip(grads, diff))
 
     return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception, nondet_tol=nondet_tol)
+                     raise_exception=raise_exception, nondet_tol=nondet_tol,
+                     check_undefined_grad=check_undefined_grad)
