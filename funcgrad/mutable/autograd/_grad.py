@@ -81,7 +81,7 @@ def _calculate_shape(output, grad: Tensor, is_grads_batched: bool) -> tuple:
             raise RuntimeError("Batched grads are not supported with GradientEdge")
         meta = edge_output_meta(output)
         return Size(meta[0]), grad.shape
-    return output.shape, grad.shape[1:] if is_grads_batched else grad.shape
+    return output.shape, Size(grad.shape[1:]) if is_grads_batched else grad.shape
 
 
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,

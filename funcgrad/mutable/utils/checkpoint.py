@@ -7,13 +7,18 @@ import warnings
 from typing import Any, Callable
 
 from .. import _random
+from .._autograd import _CALLBACKS
 from .._grad_mode import enable_grad, no_grad
 from .._tensor import Tensor
 from ..autograd import backward as autograd_backward
 from ..autograd.function import Function
 from ..autograd.graph import saved_tensors_hooks
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError"]
+
+
+class CheckpointError(RuntimeError):
+    """A non-reentrant checkpoint used in a way it cannot serve (torch's class)."""
 
 USE_REENTRANT_WARNING = (
     "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting "
@@ -82,33 +87,47 @@ class CheckpointFunction(Function):
         return (None, None) + tuple(t.grad if isinstance(t, Tensor) else None for t in inputs)
 
 
+def _graph_task():
+    """The backward pass running in this thread (its callback list), or None outside one."""
+    return _CALLBACKS.stack[-1] if _CALLBACKS.stack else None
+
+
 def _checkpoint_without_reentrant(fn: Callable, preserve_rng_state: bool, args: tuple,
                                   kwargs: dict):
-    """Each tensor saved inside `fn` is packed as its position in the order of saving; the
-    first unpack of a value no longer held runs `fn` again (grad on, same random stream) and
-    keeps what that run saves, each value handed out once."""
+    """Each tensor saved inside `fn` is packed as its position in the order of saving. The
+    first unpack in a backward pass (or each unpack outside one) runs `fn` again (grad on,
+    same random stream) and keeps what that run saves: detached where it requires grad, else
+    the very tensor. Within one pass each value is handed out once, as in PyTorch."""
     replay = _Replay(preserve_rng_state)
-    recomputed: dict = {}
+    run = {"task": None, "values": {}}  # the pass that ran `fn` last, and what is left of it
     count = [0]
 
     def pack(_tensor: Tensor) -> int:
         count[0] += 1
         return count[0] - 1
 
-    def recompute() -> None:
-        order = [0]
+    def recompute() -> dict:
+        values: dict = {}
 
         def keep(t: Tensor) -> None:
-            recomputed[order[0]] = t.detach()
-            order[0] += 1
+            values[len(values)] = t.detach() if t.requires_grad else t
 
         with saved_tensors_hooks(keep, lambda _: None), enable_grad():
             replay(fn, args, kwargs)
+        return values
 
     def unpack(position: int) -> Tensor:
-        if position not in recomputed:
-            recompute()
-        return recomputed.pop(position)
+        task = _graph_task()
+        if task is None or task is not run["task"]:
+            run["task"], run["values"] = task, recompute()
+        values = run["values"]
+        if position not in values:
+            raise CheckpointError(
+                "torch.utils.checkpoint: Unpack is being triggered for a tensor that was "
+                "already unpacked once. If you are calling ctx.saved_tensors in backward, "
+                "make sure to do so only once. Otherwise please open an issue with details "
+                "on your use case.")
+        return values.pop(position)
 
     with saved_tensors_hooks(pack, unpack):
         return fn(*args, **kwargs)
