@@ -126,8 +126,7 @@ def test_non_reentrant_saved_values_are_handed_out_once_per_backward(torch):
         np.testing.assert_allclose(values(d.grad_fn._saved_result), expected)  # each recomputes
 
 
-@both(xfail="unpacking makes a new tensor where torch hands back the unpack hook's own "
-            "(findings/mspeed.md, mutable 00:05)")
+@both()
 def test_non_reentrant_keeps_a_saved_tensor_that_needs_no_grad_itself(torch):
     seen = []
 
