@@ -199,21 +199,30 @@ def _sincos32(x: np.ndarray) -> tuple:
     return sin, cos
 
 
-def _fill16(block: np.ndarray, mean: float, std: float) -> None:
-    """Box-Muller on a block of 16 uniforms: the first 8 give radii, the last 8 angles."""
-    if block.dtype == np.float32:
-        radius = np.sqrt(_F(-2) * _log32(_F(1) - block[:8]))
-        sin, cos = _sincos32(_F(2.0 * math.pi) * block[8:16])
+def _fill16(blocks: np.ndarray, mean: float, std: float) -> None:
+    """Box-Muller on rows of 16 uniforms, in place: in each row the first 8 give radii,
+    the last 8 angles (rows are independent, so all of them go in one pass)."""
+    head, tail = blocks[:, :8], blocks[:, 8:16]
+    if blocks.dtype == np.float32:
+        radius = np.sqrt(_F(-2) * _log32(_F(1) - head))
+        sin, cos = _sincos32(_F(2.0 * math.pi) * tail)
     else:
-        radius = np.sqrt(-2.0 * np.log(1.0 - block[:8]))
-        theta = 2.0 * math.pi * block[8:16]
-        sin, cos = np.sin(theta), np.cos(theta)
+        # PyTorch's double kernel calls the C library's log, sin and cos one value at a
+        # time; NumPy's own SIMD versions (on AVX-512 machines) can differ in the last bit.
+        radius = np.sqrt(-2.0 * _libm(math.log, 1.0 - head))
+        theta = 2.0 * math.pi * tail
+        sin, cos = _libm(math.sin, theta), _libm(math.cos, theta)
     first, second = radius * cos, radius * sin
     if mean != 0.0 or std != 1.0:
         # one fused multiply-add (float32: exact product in float64, one rounding)
-        first = fma(first, std, mean).astype(block.dtype)
-        second = fma(second, std, mean).astype(block.dtype)
-    block[:8], block[8:16] = first, second
+        first = fma(first, std, mean).astype(blocks.dtype)
+        second = fma(second, std, mean).astype(blocks.dtype)
+    head[...], tail[...] = first, second
+
+
+def _libm(function, values: np.ndarray) -> np.ndarray:
+    """`function` (from `math`, i.e. the C library) applied value by value."""
+    return np.array([function(v) for v in values.ravel().tolist()]).reshape(values.shape)
 
 
 def normal(shape, np_dtype, mean: float = 0.0, std: float = 1.0, generator=None) -> np.ndarray:
@@ -225,11 +234,10 @@ def normal(shape, np_dtype, mean: float = 0.0, std: float = 1.0, generator=None)
         if np_dtype == np.float32:
             mean, std = float(np.float32(mean)), float(np.float32(std))
         data = gen.uniform(n, np_dtype == np.float64).astype(np_dtype)
-        for i in range(0, n - 15, 16):
-            _fill16(data[i:i + 16], mean, std)
+        _fill16(data[:n - n % 16].reshape(-1, 16), mean, std)
         if n % 16:
             data[n - 16:] = gen.uniform(16, np_dtype == np.float64).astype(np_dtype)
-            _fill16(data[n - 16:], mean, std)
+            _fill16(data[n - 16:].reshape(1, 16), mean, std)
         return data.reshape(shape)
     out = np.empty(n, dtype=np.float64)
     for i in range(n):
