@@ -574,9 +574,12 @@ def test_sweep_jit_equals_eager_forward_and_backward(name, i):
 @pytest.fixture
 def tiny_blocks(monkeypatch):
     """Elementwise runs computed by blocks of 16 bytes, from two blocks on: the sweep's small
-    arrays take the blocked path (many blocks, a shorter last one) wherever it applies."""
+    arrays take the blocked path (many blocks, a shorter last one) wherever it applies; and
+    sin and cos of one float64 array are computed together at any size (`_fuse_sin_cos`)."""
     monkeypatch.setattr(jit_module, "_BLOCK_BYTES", 16)
     monkeypatch.setattr(jit_module, "_BLOCK_MIN", 2)
+    monkeypatch.setattr(jit_module, "_FAST_TAN", True)
+    monkeypatch.setattr(jit_module, "_SIN_COS_MIN", 1)
 
 
 @pytest.mark.parametrize("name,i", SWEPT, ids=[f"{n}[{i}]" for n, i in SWEPT])

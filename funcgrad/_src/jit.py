@@ -15,6 +15,8 @@ and recorded. The record becomes a program:
   are computed in place; a product ``(a * b) * c`` whose ``c`` is such a buffer is computed
   as ``c *= a; c *= b``;
 * big buffers are released as soon as nothing reads them;
+* ``sin(a)`` and ``cos(a)`` of one big float64 array are computed as ``cos(a)`` and
+  ``tan(a) * cos(a)``, with NumPy's SIMD tan (`_Program._fuse_sin_cos`);
 * a run of elementwise operations over one big shape, with the whole-array sums that end it,
   is computed block by block (`_Program._find_blocks`): each block passes through the whole
   run while it is in the cache, and values used only inside the run need one block-sized
@@ -456,6 +458,20 @@ class _LoopPrimitive(Primitive):
 
 
 # --- the program --------------------------------------------------------------------------
+#: NumPy's float64 tan is SIMD (Intel's SVML) where AVX512_SKX is: `_Program._fuse_sin_cos`.
+def _fast_tan() -> bool:
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+    except ImportError:  # (NumPy 1)
+        from numpy.core._multiarray_umath import __cpu_features__ as features
+    return bool(features.get("AVX512_SKX"))
+
+
+_FAST_TAN = _fast_tan()
+#: ... for arrays of at least this many values (below, the extra call costs more)
+_SIN_COS_MIN = 256
+_TAN = Primitive("tan", np.tan, differentiable=False)
+_MULTIPLY = Primitive("multiply", np.multiply, nargs=2, differentiable=False)
 _BIG = 1 << 16  # bytes: buffers at least this big are released as soon as they are dead
 #: An elementwise region runs block by block (`_Program._find_blocks`), each block this many
 #: bytes of its widest value: a block's few buffers stay in a core's L2 cache.
@@ -477,6 +493,7 @@ class _Program:
         # make_tape replays the program primitive by primitive: keep it before fusing
         self.replay_ops = [(op.prim, op.params, list(op.args), list(op.outs)) for op in self.ops]
         self._uniform_constants()
+        self._fuse_sin_cos()
         self._fuse_dot()
         self._reassociate()
         self._array_scalars()
@@ -549,6 +566,41 @@ class _Program:
                         folded[a] = len(self.vars) - 1
                 if folded[a] is not None:
                     op.args[k] = folded[a]
+
+    def _fuse_sin_cos(self) -> None:
+        """``sin(a)`` and ``cos(a)`` of one big float64 array (a function and its gradient)
+        become ``c = cos(a); s = tan(a) * c``: NumPy computes float64 sin and cos one value
+        at a time (the C library's), tan with SIMD, about ten times faster. Within 2 ulp of
+        the C library's sin (0.5 ulp), over any range of arguments; never a special case,
+        as float64 cos is never 0 and tan never infinite at a finite argument."""
+        if not _FAST_TAN:
+            return
+        sin_of, cos_of = {}, {}
+        for i, op in enumerate(self.ops):
+            if op.params or op.chain or len(op.args) != 1:
+                continue
+            a = self.vars[op.args[0]]
+            if (a.is_array and a.dtype == np.float64 and a.value.size >= _SIN_COS_MIN
+                    and self.vars[op.outs[0]].dtype == np.float64):
+                if op.ufunc is np.sin:
+                    sin_of.setdefault(op.args[0], i)
+                elif op.ufunc is np.cos:
+                    cos_of.setdefault(op.args[0], i)
+        pairs = {min(i, cos_of[a]): (i, cos_of[a]) for a, i in sin_of.items() if a in cos_of}
+        if not pairs:
+            return
+        dropped = {j for pair in pairs.values() for j in pair}
+        ops = []
+        for i, op in enumerate(self.ops):
+            if i in pairs:
+                sin_op, cos_op = (self.ops[k] for k in pairs[i])
+                a, s, c = sin_op.args[0], sin_op.outs[0], cos_op.outs[0]
+                self.vars.append(_Var("op", np.tan(self.vars[a].value), owned=True))
+                t = len(self.vars) - 1
+                ops += [cos_op, _Op(_TAN, {}, [a], [t]), _Op(_MULTIPLY, {}, [t, c], [s])]
+            elif i not in dropped:
+                ops.append(op)
+        self.ops = ops
 
     def _eliminate_dead_code(self) -> None:
         needed = {v for v in self.out_vars if v is not None}
