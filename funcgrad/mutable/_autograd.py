@@ -354,27 +354,26 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
         if buf is None:
             buf = buffers[e[0]] = [None] * e[0]._nout
         buf[e[1]] = _add(buf[e[1]], g)
-    ready = []
-    pushed = set()
+    ready = []  # heap of (priority, node, its gradient buffer)
     for e in roots:
-        if e is not None and deps[e[0]] == 0 and e[0] not in pushed:
-            pushed.add(e[0])
-            heapq.heappush(ready, (_priority(e[0], pushes), e[0]))
-    # 3. walk. When a node makes exactly one node ready and nothing else waits, that node
-    # runs next without going through the heap (chains, the common case, never touch it).
+        if e is not None and deps[e[0]] == 0 and e[0] in buffers:
+            heapq.heappush(ready, (_priority(e[0], pushes), e[0], buffers.pop(e[0])))
+    # 3. walk. A node's gradient buffer waits in `buffers` until every edge into the node has
+    # been followed; then it goes with the node: into the heap's entry, or, when the node is
+    # the only one ready, to `following`, which runs next (chains, the common case, touch
+    # neither the heap nor, when one edge enters a node, the dict).
     heappop, heappush = heapq.heappop, heapq.heappush
     anomaly = STATE.anomaly
     check_nan = anomaly and STATE.check_nan and not create_graph
-    following = None
+    following = following_buf = None
     while True:
         if following is not None:
-            node = following
-            following = None
+            node, buf = following, following_buf
+            following = following_buf = None
         elif ready:
-            node = heappop(ready)[1]
+            _, node, buf = heappop(ready)
         else:
             break
-        buf = buffers.pop(node, None) or [None] * node._nout
         run = True
         if node._x is not None or captures is not None or type(node) is AccumulateGrad:
             buf, run = _before_node(node, buf, graph, captures, results, needed, accumulate)
@@ -403,36 +402,44 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
             else:  # a bare node: its output 0 (see `_graph.edge_pair`)
                 nxt = e
                 nr = 0
-            if g is not None:
+            left = deps[nxt] - 1
+            if left:
+                deps[nxt] = left
                 b = buffers.get(nxt)
+            else:  # (its count is not read again: every edge into it has been followed)
+                b = buffers.pop(nxt, None)
+            if g is not None:
                 if b is None:
                     if nxt._nout == 1:
-                        buffers[nxt] = [g]
+                        b = [g]
                     else:
-                        b = buffers[nxt] = [None] * nxt._nout
+                        b = [None] * nxt._nout
                         b[nr] = g
+                    if left:
+                        buffers[nxt] = b
                 elif b[nr] is None:
                     b[nr] = g
                 else:
                     b[nr] = b[nr] + g
                     if type(nxt) is AccumulateGrad:  # PyTorch adds in place: a version
                         graph.summed[nxt] = graph.summed.get(nxt, 0) + 1
-            left = deps[nxt] - 1
             if left:
-                deps[nxt] = left
-            else:  # (its count is not read again: every edge into it has been followed)
-                if following is not None:
-                    heappush(ready, (_priority(following, pushes), following))
-                    following = nxt
-                elif ready:
-                    heappush(ready, (_priority(nxt, pushes), nxt))
-                else:
-                    following = nxt
+                continue
+            if b is None:
+                b = [None] * nxt._nout
+            if following is not None:
+                heappush(ready, (_priority(following, pushes), following, following_buf))
+                following, following_buf = nxt, b
+            elif ready:
+                heappush(ready, (_priority(nxt, pushes), nxt, b))
+            else:
+                following, following_buf = nxt, b
+            b = None
         grads_out = None
         g = None  # hold no gradient past its node: the accumulator may keep it unshared
         if following is not None and ready:
-            heappush(ready, (_priority(following, pushes), following))
-            following = None
+            heappush(ready, (_priority(following, pushes), following, following_buf))
+            following = following_buf = None
     if inputs is None:
         return None
     return results

@@ -79,6 +79,8 @@ class Op:
         self.scalar_edge = scalar_edge
         self.prim = prim
         self.node_cls = node_class(grad_fn, node_base)
+        if prim is not None:
+            _name_saved_params(prim)
         # recorded when an input requires grad: differentiable, or failing only at backward
         self.records = prim is not None and (prim.differentiable
                                              or issubclass(node_base, NotImplementedNode))
@@ -337,24 +339,12 @@ class OpNode(Node):
             found.append(("result", None, self._out))
         return found
 
-    def __getattr__(self, name: str):
-        """PyTorch's names for what a node saved: ``_saved_self``, ``_saved_other``,
-        ``_saved_exponent`` (arguments 0, 1, 1) and ``_saved_result`` (the output); the same
-        under ``_raw_saved_*`` as `SavedTensor` records, where hooks can be registered."""
-        where = _SAVED_NAMES.get(name)
-        if where is None:
-            raw = _SAVED_NAMES.get("_saved_" + name[len("_raw_saved_"):]) \
-                if name.startswith("_raw_saved_") else None
-            if raw is None:
-                return self._saved_attribute(name)
-            saved = None
-            if not self._freed:
-                saved = self._out if raw == "out" else (
-                    self._vals[raw] if raw < len(self._vals) else None)
-                if type(saved) is not Saved:
-                    raise AttributeError(f"'{type(self).__name__}' object has no attribute "
-                                         f"'{name}'")
-            return SavedTensor(saved, self)
+    # PyTorch's names for what a node saved are properties, not a ``__getattr__``: CPython
+    # reads attributes fast only on classes without one, and nodes are read on every op
+    def _saved_named(self, name: str):
+        """``_saved_self``, ``_saved_other``, ``_saved_exponent`` (arguments 0, 1, 1) and
+        ``_saved_result`` (the output) as tensors; a Python number operand wrapped."""
+        where = _SAVED_NAMES[name]
         if self._freed:
             raise freed_error()
         if where == "out":
@@ -368,6 +358,17 @@ class OpNode(Node):
             return Tensor._wrap(np.asarray(saved))  # a Python number operand, wrapped
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
+    def _raw_saved(self, name: str) -> "SavedTensor":
+        """The same under ``_raw_saved_*``, as `SavedTensor` records (hooks can be set)."""
+        where = _SAVED_NAMES["_saved_" + name[len("_raw_saved_"):]]
+        saved = None
+        if not self._freed:
+            saved = self._out if where == "out" else (
+                self._vals[where] if where < len(self._vals) else None)
+            if type(saved) is not Saved:
+                raise AttributeError(f"'{type(self).__name__}' object has no attribute "
+                                     f"'{name}'")
+        return SavedTensor(saved, self)
 
     def _saved_attribute(self, name: str):
         """PyTorch's saved non-tensor attributes: ``_saved_self_sym_sizes`` (the first
@@ -392,6 +393,30 @@ class OpNode(Node):
 _SAVED_NAMES = {"_saved_self": 0, "_saved_other": 1, "_saved_exponent": 1, "_saved_result": "out"}
 # PyTorch's argument names for the primitives' parameters
 _TORCH_PARAMS = {"dim": "axis", "keepdim": "keepdims"}
+
+
+def _saved_property(name: str, read) -> None:
+    """OpNode's attribute `name`, read by ``read(node, name)``."""
+    setattr(OpNode, name, property(lambda node: read(node, name)))
+
+
+for _name in _SAVED_NAMES:
+    _saved_property(_name, OpNode._saved_named)
+    _saved_property("_raw" + _name, OpNode._raw_saved)
+_saved_property("_saved_self_sym_sizes", OpNode._saved_attribute)
+
+
+def _name_saved_params(prim) -> None:
+    """OpNode's ``_saved_<parameter>`` for each parameter of `prim`, under torch's name too
+    (``_saved_dim`` for ``axis``), made once per name (an op's nodes answer for their own
+    parameters: `OpNode._saved_attribute`)."""
+    for param in prim.params:
+        for key in (param, _TORCH_NAMES.get(param)):
+            if key is not None and not hasattr(OpNode, "_saved_" + key):
+                _saved_property("_saved_" + key, OpNode._saved_attribute)
+
+
+_TORCH_NAMES = {v: k for k, v in _TORCH_PARAMS.items()}
 _ROLE_NAMES = {1: ["self"], 2: ["self", "other"]}
 
 
