@@ -288,7 +288,7 @@ class OpNode(Node):
                 g = conj(rule(ct, out, *args, **params) if params else rule(ct, out, *args))
                 grads.append(None if g is None else graph.fix(graph.lower(g), shape, dtype))
             return grads
-        if type(ct) is np.ndarray:
+        if type(ct) is _ndarray:
             if ct.dtype.kind == "c":
                 ct = conj(ct)
         elif type(ct) not in _REAL_SCALARS:
@@ -314,7 +314,7 @@ class OpNode(Node):
                 g = ct * derivs[argnum](out, *args)
             else:
                 g = rules[argnum](ct, out, *args)
-            if type(g) is not np.ndarray:
+            if type(g) is not _ndarray:
                 if g is None:
                     grads.append(None)
                     continue
@@ -657,12 +657,15 @@ def apply1(op: Op, x: Tensor, const=_NO_CONST, params: dict | None = None) -> Te
         out = op.impl(data, **params) if params else op.impl(data)
     else:
         out = op.impl(data, const)
-    if type(out) is not np.ndarray or out.dtype != data.dtype:
+    if type(out) is not _ndarray or (out.dtype is not data.dtype and out.dtype != data.dtype):
         out = np.asarray(out, dtype=data.dtype)
     res = _new_object(Tensor)
     res._data = out
     res._dtype = dt  # the output has the input's float dtype (checked just above)
-    res._vc = Version()
+    res._vc = vc = _new_object(Version)  # (`Version()` spelled out: no __init__ frame)
+    vc.value = 0
+    vc.inference = STATE.inference
+    vc.writes = vc.watchers = None
     res._nr = 0
     res._grad = None
     res._base = None
@@ -738,7 +741,9 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
         node._out = _kept_out(keeps_out, out)
     node._has_saved = frees
     if saves_x or keeps_out is True:
-        node._at = user_site(2)  # named in version errors (Saved tensors only)
+        # named in version errors (Saved tensors only). The walk for the user's frame starts
+        # past this function, its caller (`apply1`, `view_op`) and theirs: all three are ours
+        node._at = user_site(4)
         if policy != "torch":
             ref = weakref.ref(node)
             for v in node._vals:
@@ -754,6 +759,7 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
 
 
 _new_object = object.__new__
+_ndarray = np.ndarray  # (read as a global: CPython 3.11 never specializes ``np.ndarray`` here)
 _REAL_SCALARS = frozenset((np.float64, np.float32, np.float16))
 # `_vals` are tuples, not lists: a tuple of constants and stand-ins is untracked by the cyclic
 # garbage collector after its first pass, and every tracked object a graph keeps is rescanned
@@ -791,12 +797,15 @@ def apply2(op: Op, x, y) -> Tensor:
         out = op.impl(a, b)
     except ValueError as exc:
         raise _shape_error((a, b), exc) from None
-    if type(out) is not np.ndarray or out.dtype != a.dtype:
+    if type(out) is not _ndarray or (out.dtype is not a.dtype and out.dtype != a.dtype):
         out = np.asarray(out, dtype=a.dtype)
     res = _new_object(Tensor)
     res._data = out
     res._dtype = dt
-    res._vc = Version()
+    res._vc = vc = _new_object(Version)  # (as in `apply1`)
+    vc.value = 0
+    vc.inference = STATE.inference
+    vc.writes = vc.watchers = None
     res._nr = 0
     res._grad = None
     res._base = None
@@ -834,7 +843,7 @@ def apply2(op: Op, x, y) -> Tensor:
         node._out = _kept_out(keeps_out, out)
     node._has_saved = frees
     if frees:
-        node._at = user_site(2)  # named in version errors
+        node._at = user_site(3)  # named in version errors (past `apply2` and its caller)
         if STATE.policy != "torch":
             ref = weakref.ref(node)
             for v in node._vals:
