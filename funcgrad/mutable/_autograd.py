@@ -22,7 +22,7 @@ from ..numpy import _primitives as NP
 from ._graph import (STATE, AccumulateGrad, Node, RemovableHandle, Saved, Version, edge_pair,
                      freed_error, node_class, version_error, warn_forward_traces)
 from ._ops import COPY, OpNode, apply_primitive, inplace
-from ._tensor import Tensor
+from ._tensor import OWN_DTYPE, Tensor
 
 __all__ = ["STATE", "Node", "OpNode", "AccumulateGrad", "Saved", "Version", "RemovableHandle",
            "run_backward", "node_class", "freed_error", "version_error", "Graph", "call_node",
@@ -93,12 +93,12 @@ class Graph:
         new = g._data if isinstance(g, Tensor) else g
         del g
         if old is None:
-            if _stealable(new, t._data):
+            if _stealable(new, t._data) and t._grad_dtype is OWN_DTYPE:
                 t._grad = Tensor._wrap(new)
                 cts[0] = t._grad
             else:
                 cts[0] = new
-                new = np.array(new, dtype=t._data.dtype, copy=True)
+                new = np.array(new, dtype=t._grad_np_dtype(new.dtype), copy=True)
                 if new.shape != t._data.shape:
                     new = np.broadcast_to(new, t._data.shape).copy()
                 t._grad = Tensor._wrap(new)

@@ -15,6 +15,7 @@ from ..numpy import _helpers as H
 from ..numpy import _primitives as NP
 from . import _dtypes as D
 from . import _ops as O
+from . import _prims as P
 from . import _random
 from ._graph import STATE, Node, Version, node_class
 from ._device import check_device, device
@@ -1144,8 +1145,10 @@ def complex_from_parts(real: Tensor, imag: Tensor) -> Tensor:
     if real.dtype not in (D.float32, D.float64, D.float16):
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
                            f"{_scalar_name(real.dtype)} and {_scalar_name(imag.dtype)}")
-    target = D.complex128 if real.dtype == D.float64 else D.complex64
-    return add(_to(real, target), mul(_to(imag, target), 1j))
+    return apply(COMPLEX, (real, imag))
+
+
+COMPLEX = O._decl("complex", P.complex_p, "ComplexBackward0", result="keep")
 
 
 def is_inference(input: Tensor) -> bool:
@@ -1495,6 +1498,10 @@ class _SplitBackward(Node):
             if ct is not None:
                 g = NP.index_add(g, ct, template=tpl)
         return [g]
+
+    def _output_specs(self) -> list:
+        stand = np.broadcast_to(np.zeros((), self._dtype), self._shape)
+        return [(stand[tpl].shape, self._dtype) for tpl in self._templates]
 
     def _joined(self, cts) -> Tensor:
         """Under create_graph (gradients are tensors, grad mode on), the pieces' gradients

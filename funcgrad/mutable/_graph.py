@@ -24,12 +24,13 @@ from .._src.core import Array, engine
 from ..numpy import _primitives as NP
 from ..numpy._helpers import SLOT
 from . import _dtypes as D
+from ._device import cpu
 
 __all__ = ["STATE", "PROCESS", "set_anomaly", "Version", "Saved", "Node", "AccumulateGrad",
            "RemovableHandle",
            "Spec", "STAND_IN", "RECOMPUTE", "node_class", "version_error", "freed_error",
            "user_frame", "user_site", "site_line", "stand_in", "replay", "AsStridedBackward0", "conj", "fix_array",
-           "edge_pair"]
+           "edge_pair", "InputMetadata"]
 
 
 class _State(threading.local):
@@ -373,6 +374,29 @@ class Node:
     def _check_alive(self) -> None:
         pass
 
+    @property
+    def _input_metadata(self) -> tuple:
+        """Shape and dtype of each gradient this node takes (its forward outputs)."""
+        return tuple(InputMetadata(shape, dtype) for shape, dtype in self._output_specs())
+
+    def _output_specs(self) -> list:
+        """(shape, NumPy dtype) of each of the node's forward outputs."""
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '_input_metadata'")
+
+
+class InputMetadata:
+    """``torch._C._autograd._InputMetadata``: what a gradient flowing into a node must be."""
+
+    __slots__ = ("shape", "dtype")
+    __module__, __qualname__ = "torch._C._autograd", "_InputMetadata"  # (how PyTorch prints it)
+    device = cpu
+    is_nested_tensor = False
+    is_cpp_nested_tensor = False
+
+    def __init__(self, shape, np_dtype) -> None:
+        self.shape = list(shape)  # (a list, as PyTorch gives it)
+        self.dtype = D.from_numpy_dtype(np_dtype)
+
 
 class _Extra:
     __slots__ = ("pre_hooks", "retain", "hooks", "prehooks_fn", "stack", "parent", "metadata")
@@ -446,6 +470,9 @@ class AccumulateGrad(Node):
                     if hook(t) is not None:
                         raise RuntimeError("post accumulate grad hooks should return None.")
         return []
+
+    def _output_specs(self) -> list:
+        return [(self.variable._data.shape, self.variable._data.dtype)]
 
 
 # --- what a node keeps of a value it reads only for its shape and dtype ---------------------
@@ -558,3 +585,7 @@ class AsStridedBackward0(Node):
         flat = NP.index_add(np.zeros(size, self._base_dtype), ct, where, template=(SLOT,))
         g = NP.reshape(flat, self._base_shape)
         return [graph.lower(g) if graph.create_graph else g]
+
+    def _output_specs(self) -> list:
+        return [(replay(stand_in(self._base_shape, self._base_dtype), self._chain).shape,
+                 self._base_dtype)]

@@ -329,6 +329,16 @@ class OpNode(Node):
             grads.append(g)
         return grads
 
+    def _output_specs(self) -> list:
+        """Found by running the primitive again on what the node kept (rarely asked)."""
+        if self._freed or self._vals is None:
+            raise freed_error()
+        args = [v.data if type(v) is Saved else v.make() if type(v) is Spec
+                else stand_in(self._meta[k][1], self._meta[k][2]) if v is STAND_IN else v
+                for k, v in enumerate(self._vals)]
+        out = self._prim.impl(*args, **self._params) if self._params else self._prim.impl(*args)
+        return [(np.shape(o), np.result_type(o)) for o in (out if type(out) is tuple else (out,))]
+
     def _saved_values(self) -> list:
         """(name, argument position or None, `Saved`) for each tensor this node saved."""
         if self._freed or self._vals is None:
@@ -1195,6 +1205,9 @@ class CopySlices(Node):
     def _saved_values(self) -> list:
         return self._fn._saved_values()
 
+    def _output_specs(self) -> list:
+        return [(self._base_shape, self._base_dtype)]
+
     def _apply(self, cts, graph):
         ct = cts[0]
         if isinstance(ct, Tensor):
@@ -1414,6 +1427,9 @@ class _Plain(Node):
     """A node whose rule is written here (fill_, zero_, copy_): no primitive involved."""
 
     __slots__ = ("_kind", "_meta")
+
+    def _output_specs(self) -> list:
+        return self._meta[:1]
 
     def _apply(self, cts, graph):
         ct = cts[0]

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._src.declare import elementwise, primitive
+from .._src.declare import elementwise, linear, primitive
 from ..numpy import _helpers as H
 from ..numpy import _primitives as NP
 
 __all__ = ["softmax_p", "log_softmax_p", "logsumexp_p", "vector_norm_p", "var_p", "std_p",
            "addcmul_p", "addcdiv_p", "median_p", "repeat_p",
-           "masked_fill_p", "trace_p", "torch_power_p"]
+           "masked_fill_p", "trace_p", "torch_power_p", "complex_p"]
 
 
 def _keep(v, x, axis, keepdims):
@@ -208,3 +208,16 @@ def _torch_pow_dy(out, x, y):
 
 
 torch_power_p = elementwise("power", NP.power.impl, NP._pow_dx, _torch_pow_dy)
+
+
+# --- torch.complex(real, imag): real + i imag, linear in both -------------------------------------
+def _complex_impl(real, imag):
+    out = np.empty(np.broadcast_shapes(np.shape(real), np.shape(imag)),
+                   np.complex128 if real.dtype == np.float64 else np.complex64)
+    out.real, out.imag = real, imag
+    return out
+
+
+# the transposes in funcgrad's convention (plain, no conjugation): Re ct and Re(i ct) = -Im ct
+complex_p = linear("complex", _complex_impl, lambda ct, out, re, im: NP.real(ct),
+                   lambda ct, out, re, im: NP.negative(NP.imag(ct)))

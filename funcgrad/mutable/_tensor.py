@@ -22,6 +22,7 @@ from ._format import tensor_repr
 __all__ = ["Tensor", "Size", "edge_of", "is_traced", "traced_value_error"]
 _CPU = device("cpu")
 _INVALID = object()
+OWN_DTYPE = object()  # a leaf's grad_dtype when not set: the leaf's own dtype
 
 
 # --- tensors holding a functional tracer --------------------------------------------------
@@ -143,6 +144,7 @@ class Tensor:
     _retains = False  # retain_grad() was called
     _post_hooks = None  # register_post_accumulate_grad_hook
     _traced_at = None   # a traced view: the version of its base its value was read at
+    _grad_dtype = OWN_DTYPE  # grad_dtype: the tensor's dtype until set (None: any dtype)
 
     # --- construction -----------------------------------------------------------------
     @staticmethod
@@ -243,6 +245,35 @@ class Tensor:
             warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
+    @property
+    def grad_dtype(self):
+        """The dtype ``.grad`` takes (the tensor's own unless set; None: whatever arrives)."""
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        return self._dtype if self._grad_dtype is OWN_DTYPE else self._grad_dtype
+
+    @grad_dtype.setter
+    def grad_dtype(self, value) -> None:
+        if self.grad_fn is not None:
+            self.grad  # (PyTorch reads .grad first: the non-leaf warning)
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if value is not None and not isinstance(value, D.dtype):
+            raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got "
+                               f"{type(value).__name__}")
+        if value is not None and self._grad is not None and self._grad._dtype is not value:
+            raise RuntimeError(
+                f"Cannot set grad_dtype to '{_scalar_name(value)}' because there is already a "
+                f"gradient with dtype '{_C_NAMES[self._grad._dtype.name]}'. Please clear the "
+                "gradient (.grad = None) before changing grad_dtype, or ensure the new "
+                "grad_dtype matches the existing gradient's dtype.")
+        self._grad_dtype = value
+
+    def _grad_np_dtype(self, incoming: np.dtype) -> np.dtype:
+        """The NumPy dtype of a first gradient accumulated into this leaf."""
+        if self._grad_dtype is OWN_DTYPE:
+            return self._data.dtype
+        return incoming if self._grad_dtype is None else self._grad_dtype.np
+
     @grad.setter
     def grad(self, value) -> None:
         if value is self:
@@ -255,10 +286,11 @@ class Tensor:
                 raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' "
                                    f"to a tensor of size '{list(self.shape)}'. Please ensure that "
                                    "the gradient and the tensor are the same size")
-            if value._dtype is not self._dtype:
+            want = self.grad_dtype if self.grad_fn is None else self._dtype
+            if want is not None and value._dtype is not want:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{_C_NAMES[value._dtype.name]}' "
-                    f"to a tensor with grad_dtype '{_scalar_name(self._dtype)}'. The gradient must "
+                    f"to a tensor with grad_dtype '{_scalar_name(want)}'. The gradient must "
                     "match the tensor's grad_dtype (defaults to the tensor's dtype). You can set "
                     "the tensor's grad_dtype attribute with a specific dtype, or None to allow "
                     "any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and "

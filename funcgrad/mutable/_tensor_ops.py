@@ -212,6 +212,9 @@ class _PairBackward(Node):
     def _saved_values(self) -> list:
         return [v for part in self._parts for v in part._saved_values()]
 
+    def _output_specs(self) -> list:
+        return [part._output_specs()[0] for part in self._parts]
+
     def __getattr__(self, name: str):
         return getattr(self._parts[0], name)  # _saved_self, _saved_dim...
 

@@ -1,4 +1,4 @@
 """The few pieces of ``torch._C`` that Python code (PyTorch's own tests) reaches for."""
-from . import _functions
+from . import _autograd, _functions
 
-__all__ = ["_functions"]
+__all__ = ["_autograd", "_functions"]

@@ -130,6 +130,9 @@ class _FunctionNode(Node):
             raise AttributeError(f"'{type(self).__name__}' object has no attribute "
                                  f"'{name}'") from None
 
+    def _output_specs(self) -> list:
+        return [meta for meta in self._out_meta if meta[1] is not None]
+
     def _saved_values(self) -> list:
         ctx = self.ctx
         if ctx._freed or not ctx._saved:
