@@ -55,7 +55,7 @@ from ._device import device
 from ._autograd import STATE
 from ._dtypes import (bool_ as bool, complex64, complex128, dtype, float16, float32, float64,  # noqa: A004
                       int8, int16, int32, int64, uint8)
-from ._functions import (abs, add, allclose, arange, as_tensor, cat, chunk, clamp,
+from ._functions import (abs, add, allclose, arange, as_strided, as_tensor, cat, chunk, clamp,
                          clip, clone, concat, contiguous, cos, detach, diagonal, div, empty,
                          empty_like, eq, equal, exp, expand, expm1, eye, flatten, floor_divide,
                          from_numpy, full, full_like, ge, gt, is_inference, is_tensor, isclose, le,

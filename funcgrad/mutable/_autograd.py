@@ -232,7 +232,10 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
     callbacks: list = []
     _CALLBACKS.stack.append(callbacks)
     try:
-        found = _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_inputs)
+        # a backward pass computes nan and inf silently, as PyTorch's does (NumPy would warn
+        # from rules and custom backwards whatever warning filters a program put in front)
+        with np.errstate(all="ignore"):
+            found = _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_inputs)
         # callbacks queued during the pass run once it is done, in order (one may queue more)
         k = 0
         while k < len(callbacks):

@@ -1469,6 +1469,92 @@ O._VIEW_BY_IMPL[_diagonal_impl] = O._decl("diagonal", _diagonal_p, "DiagonalBack
                                           result="same", is_view=True)
 
 
+# --- as_strided: a view of the storage itself, at given sizes, strides and offset --------------------
+def _memory_owner(x: np.ndarray) -> np.ndarray:
+    """The array owning the memory `x` lies in (through as_strided's wrapper objects too)."""
+    while True:
+        base = x.base
+        if isinstance(base, np.ndarray):
+            x = base
+        elif isinstance(getattr(base, "base", None), np.ndarray):
+            x = base.base
+        else:
+            return x
+
+
+def _storage_geometry(x: np.ndarray) -> tuple:
+    """(offset of `x`'s first element, `x`'s strides, the storage's size): PyTorch's storage
+    view of `x`, in elements of its dtype."""
+    owner = _memory_owner(x)
+    unit = x.itemsize
+    start = x.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    return start // unit, tuple(s // unit for s in x.strides), owner.nbytes // unit
+
+
+def _as_strided_impl(x, size, stride, storage_offset=None, geometry=None):
+    owner = _memory_owner(x)
+    offset, _, _ = _storage_geometry(x)
+    offset = offset if storage_offset is None else storage_offset
+    return np.ndarray(tuple(size), x.dtype, buffer=owner, offset=offset * x.itemsize,
+                      strides=tuple(s * x.itemsize for s in stride))
+
+
+def _storage_positions(size, stride, offset: int) -> np.ndarray:
+    """The storage element each element of a (size, stride, offset) view reads."""
+    pos = np.full(tuple(size), offset, np.int64)
+    for k, (n, st) in enumerate(zip(size, stride)):
+        pos += (np.arange(n) * st).reshape((n,) + (1,) * (len(size) - k - 1))
+    return pos
+
+
+def _as_strided_t(ct, out, x, size, stride, storage_offset=None, geometry=None):
+    """Each storage element's gradient is the sum over the view's elements reading it; an
+    element of `x` gets the gradient of the storage element it is."""
+    x_offset, x_strides, n = geometry
+    offset = x_offset if storage_offset is None else storage_offset
+    storage = NP.index_add(np.zeros(n, H.dtype(ct)), ct, _storage_positions(size, stride, offset),
+                           template=(H.SLOT,))
+    return NP.getitem(storage, _storage_positions(H.shape(x), x_strides, x_offset),
+                      template=(H.SLOT,))
+
+
+_as_strided_p = linear("as_strided", _as_strided_impl, _as_strided_t,
+                       params=("size", "stride", "storage_offset", "geometry"))
+AS_STRIDED = O._decl("as_strided", _as_strided_p, "AsStridedBackward0", result="same",
+                     is_view=True)
+O._VIEW_BY_IMPL[_as_strided_impl] = AS_STRIDED
+
+
+def as_strided_params(input: Tensor, size, stride, storage_offset) -> dict:
+    """as_strided's checked parameters (PyTorch's errors)."""
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    geometry = _storage_geometry(input._data)
+    offset = geometry[0] if storage_offset is None else int(storage_offset)
+    needed = 0 if 0 in size else offset + 1 + builtins.sum((n - 1) * st for n, st in zip(size, stride))
+    if needed > geometry[2]:
+        unit = input._data.itemsize
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+                           f"{offset}, and itemsize {unit} requiring a storage size of "
+                           f"{needed * unit} are out of bounds for storage of size "
+                           f"{geometry[2] * unit}")
+    return {"size": size, "stride": stride, "storage_offset": storage_offset,
+            "geometry": geometry}
+
+
+def as_strided(input, size, stride, storage_offset=None) -> Tensor:
+    """A view of `input`'s storage with the given sizes and strides (in elements), starting
+    at `storage_offset` (by default where `input` starts): ``AsStridedBackward0``.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.arange(4.0).as_strided((2, 2), (1, 1), 1)
+    tensor([[1., 2.],
+            [2., 3.]])
+    """
+    return view_op(AS_STRIDED, input, as_strided_params(input, size, stride, storage_offset))
+
+
 def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The diagonal (with `offset`) of two dimensions: a view (``DiagonalBackward0``).
 

@@ -408,16 +408,25 @@ class _Extra:
 
 def warn_forward_traces(node: Node) -> None:
     """Anomaly mode's report on a failing node: where it was made and, for a node made by
-    another node's backward, where that one was made, and so on up (torch's warnings)."""
+    another node's backward, where that one was made, and so on up (torch's warnings). A
+    node made outside anomaly mode has no trace to show: torch says so."""
     if not node._stack:
+        _report(f"Error detected in {node.name()}. {_NO_TRACE}")
         return
     _report(f"Error detected in {node.name()}. Traceback of forward call that caused the "
             "error:\n" + "".join(node._stack))
     parent = node._x.parent
-    while parent is not None and parent._stack:
+    while parent is not None:
+        if not parent._stack:
+            _report(f"Error detected in {parent.name()}. {_NO_TRACE}")
+            return
         _report(f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of "
                 "forward call that induced the previous calculation:\n" + "".join(parent._stack))
         parent = parent._x.parent
+
+
+_NO_TRACE = ("No forward pass information available. Enable detect anomaly during forward pass "
+             "for more information.")
 
 
 def _report(message: str) -> None:
@@ -567,6 +576,26 @@ def replay(array: np.ndarray, chain) -> np.ndarray:
     return array
 
 
+def _across_dtypes(ct, size: int, shape, dtype, chain):
+    """`AsStridedBackward0`'s gradient for a view whose chain changes complex to real or back
+    (view_as_real, view_as_complex): real and imaginary parts are numbered apart (2k, 2k+1),
+    and a complex gradient's parts go to the numbers of the parts it views (PyTorch's
+    gradients of view_as_real and view_as_complex)."""
+    k = np.arange(size, dtype=np.float64).reshape(shape)
+    if np.dtype(dtype).kind == "c":  # a real view of a complex base
+        where = replay(2 * k + 2j * k + 1j, chain).astype(np.int64)
+        parts = NP.index_add(np.zeros(2 * size, np.real(np.zeros((), dtype)).dtype), ct, where,
+                             template=(SLOT,))
+        whole = NP.getitem(parts, template=(slice(0, None, 2),)) \
+            + NP.getitem(parts, template=(slice(1, None, 2),)) * 1j
+        return NP.reshape(whole, shape)
+    where = replay(k, chain)  # a complex view of a real base
+    flat = NP.index_add(np.zeros(size, dtype), NP.real(ct), where.real.astype(np.int64),
+                        template=(SLOT,))
+    flat = NP.index_add(flat, NP.imag(ct), where.imag.astype(np.int64), template=(SLOT,))
+    return NP.reshape(flat, shape)
+
+
 class AsStridedBackward0(Node):
     """A view's grad_fn after its storage was written: its slice of the base's gradient.
 
@@ -579,6 +608,10 @@ class AsStridedBackward0(Node):
     def _apply(self, cts, graph):
         ct = graph.lift(cts[0]) if graph.create_graph else cts[0]
         size = int(np.prod(self._base_shape, dtype=np.int64))
+        if replay(stand_in(self._base_shape, self._base_dtype), self._chain).dtype.kind \
+                != np.dtype(self._base_dtype).kind:
+            g = _across_dtypes(ct, size, self._base_shape, self._base_dtype, self._chain)
+            return [graph.lower(g) if graph.create_graph else g]
         where = replay(np.arange(size).reshape(self._base_shape), self._chain)
         if tuple(np.shape(ct)) != where.shape:
             ct = NP.broadcast_to(ct, where.shape)

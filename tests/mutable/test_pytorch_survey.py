@@ -157,3 +157,243 @@ def test_grad_dtype(torch):
     k.grad = k.grad.to(torch.float16)
     (k * 3).sum().backward()
     assert k.grad.dtype is torch.float16 and k.grad.tolist() == [5.0, 5.0]
+
+
+# --- test_nested_anomaly_detect_nan -------------------------------------------------------------------
+def _nan_in_double_backward(torch, size):
+    """A Function whose backward applies a second Function, whose backward returns a nan."""
+    class Outer(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, first):
+            ctx.first = first
+            ctx.save_for_backward(x)
+            return x.sum(0, keepdim=True)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            g = g.clone().expand(size)
+            return Inner.apply(g * x, g + x, ctx.first), None
+
+    class Inner(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b, first):
+            ctx.first = first
+            return a * 2.0 + b
+
+        @staticmethod
+        def backward(ctx, g):
+            g1, g2 = g.clone(), g.clone()
+            g1[0] = 0
+            g2[0] = 0
+            if ctx.first:
+                g1[0] /= 0
+            else:
+                g2[0] /= 0
+            return g1, g2, None
+
+    return Outer
+
+
+@both()
+def test_nested_anomaly_detect_nan(torch):
+    outer = _nan_in_double_backward(torch, 10)
+    x = torch.rand(10, requires_grad=True)
+    (gx,) = torch.autograd.grad(outer.apply(x, True), (x,), create_graph=True)
+    gx.sum().backward()  # no check outside anomaly mode
+
+    # the graph was made outside anomaly mode: no trace to show
+    x = torch.rand(10, requires_grad=True)
+    (gx,) = torch.autograd.grad(outer.apply(x, True), (x,), create_graph=True)
+    total = gx.sum()
+    with warnings.catch_warnings(record=True) as caught:
+        with pytest.raises(RuntimeError, match="Function 'InnerBackward' returned nan values in "
+                                               "its 0th output."):
+            with torch.autograd.detect_anomaly():
+                total.backward()
+    assert "No forward pass information" in str(caught[1].message)
+
+    # made in anomaly mode: where Inner was applied, then where Outer was (its parent)
+    x = torch.rand(10, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        with pytest.raises(RuntimeError, match="Function 'InnerBackward' returned nan values in "
+                                               "its 1th output."):
+            with torch.autograd.detect_anomaly():
+                out = outer.apply(x, False)
+                (gx,) = torch.autograd.grad(out, (x,), create_graph=True)
+                gx.sum().backward()
+    assert "Inner.apply" in str(caught[1].message)
+    assert "outer.apply" in str(caught[2].message)
+
+
+@both()
+def test_anomaly_parent_made_outside_anomaly_mode(torch):
+    outer = _nan_in_double_backward(torch, 4)
+    x = torch.rand(4, requires_grad=True)
+    out = outer.apply(x, True)  # made outside anomaly mode
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(RuntimeError, match="returned nan values in its 0th output"):
+            with torch.autograd.detect_anomaly():
+                (gx,) = torch.autograd.grad(out, (x,), create_graph=True)
+                gx.sum().backward()
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 3, messages
+    assert messages[1].startswith("Error detected in InnerBackward. Traceback of forward call")
+    assert messages[2].startswith("Error detected in OuterBackward. No forward pass information "
+                                  "available. Enable detect anomaly during forward pass for more "
+                                  "information.")
+
+
+# --- test_autograd_inplace_views_creation_meta --------------------------------------------------------
+NO_GRAD_VIEW = "A view was created in no_grad mode"
+MULTI_VIEW = "function that returns multiple views"
+CUSTOM_VIEW = "view was created inside a custom Function"
+
+
+def _expected_errors(kind: str, grad_view: bool, grad_iview: bool, requires_grad: bool) -> tuple:
+    """(error of the in-place view op, error of a later add_) as PyTorch's test expects."""
+    if not requires_grad:
+        return None, None
+    if not grad_view:
+        return (NO_GRAD_VIEW, None) if grad_iview else (None, NO_GRAD_VIEW)
+    meta = {"multi_view": MULTI_VIEW, "custom": CUSTOM_VIEW}.get(kind)
+    return (meta, None) if grad_iview else (None, meta)
+
+
+@pytest.mark.parametrize("inplace_view", ["as_strided_", "transpose_", "t_", "squeeze_",
+                                          "unsqueeze_", "swapdims_", "swapaxes_"])
+@both()
+def test_autograd_inplace_views_creation_meta(torch, inplace_view):
+    """An in-place view op keeps how the view was made (no_grad, multiple outputs, custom
+    Function) when grad mode is off, and refuses to run on such a view when it is on."""
+    fn = {"as_strided_": lambda v: v.as_strided_((1, 0), (2, 2)),
+          "transpose_": lambda v: v.transpose_(0, 0), "t_": lambda v: v.t_(),
+          "squeeze_": lambda v: v.squeeze_(0), "unsqueeze_": lambda v: v.unsqueeze_(0),
+          "swapdims_": lambda v: v.swapdims_(0, 0),
+          "swapaxes_": lambda v: v.swapaxes_(0, 0)}[inplace_view]
+
+    class ViewOf(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.view_as(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    for kind in ("normal", "multi_view", "custom"):
+        for grad_view in (True, False):
+            for grad_iview in (True, False):
+                for requires_grad in (True, False):
+                    error1, error2 = _expected_errors(kind, grad_view, grad_iview, requires_grad)
+                    base = torch.rand(2, 3, requires_grad=requires_grad).clone()
+                    with torch.set_grad_enabled(grad_view):
+                        if kind == "multi_view":
+                            view = base.unbind()[0]
+                        elif kind == "custom":
+                            view = ViewOf.apply(base)
+                        else:
+                            view = base.view_as(base)
+                    with torch.set_grad_enabled(grad_iview):
+                        if error1 is not None:
+                            with pytest.raises(RuntimeError, match=error1):
+                                fn(view)
+                            continue
+                        fn(view)
+                    if error2 is not None:
+                        with pytest.raises(RuntimeError, match=error2):
+                            view.add_(1)
+                    else:
+                        view.add_(1)
+
+
+@both()
+def test_inplace_view_in_no_grad_regenerates_the_grad_fn(torch):
+    leaf = torch.rand(2, 3, requires_grad=True)
+    base = leaf.clone()
+    view = base.view_as(base)
+    with torch.no_grad():
+        view.t_()
+    assert view.grad_fn.name() == "AsStridedBackward0" and tuple(view.shape) == (3, 2)
+    view.mul_(2)
+    assert base.grad_fn.name() == "torch::autograd::CopySlices"
+    (base * torch.arange(6.0).view(2, 3)).sum().backward()
+    assert leaf.grad.tolist() == [[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]
+
+
+# --- as_strided ----------------------------------------------------------------------------------------
+@both()
+def test_as_strided(torch):
+    a = torch.ones(2, 2, requires_grad=True)
+    out = a.as_strided((3,), (1,), 1)
+    assert out.grad_fn.name() == "AsStridedBackward0" and out.tolist() == [1.0, 1.0, 1.0]
+    assert out.grad_fn._saved_storage_offset == 1
+    out = torch.as_strided(a, (3,), (1,))
+    assert out.grad_fn._saved_storage_offset is None
+    assert tuple(out.grad_fn._saved_size) == (3,) and tuple(out.grad_fn._saved_stride) == (1,)
+    with pytest.raises(RuntimeError, match=r"setStorage: sizes \[5\], strides \[1\], storage offset "
+                                           r"0, and itemsize 4 requiring a storage size of 20 are "
+                                           r"out of bounds for storage of size 16"):
+        a.as_strided((5,), (1,))
+    # the offset is in the storage: a view starts where it starts in its base's storage
+    window = a.clone().view(4)[1:].as_strided((2, 2), (1, 1))
+    window.sum().backward()
+    assert a.grad.tolist() == [[0.0, 1.0], [2.0, 1.0]]
+    # overlapping reads add up; a transposed input keeps its storage order
+    x = torch.arange(6.0).requires_grad_()
+    y = x.clone().view(2, 3).t().as_strided((2, 2), (2, 1), 1)
+    assert y.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    (y * torch.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 0.0]
+    # a view: writes go through
+    w = torch.zeros(4)
+    w.as_strided((2,), (2,)).fill_(1)
+    assert w.tolist() == [1.0, 0.0, 1.0, 0.0]
+    c = a.clone().as_strided_((3,), (1,), 1)
+    assert c.grad_fn.name() == "AsStridedBackward1" and tuple(c.shape) == (3,)
+    x = torch.arange(6.0).requires_grad_()
+    (g,) = torch.autograd.grad(x.as_strided((2, 2), (1, 1)).pow(2).sum(), x, create_graph=True)
+    assert g.tolist() == [0.0, 4.0, 4.0, 0.0, 0.0, 0.0]
+    assert torch.autograd.grad(g.sum(), x)[0].tolist() == [2.0, 4.0, 2.0, 0.0, 0.0, 0.0]
+
+
+# --- test_autograd_inplace_views_cross_dtype ------------------------------------------------------------
+def _real_view_grad(torch, inplace: bool):
+    a_orig = torch.rand(3, 3, requires_grad=True, dtype=torch.complex64)
+    a = a_orig.clone()
+    b = torch.view_as_real(a)
+    if inplace:
+        b.transpose_(0, 1)
+    else:
+        b = b.transpose(0, 1)
+    b += 1
+    b.backward(torch.arange(0, 18, dtype=torch.float).view(3, 3, 2))
+    return a_orig.grad
+
+
+@both()
+def test_autograd_inplace_views_cross_dtype(torch):
+    """PyTorch pins down a bug here: after an in-place transpose_ of a view_as_real view, the
+    gradient ignores the transpose. Out of place, the gradient is the right one."""
+    right = _real_view_grad(torch, inplace=False)
+    expected = [[complex(2 * (3 * j + i), 2 * (3 * j + i) + 1) for j in range(3)] for i in range(3)]
+    assert right.tolist() == expected
+    assert torch.equal(right.T, _real_view_grad(torch, inplace=True))
+
+
+@both()
+def test_gradient_of_a_written_complex_view_of_a_real_base(torch):
+    x = torch.arange(8.0, dtype=torch.float64).view(4, 2).requires_grad_()
+    base = x.clone()
+    z = torch.view_as_complex(base)[1:]
+    z.mul_(2)  # z's grad_fn is made again from the base
+    assert z.grad_fn.name() == "AsStridedBackward0"
+    (z * torch.tensor([1 + 2j, 3 - 1j, 0.5j], dtype=torch.complex128)).real.sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.0], [2.0, -4.0], [6.0, 2.0], [0.0, -1.0]]
+    x.grad = None
+    base = x.clone()
+    z = torch.view_as_complex(base)[1:]
+    base.mul_(2)  # written through the base
+    (z * torch.tensor([1 + 2j, 3 - 1j, 0.5j], dtype=torch.complex128)).real.sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.0], [2.0, -4.0], [6.0, 2.0], [0.0, -1.0]]
