@@ -8,6 +8,8 @@ inside `f` (grad's backward pass, jvp, vmap, hessian...), is computed on the con
 and recorded. The record becomes a program:
 
 * dead code is removed (only what the outputs need is kept);
+* shape-only values (``zeros_like``) and what is computed from constants alone are folded;
+  small library calls become the NumPy C functions they end in (`_Program._lower_calls`);
 * constants are folded: anything computed from constants alone was already computed while
   tracing, and a product with ones or a sum with zeros (a gradient seed) is dropped;
 * NumPy ``out=`` buffers are reused: an elementwise result is written into an argument the
@@ -254,7 +256,8 @@ class _Var:
 
 
 class _Op:
-    __slots__ = ("prim", "params", "args", "outs", "ufunc", "chain", "out_buffer", "fn")
+    __slots__ = ("prim", "params", "args", "outs", "ufunc", "chain", "out_buffer", "fn",
+                 "positional")
 
     def __init__(self, prim: Primitive, params: dict, args: list, outs: list) -> None:
         self.prim = prim
@@ -265,6 +268,7 @@ class _Op:
         self.chain: list = []       # further operands multiplied in place (see _reassociate)
         self.out_buffer = None      # the variable whose buffer receives the result
         self.fn = prim.impl         # what the program calls (a fused op calls another)
+        self.positional = False     # params passed by position, in order (`_lower_calls`)
 
 
 _OPERATOR_UFUNCS = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
@@ -480,6 +484,80 @@ _BLOCK_BYTES = 1 << 17
 _BLOCK_MIN = 4
 
 
+_ADD_REDUCE = np.add.reduce
+
+
+def _reduce_lowering(reduce_):
+    def lower(x, axis=None, keepdims=False):
+        return reduce_, {"axis": axis, "keepdims": keepdims}, False
+    return lower
+
+
+def _mean(x, axis, keepdims, count):
+    return np.true_divide(_ADD_REDUCE(x, axis=axis, keepdims=keepdims), count)
+
+
+def _lower_mean(x, axis=None, keepdims=False):
+    """``np.mean`` of a float32 or float64 array: its sum over its count, divided in the
+    array's dtype (np.mean divides in float64 and rounds back: the same value, as float64
+    has more than twice float32's precision)."""
+    count = int(np.prod([x.shape[a] for a in np.atleast_1d(
+        np.arange(len(x.shape)) if axis is None else axis)], dtype=np.int64))
+    if x.dtype not in (np.float32, np.float64) or not 0 < count < 1 << 24:
+        return None
+    return _mean, {"axis": axis, "keepdims": keepdims,
+                   "count": np.asarray(count, x.dtype)}, True
+
+
+def _lower_sum_to_shape(x, shape):
+    """`sum_to_shape`'s one reduction, its axes found once: the leading axes broadcasting
+    added (the result without them), or the stretched ones (kept, of length 1)."""
+    shape, full = tuple(shape), x.shape
+    lead = len(full) - len(shape)
+    stretched = tuple(i + lead for i, n in enumerate(shape) if n == 1 and full[i + lead] != 1)
+    if lead and not stretched:
+        return _ADD_REDUCE, {"axis": tuple(range(lead)), "keepdims": False}, False
+    if stretched and not lead:
+        return _ADD_REDUCE, {"axis": stretched, "keepdims": True}, False
+    return None
+
+
+def _lower_getitem(x, template):
+    return operator.getitem, {"index": tuple(template)}, True  # (no arrays in the index)
+
+
+def _lower_astype(x, dtype):
+    if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        return None  # (keeps the real part: the function itself)
+    return np.ndarray.astype, {"dtype": dtype}, True
+
+
+def _name_of(fn) -> tuple:
+    return getattr(fn, "__module__", None), getattr(fn, "__name__", None)
+
+
+_BROADCAST_TO = ("funcgrad.numpy._primitives", "_broadcast_to_impl")
+#: functions whose result depends on their argument's shape and dtype only
+_SHAPE_ONLY = frozenset({("funcgrad.numpy._primitives", "_zeros_like_impl"),
+                         ("funcgrad.numpy._primitives", "_ones_like_impl")})
+#: (module, name) of a funcgrad.numpy implementation -> ``lower(x, **params)`` giving the
+#: call `_Program._lower_calls` makes instead on an ndarray `x`: ``(fn, params, positional)``
+#: or None (keep the implementation)
+_LOWERINGS = {
+    ("funcgrad.numpy._primitives", "_sum_impl"): _reduce_lowering(_ADD_REDUCE),
+    ("funcgrad.numpy._primitives", "_mean_impl"): _lower_mean,
+    ("funcgrad.numpy._primitives", "_max_impl"): _reduce_lowering(np.maximum.reduce),
+    ("funcgrad.numpy._primitives", "_min_impl"): _reduce_lowering(np.minimum.reduce),
+    ("funcgrad.numpy._primitives", "_sum_to_shape_impl"): _lower_sum_to_shape,
+    ("funcgrad.numpy._primitives", "_reshape_impl"):
+        lambda x, shape: (np.ndarray.reshape, {"shape": shape}, True),
+    ("funcgrad.numpy._primitives", "_swapaxes_impl"):
+        lambda x, axis1, axis2: (np.ndarray.swapaxes, {"axis1": axis1, "axis2": axis2}, True),
+    ("funcgrad.numpy._primitives", "_getitem_impl"): _lower_getitem,
+    ("funcgrad.numpy._primitives", "_astype_impl"): _lower_astype,
+}
+
+
 class _Program:
     """A traced function made straight-line: ``run(*inputs) -> outputs`` plus its source."""
 
@@ -493,12 +571,15 @@ class _Program:
         # make_tape replays the program primitive by primitive: keep it before fusing
         self.replay_ops = [(op.prim, op.params, list(op.args), list(op.outs)) for op in self.ops]
         self._uniform_constants()
+        self._fold_constants()
+        self._skip_broadcasts()
         self._fuse_sin_cos()
         self._fuse_dot()
         self._reassociate()
         self._array_scalars()
         self._find_blocks()
         self._plan_buffers()
+        self._lower_calls()
         self.source, self.run = self._generate()
 
     # -- passes ------------------------------------------------------------------------
@@ -566,6 +647,59 @@ class _Program:
                         folded[a] = len(self.vars) - 1
                 if folded[a] is not None:
                     op.args[k] = folded[a]
+
+    def _fold_constants(self) -> None:
+        """``zeros_like(x)`` and ``ones_like(x)`` depend on x's shape and dtype only, fixed
+        by the signature: they are constants, and so is what is computed from constants
+        alone (max's gradient scatters a constant cotangent into zeros): each is the value
+        tracing computed. (An output stays computed: the caller may write into it.)"""
+        outs = set(self.out_vars)
+        kept = []
+        for op in self.ops:
+            out = op.outs[0]
+            if (len(op.outs) == 1 and out not in outs and not isinstance(op.prim, _LoopPrimitive)
+                    and (_name_of(op.fn) in _SHAPE_ONLY and op.fn is op.prim.impl
+                         or all(self.vars[a].kind == "const" for a in op.args))):
+                var = self.vars[out]
+                var.kind, var.owned, var.roots = "const", False, ()
+                continue
+            kept.append(op)
+        self.ops = kept
+
+    def _skip_broadcasts(self) -> None:
+        """``b = broadcast_to(a, shape)`` read only by ufuncs whose results have that shape
+        anyway (a cotangent spread over a reduced axis): they read `a` itself, which NumPy
+        broadcasts alike (the same values, without the call that makes the view)."""
+        readers: dict = {}
+        for op in self.ops:
+            for a in set(op.args):
+                readers.setdefault(a, []).append(op)
+        outs = set(self.out_vars)
+        changed = False
+        for op in self.ops:
+            if (op.fn is not op.prim.impl or _name_of(op.fn) != _BROADCAST_TO
+                    or len(op.args) != 1 or not self.vars[op.args[0]].is_array):
+                continue
+            a, b = op.args[0], op.outs[0]
+            if b in outs or not all(self._broadcasts_alike(r, b, a) for r in readers.get(b, ())):
+                continue
+            for r in readers.get(b, ()):
+                r.args = [a if x == b else x for x in r.args]
+                readers.setdefault(a, []).append(r)
+            changed = True
+        if changed:
+            self._eliminate_dead_code()
+
+    def _broadcasts_alike(self, op: _Op, b: int, a: int) -> bool:
+        """Whether ufunc `op` gives a result of the same shape reading `a` for `b`."""
+        uf = op.ufunc
+        if uf is None or uf.signature is not None or op.params or len(op.outs) != 1:
+            return False
+        shapes = [self.vars[a if x == b else x].shape for x in op.args]
+        try:
+            return np.broadcast_shapes(*shapes) == self.vars[op.outs[0]].shape
+        except ValueError:
+            return False
 
     def _fuse_sin_cos(self) -> None:
         """``sin(a)`` and ``cos(a)`` of one big float64 array (a function and its gradient)
@@ -861,6 +995,22 @@ class _Program:
                     free.append(a)
                     taken.add(a)
 
+    def _lower_calls(self) -> None:
+        """funcgrad.numpy functions whose Python wrappers cost more than their work on small
+        arrays become the NumPy C function they end in, called on an ndarray with the same
+        arguments (the same results): ``np.sum`` and ``np.max`` are their ufunc's ``reduce``,
+        ``np.reshape`` and ``np.swapaxes`` ndarray methods, a basic index a constant one,
+        a sum over broadcast axes one ``np.add.reduce``. (Blocked runs compute their own.)"""
+        in_block = {i for start, end, _, _ in self.blocks for i in range(start, end)}
+        for i, op in enumerate(self.ops):
+            lower = _LOWERINGS.get(_name_of(op.fn))
+            if (i not in in_block and lower is not None and op.fn is op.prim.impl
+                    and len(op.args) == 1 and self.vars[op.args[0]].is_array
+                    and self.vars[op.args[0]].shape != ()):  # (a 0-d value may be a scalar)
+                lowered = lower(self.vars[op.args[0]], **op.params)
+                if lowered is not None:
+                    op.fn, op.params, op.positional = lowered
+
     # -- code generation ---------------------------------------------------------------
     def _generate(self):
         names: dict = {}
@@ -922,7 +1072,7 @@ class _Program:
             for pname, pvalue in op.params.items():
                 kname = f"k{i}_{pname}"
                 env[kname] = pvalue
-                args.append(f"{pname}={kname}")
+                args.append(kname if op.positional else f"{pname}={kname}")
             return ", ".join(args)
 
         for i, op in enumerate(self.ops):
