@@ -42,6 +42,7 @@ class _State(threading.local):
 
     anomaly = False
     check_nan = True
+    mutation_block = None  # the open allow_mutation_on_saved_tensors block (per thread)
 
     def __init__(self) -> None:
         self.grad_enabled = True
@@ -187,6 +188,8 @@ class Saved:
             if watchers is None:
                 watchers = counter.watchers = []
             watchers.append(weakref.ref(self))
+            if STATE.mutation_block is not None:  # allow_mutation_on_saved_tensors
+                STATE.mutation_block.record(self)
         if STATE.saved_hooks:
             self._pack(STATE.saved_hooks[-1])
 

@@ -1428,6 +1428,10 @@ class _Plain(Node):
 
     __slots__ = ("_kind", "_meta")
 
+    def name(self) -> str:  # (copy_'s node is a C++ one in PyTorch: named with its namespace)
+        n = type(self).__name__
+        return "torch::autograd::" + n if n == "CopyBackwards" else n
+
     def _output_specs(self) -> list:
         return self._meta[:1]
 

@@ -636,6 +636,58 @@ def _scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 _offer("scatter", scatter, _scatter_)
 _offer("scatter_add", scatter_add, _scatter_add_)
 
+
+# --- index_reduce: scatter_reduce of whole slices (each index names a slice along dim) ---------------
+INDEX_REDUCE = _decl("index_reduce", TO.scatter_reduce_p, "IndexReduceBackward0", saves_out=True)
+_BETA = "index_reduce() is in beta and the API may change at any time. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:1523.)"  # noqa: E501
+_WARNED: list = []  # PyTorch warns about index_reduce once per process
+
+
+def _index_reduce_args(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str,
+                       include_self: bool, name: str) -> dict:
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    if not isinstance(index, Tensor) or index._dtype not in (D.int64, D.int32):
+        got = _scalar_name(index._dtype) if isinstance(index, Tensor) else type(index).__name__
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index but got: {got}")
+    if not _WARNED:
+        _WARNED.append(True)
+        warnings.warn(_BETA, UserWarning, stacklevel=3)
+    nd = builtins.max(self._data.ndim, 1)
+    d = F._dim(dim, nd)
+    # the index of every element of `source`: its slice's index, along `dim`
+    along = index._data.astype(np.int64).reshape((-1,) + (1,) * (nd - d - 1))
+    full = np.broadcast_to(along, source._data.shape if source._data.ndim else (1,))
+    return {"dim": d, "index": np.ascontiguousarray(full), "reduce": reduce,
+            "include_self": bool(include_self)}
+
+
+def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                 include_self: bool = True) -> Tensor:
+    """A copy of `input` whose slices ``index[i]`` along `dim` are reduced ("prod", "mean",
+    "amax", "amin") with slice ``i`` of `source` (grad_fn ``IndexReduceBackward0``; ties share
+    the gradient).
+
+    >>> import funcgrad.mutable as torch
+    >>> import warnings; warnings.simplefilter("ignore")
+    >>> torch.zeros(3, 2).index_reduce(0, torch.tensor([0, 0]), torch.tensor([[2.0, 3.0], [4.0, 1.0]]), "amax")
+    tensor([[4., 3.],
+            [0., 0.],
+            [0., 0.]])
+    """
+    params = _index_reduce_args(input, dim, index, source, reduce, include_self, "index_reduce")
+    return apply(INDEX_REDUCE, (input, source), params)
+
+
+def _index_reduce_(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                   include_self: bool = True) -> Tensor:
+    params = _index_reduce_args(self, dim, index, source, reduce, include_self, "index_reduce_")
+    return inplace(INDEX_REDUCE, self, (source,), params)
+
+
+_offer("index_reduce", index_reduce, _index_reduce_)
+
 # --- xlogy: x * log(y), 0 where x is 0 (unless y is NaN) -------------------------------------
 def _xlogy_impl(x, y):
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -204,6 +204,8 @@ trace_p = primitive("trace", lambda x: np.trace(x), vjps=(_trace_vjp,))
 def _torch_pow_dy(out, x, y):
     at_zero = NP.equal(x, 0)
     safe = NP.where(at_zero, 1, x)
+    if np.dtype(H.dtype(out)).kind == "c" and np.dtype(H.dtype(x)).kind != "c":
+        safe = NP.astype(safe, H.dtype(out))  # a negative real base: log|x| + i pi, not nan
     return NP.where(at_zero, NP.where(NP.less(y, 0), -out, 0), out * NP.log(safe))
 
 

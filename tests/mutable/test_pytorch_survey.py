@@ -397,3 +397,100 @@ def test_gradient_of_a_written_complex_view_of_a_real_base(torch):
     base.mul_(2)  # written through the base
     (z * torch.tensor([1 + 2j, 3 - 1j, 0.5j], dtype=torch.complex128)).real.sum().backward()
     assert x.grad.tolist() == [[0.0, 0.0], [2.0, -4.0], [6.0, 2.0], [0.0, -1.0]]
+
+
+# --- test_copy_ (its bfloat16 case left out: no bfloat16 here) -----------------------------------------
+@both()
+def test_copy_into_other_floating_dtypes_records(torch):
+    x = torch.randn(10, requires_grad=True)
+    for dt in (torch.float32, torch.float64, torch.float16):
+        y = torch.empty(10, dtype=dt)
+        y.copy_(x)
+        assert y.requires_grad and y.grad_fn.name() == "torch::autograd::CopyBackwards"
+        assert type(y.grad_fn).__name__ == "CopyBackwards"
+        y.sum().backward()
+    assert x.grad.tolist() == [3.0] * 10
+
+
+# --- test_scatter_index_reduce_amin_amax_backprops_to_all_values --------------------------------------
+@both()
+def test_scatter_index_reduce_amin_amax_backprops_to_all_values(torch):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch: "index_reduce() is in beta"
+        for fn in (torch.scatter_reduce, torch.index_reduce):
+            for reduction in ("amin", "amax"):
+                x = torch.randn((2, 3), dtype=torch.float64, requires_grad=True)
+                src = x.clone().detach_().requires_grad_(True)
+                idx = torch.arange(2).to(dtype=torch.long)
+                if fn is torch.scatter_reduce:
+                    idx = idx.unsqueeze(-1).expand((2, 3))
+                assert torch.autograd.gradcheck(fn, (x, 0, idx, src, reduction),
+                                                check_batched_grad=False)
+
+
+@both()
+def test_index_reduce(torch):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        x = torch.zeros(3, 2)
+        assert x.index_reduce(0, torch.tensor([0, 0]), torch.tensor([[2.0, 3.0], [4.0, 1.0]]),
+                              "amax").tolist() == [[4.0, 3.0], [0.0, 0.0], [0.0, 0.0]]
+        assert x.index_reduce(1, torch.tensor([1]), torch.full((3, 1), 5.0), "mean",
+                              include_self=False).tolist() == [[0.0, 5.0]] * 3
+        y = x.clone()
+        assert y.index_reduce_(0, torch.tensor([2]), torch.full((1, 2), 3.0), "prod",
+                               include_self=False) is y
+        assert y.tolist() == [[0.0, 0.0], [0.0, 0.0], [3.0, 3.0]]
+        with pytest.raises(RuntimeError, match="index_reduce\\(\\): Expected reduce to be one of "
+                                               "prod, mean, amax or amin but got sum."):
+            x.index_reduce(0, torch.tensor([0]), torch.ones(1, 2), "sum")
+        weights = torch.arange(6.0, dtype=torch.float64).view(2, 3)
+        for reduction, grads in (
+                ("prod", ([[0.0, 10.0, 6.0], [6.0, 2.0, 5.0]],
+                          [[0.0, 4.0, 6.0], [6.0, 8.0, 5.0], [0.0, 10.0, 18.0]])),
+                ("mean", ([[0.0, 1 / 3, 2 / 3], [1.5, 2.0, 2.5]],
+                          [[0.0, 1 / 3, 2 / 3], [1.5, 2.0, 2.5], [0.0, 1 / 3, 2 / 3]]))):
+            x = torch.tensor([[1.0, 2.0, 3.0], [2.0, 2.0, 1.0]], dtype=torch.float64,
+                             requires_grad=True)
+            src = torch.tensor([[1.0, 5.0, 3.0], [2.0, 0.5, 1.0], [4.0, 2.0, 1.0]],
+                               dtype=torch.float64, requires_grad=True)
+            out = torch.index_reduce(x, 0, torch.tensor([0, 1, 0]), src, reduction)
+            assert out.grad_fn.name() == "IndexReduceBackward0"
+            (out * weights).sum().backward()
+            close(x.grad, grads[0])
+            close(src.grad, grads[1])
+
+
+# --- test_pow_real_negative_base_complex_exponent ------------------------------------------------------
+@both()
+def test_pow_real_negative_base_complex_exponent(torch):
+    base = -torch.ones(2, dtype=torch.double)
+    exponent = torch.randn(2, dtype=torch.cdouble, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda e: torch.pow(base, e), (exponent,))
+    assert torch.autograd.gradcheck(lambda e: torch.pow(-1, e), (exponent,))
+
+
+# --- TestAllowMutationOnSaved.test_backward_out_of_context ------------------------------------------
+@both()
+def test_allow_mutation_backward_out_of_context(torch):
+    message = ("Trying to backward outside of the 'allow_mutation_on_saved_tensors' contextin which "
+               "the graph was originally recorded.")
+    with torch.autograd.graph.allow_mutation_on_saved_tensors():
+        a = torch.rand(2, 3, requires_grad=True)
+        out = (a ** 2).sum()
+    with pytest.raises(AssertionError, match=message):
+        out.backward()
+    with torch.autograd.graph.allow_mutation_on_saved_tensors():
+        a = torch.rand(2, 3, requires_grad=True)
+        out = (a ** 2).sum()
+    with torch.autograd.graph.allow_mutation_on_saved_tensors():  # another block
+        with pytest.raises(AssertionError, match=message):
+            out.backward()
+    # inside its block, a saved tensor written since is read as it was
+    with torch.autograd.graph.allow_mutation_on_saved_tensors():
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        b = a.clone()
+        out = (b ** 2).sum()
+        b.sin_()
+        out.backward()
+    assert a.grad.tolist() == [2.0, 4.0]

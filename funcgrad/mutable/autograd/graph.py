@@ -228,6 +228,7 @@ class allow_mutation_on_saved_tensors:
         _MUTATION.active = True
         self._policy = STATE.policy
         STATE.policy = "copy-on-write"
+        STATE.mutation_block = self
         self._warnings = warnings.catch_warnings()
         self._warnings.__enter__()
         warnings.simplefilter("ignore", MutationPolicyWarning)
@@ -236,7 +237,23 @@ class allow_mutation_on_saved_tensors:
     def __exit__(self, *exc) -> None:
         self._warnings.__exit__(*exc)
         STATE.policy = self._policy
+        STATE.mutation_block = None
         _MUTATION.active = False
+
+    def record(self, saved) -> None:
+        """A tensor saved in this block is read back through `_unpack` (as PyTorch's block
+        does with saved-tensor hooks): only while this block is open."""
+        saved.packed = saved
+        saved.unpack_fn = self._unpack
+
+    def _unpack(self, saved) -> Tensor:
+        if STATE.mutation_block is not self:
+            raise AssertionError("Trying to backward outside of the "
+                                 "'allow_mutation_on_saved_tensors' contextin which the graph "
+                                 "was originally recorded.")
+        out = Tensor._wrap(saved.data)  # (the copy kept before a write, if one was written)
+        out._dtype = D.from_numpy_dtype(saved.data.dtype)
+        return out
 
 
 class SavedTensorInfo(NamedTuple):
