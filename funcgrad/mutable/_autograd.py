@@ -226,9 +226,13 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
         return _in_fresh_thread(run_backward, roots, grads, retain_graph=retain_graph,
                                 create_graph=create_graph, inputs=inputs, accumulate=accumulate,
                                 allow_unused=allow_unused, run_inputs=run_inputs)
-    # backward runs with grad mode equal to create_graph, as in PyTorch
+    # backward runs with grad mode equal to create_graph, as in PyTorch; like PyTorch's graph
+    # task it works on a copy of the saved-tensor hooks stack (hooks entered or exited by code
+    # running in backward are gone afterwards)
     prev_mode = STATE.grad_enabled
     STATE.grad_enabled = create_graph
+    prev_hooks = STATE.saved_hooks
+    STATE.saved_hooks = prev_hooks.copy()
     callbacks: list = []
     _CALLBACKS.stack.append(callbacks)
     try:
@@ -245,6 +249,7 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
     finally:
         _CALLBACKS.stack.pop()
         STATE.grad_enabled = prev_mode
+        STATE.saved_hooks = prev_hooks
 
 
 REENTRANT_DEPTH = 40  # nested backward calls a thread runs before handing on to a new one

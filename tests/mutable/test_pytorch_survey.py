@@ -3,7 +3,9 @@ each runs on funcgrad.mutable and on real torch 2.13 (CPU) with the same asserti
 that need what funcgrad does not model (nested tensors, CUDA) are left out and named."""
 from __future__ import annotations
 
+import gc
 import warnings
+import weakref
 
 import pytest
 
@@ -494,3 +496,47 @@ def test_allow_mutation_backward_out_of_context(torch):
         b.sin_()
         out.backward()
     assert a.grad.tolist() == [2.0, 4.0]
+
+
+# --- test_saved_tensor_hooks_extra_exit_during_bw_no_crash / _extra_enter_during_bw_no_leak ---------
+@both()
+def test_saved_tensor_hooks_extra_exit_during_bw_no_crash(torch):
+    """Backward works on a copy of the saved-tensor hooks stack: a hook leaving a block in
+    backward does not pop the caller's stack."""
+    def unpack(x):
+        inner.__exit__()
+        return x
+
+    inner = torch.autograd.graph.saved_tensors_hooks(lambda x: x, unpack)
+    outer = torch.autograd.graph.saved_tensors_hooks(lambda x: x, lambda x: x)
+    for _ in range(10):
+        with outer:
+            inner.__enter__()
+            torch.randn(3, 3, requires_grad=True).sin().sum().backward()
+    for _ in range(10):
+        inner.__exit__()
+    y = torch.tensor(1.0, requires_grad=True).exp()
+    y.grad_fn._raw_saved_result.register_hooks(lambda x: x, lambda x: x)  # no hooks left
+
+
+@both()
+def test_saved_tensor_hooks_extra_enter_during_bw_no_leak(torch):
+    def scope():
+        def unpack(x):
+            weak_block().__enter__()
+            return x
+
+        block = torch.autograd.graph.saved_tensors_hooks(lambda x: x, unpack)
+        weak_block = weakref.ref(block)
+        x = torch.randn(3, 3, requires_grad=True)
+        with block:
+            x.sin().sum().backward()
+        return weakref.ref(unpack)
+
+    gc.disable()
+    try:
+        assert scope()() is None
+    finally:
+        gc.enable()
+    y = torch.tensor(1.0, requires_grad=True).exp()
+    y.grad_fn._raw_saved_result.register_hooks(lambda x: x, lambda x: x)
