@@ -18,9 +18,10 @@ from .._src.declare import elementwise, primitive
 from . import _dtypes as D
 from . import _functions as F
 from . import _ops as O
+from . import _random
 from . import _tensor_ops as TO
 from ._ops import apply, apply1, apply2, inplace, inplace1
-from ._tensor import Tensor, _scalar_name
+from ._tensor import _C_NAMES, Tensor, _scalar_name
 
 __all__ = ["FUNCTIONS", "INPLACE_FUNCTIONS", "scatter", "scatter_add", "lerp", "clamp_min",
            "clamp_max", "fmod", "copysign", "hypot", "logaddexp", "logaddexp2", "float_power",
@@ -1186,5 +1187,106 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
 _offer("mv", F.out_variant(mv))
 
 
+# --- in-place random fills beyond normal_ and uniform_, on PyTorch's CPU stream (_random) --------------
+RANDOM_FROM_TO = _decl("random_from_to_", None, "RandomBackward0")
+RANDOM_TO = _decl("random_to_", None, "RandomBackward1")
+RANDOM = _decl("random_", None, "RandomBackward2")
+EXPONENTIAL = _decl("exponential_", None, "ExponentialBackward0")
+CAUCHY = _decl("cauchy_", None, "CauchyBackward0")
+GEOMETRIC = _decl("geometric_", None, "GeometricBackward0")
+LOG_NORMAL = _decl("log_normal_", None, "LogNormalBackward0")
+_FLOAT_DIGITS = {"float16": 11, "float32": 24, "float64": 53}
+
+
+def _filled(self: Tensor, op: O.Op, draw, *args) -> Tensor:
+    """`self` filled in place with ``draw(shape, dtype, *args)`` (drawn once the write is
+    allowed: a refused write consumes no random numbers, as in PyTorch)."""
+    return inplace(op, self, (), compute=lambda s: draw(s.shape, s.dtype, *args))
+
+
+def _check_random_bounds(self: Tensor, low: int, high: int) -> None:
+    """PyTorch's checks of random_(from, to) against the tensor's dtype."""
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
+                           f"to={high}")
+    name = self._dtype.name
+    if name in _FLOAT_DIGITS:
+        digits = _FLOAT_DIGITS[name]
+        for label, value in (("from", low), ("to - 1", high - 1)):
+            if not -(1 << digits) <= value <= (1 << digits):
+                warnings.warn(
+                    f"{label} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
+                    f"limitations {_C_NAMES[name]} can support discrete uniform distribution "
+                    "only within this range. This warning will become an error in version 1.7 "
+                    "release, please fix the code in advance (Triggered internally at "
+                    "/__w/pytorch/pytorch/aten/src/ATen/native/DistributionTemplates.h:111.)",
+                    UserWarning, stacklevel=3)
+        return
+    if self._dtype.category >= 2:
+        raise RuntimeError(f"random_ is not implemented for {_scalar_name(self._dtype)}")
+    info = (0, 1) if name == "bool" else (np.iinfo(self._data.dtype).min,
+                                          np.iinfo(self._data.dtype).max)
+    for label, value in (("from", low), ("to - 1", high - 1)):
+        if not info[0] <= value <= info[1]:
+            raise RuntimeError(f"{label} is out of bounds for {_C_NAMES[name]}")
+
+
+def _random_(self: Tensor, from_=None, to=None, *, generator=None, **kwargs) -> Tensor:
+    """``Tensor.random_()``, ``random_(to)``, ``random_(from, to)`` (``from=`` by keyword)."""
+    if "from" in kwargs:
+        from_ = kwargs.pop("from")
+    if kwargs:
+        raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if from_ is None and to is None:
+        return _filled(self, RANDOM, _random.random_values, generator)
+    if to is None:
+        low, high, op = 0, int(from_), RANDOM_TO
+    else:
+        low, high, op = int(0 if from_ is None else from_), int(to), RANDOM_FROM_TO
+    _check_random_bounds(self, low, high)
+    return _filled(self, op, _random.random_between, low, high, generator)
+
+
+def _continuous(self: Tensor, what: str) -> None:
+    if not self._dtype.is_floating_point:
+        name = _scalar_name(self._dtype) if what == "Exponential" else _C_NAMES[self._dtype.name]
+        raise RuntimeError(f"{what} distribution is a continuous probability distribution. dtype "
+                           f"must be a floating point but you specified {name}")
+
+
+def _exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
+    if not lambd > 0.0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    _continuous(self, "Exponential")
+    return _filled(self, EXPONENTIAL, _random.exponential, lambd, generator)
+
+
+def _cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    _continuous(self, "Cauchy")
+    return _filled(self, CAUCHY, _random.cauchy, median, sigma, generator)
+
+
+def _geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
+    if not 0.0 < p < 1.0:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    return _filled(self, GEOMETRIC, _random.geometric, p, generator)
+
+
+def _log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
+    if not std > 0.0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    if not self._dtype.is_floating_point:
+        raise NotImplementedError(f'"log_normal_cpu" not implemented for '
+                                  f"'{_scalar_name(self._dtype)}'")
+    return _filled(self, LOG_NORMAL, _random.log_normal, mean, std, generator)
+
+
+METHODS.update({"random_": _random_, "exponential_": _exponential_, "cauchy_": _cauchy_,
+                "geometric_": _geometric_, "log_normal_": _log_normal_})
+
+
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, F.as_method(_fn))
+

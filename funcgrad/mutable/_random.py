@@ -28,7 +28,8 @@ import math
 import numpy as np
 
 __all__ = ["Generator", "manual_seed", "initial_seed", "default_generator", "uniform", "normal",
-           "randint", "randperm", "bernoulli", "random63", "fma"]
+           "randint", "randperm", "bernoulli", "random63", "fma", "exponential", "cauchy",
+           "geometric", "log_normal", "random_values", "random_between"]
 
 _U64 = np.uint64
 
@@ -239,6 +240,12 @@ def normal(shape, np_dtype, mean: float = 0.0, std: float = 1.0, generator=None)
             data[n - 16:] = gen.uniform(16, np_dtype == np.float64).astype(np_dtype)
             _fill16(data[n - 16:].reshape(1, 16), mean, std)
         return data.reshape(shape)
+    return _normals_one_by_one(gen, n, mean, std).astype(np_dtype).reshape(shape)
+
+
+def _normals_one_by_one(gen: Generator, n: int, mean: float, std: float) -> np.ndarray:
+    """`n` float64 normals drawn one at a time (Box-Muller on two 53-bit uniforms; the second
+    value is cached for the next draw), as PyTorch's scalar normal_distribution<double>."""
     out = np.empty(n, dtype=np.float64)
     for i in range(n):
         if gen.cached_normal is not None:
@@ -250,7 +257,84 @@ def normal(shape, np_dtype, mean: float = 0.0, std: float = 1.0, generator=None)
         theta = 2.0 * math.pi * u1
         gen.cached_normal = radius * math.sin(theta)
         out[i] = fma(radius * math.cos(theta), std, mean)
-    return out.astype(np_dtype).reshape(shape)
+    return out
+
+
+# --- Tensor.random_, exponential_, cauchy_, geometric_, log_normal_ ------------------------------------
+# PyTorch's CPU kernels draw one value at a time, in double precision from a 53-bit uniform u
+# (C library log1p, tan, log, exp, taken here value by value), then cast to the tensor's dtype.
+def exponential(shape, np_dtype, lambd: float, generator=None) -> np.ndarray:
+    """``-1 / lambd * log1p(-u)``."""
+    u = _gen(generator).unit(_count(shape), True)
+    return ((-1.0 / lambd) * _libm(math.log1p, -u)).astype(np_dtype).reshape(shape)
+
+
+def cauchy(shape, np_dtype, median: float, sigma: float, generator=None) -> np.ndarray:
+    """``median + sigma * tan(pi * (u - 0.5))`` (one fused multiply-add)."""
+    u = _gen(generator).unit(_count(shape), True)
+    return fma(sigma, _libm(math.tan, math.pi * (u - 0.5)), median).astype(np_dtype).reshape(shape)
+
+
+def geometric(shape, np_dtype, p: float, generator=None) -> np.ndarray:
+    """``ceil(log(u) / log1p(-p))``: the number of trials to the first success."""
+    u = _gen(generator).unit(_count(shape), True)
+    return np.ceil(_libm(math.log, u) / math.log1p(-p)).astype(np_dtype).reshape(shape)
+
+
+def log_normal(shape, np_dtype, mean: float, std: float, generator=None) -> np.ndarray:
+    """``exp`` of normals drawn one at a time (whatever the count)."""
+    values = _normals_one_by_one(_gen(generator), _count(shape), mean, std)
+    return _libm(math.exp, values).astype(np_dtype).reshape(shape)
+
+
+# bits of the significand of each float dtype: the range ``random_()`` draws from is [0, 2**digits]
+_DIGITS = {np.dtype(np.float16): 11, np.dtype(np.float32): 24, np.dtype(np.float64): 53}
+_WIDE = (np.dtype(np.float64), np.dtype(np.int64))  # random_() draws 64 bits for these
+
+
+def random_values(shape, np_dtype, generator=None) -> np.ndarray:
+    """``Tensor.random_()``: integers from 0 to the dtype's largest (2**digits for a float
+    dtype, whose integers are exact up to there; 0 or 1 for bool)."""
+    gen = _gen(generator)
+    np_dtype = np.dtype(np_dtype)
+    n = _count(shape)
+    raw = gen.raw64(n) if np_dtype in _WIDE else gen.raw32(n)
+    if np_dtype == np.bool_:
+        return (raw & _U64(1)).astype(np.bool_).reshape(shape)
+    if np_dtype in _DIGITS:
+        span = (1 << _DIGITS[np_dtype]) + 1
+    else:
+        span = int(np.iinfo(np_dtype).max) + 1
+    return (raw % _U64(span)).astype(np_dtype).reshape(shape)
+
+
+def _representable(low: int, high: int, np_dtype) -> tuple:
+    """PyTorch's bounds of random_(low, high) for a float dtype: where ``low + 1`` or
+    ``high - 1`` rounds past the bound in that dtype, the bound moves inward by the dtype's
+    spacing there."""
+    digits = _DIGITS[np_dtype]
+    up = int(np_dtype.type(low + 1))
+    if up < low:
+        low = up + (1 << ((abs(low + 1).bit_length() - 1) - digits + 1))
+    down = int(np_dtype.type(high - 1))
+    if down >= high:
+        high = down - (1 << ((abs(high - 1).bit_length() - 1) - digits + 1))
+    return low, high
+
+
+def random_between(shape, np_dtype, low: int, high: int, generator=None) -> np.ndarray:
+    """``Tensor.random_(low, high)``: ``draw % (high - low) + low``, a 64-bit draw when the
+    span needs it (and the dtype holds it)."""
+    np_dtype = np.dtype(np_dtype)
+    if np_dtype in _DIGITS:
+        low, high = _representable(low, high, np_dtype)
+    span = high - low
+    gen = _gen(generator)
+    n = _count(shape)
+    wide = span >= (1 << 32) and np_dtype in (np.dtype(np.int64), np.dtype(np.float64),
+                                               np.dtype(np.float32))
+    raw = gen.raw64(n) if wide else gen.raw32(n)
+    return ((raw % _U64(span)).astype(np.int64) + low).astype(np_dtype).reshape(shape)
 
 
 def randint(low: int, high: int, shape, generator=None) -> np.ndarray:

@@ -9,6 +9,7 @@ import weakref
 
 import pytest
 
+import funcgrad.mutable as fm
 from pytorch_port import both, close
 
 
@@ -540,3 +541,86 @@ def test_saved_tensor_hooks_extra_enter_during_bw_no_leak(torch):
         gc.enable()
     y = torch.tensor(1.0, requires_grad=True).exp()
     y.grad_fn._raw_saved_result.register_hooks(lambda x: x, lambda x: x)
+
+
+# --- in-place random fills on PyTorch's CPU stream --------------------------------------------------
+def _fills(torch):
+    """Each fill, with the dtypes it takes, as a list of (name, dtype, function)."""
+    floats = (torch.float32, torch.float64, torch.float16)
+    cases = [("random_", dt, lambda t: t.random_())
+             for dt in floats + (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8,
+                                 torch.bool)]
+    cases += [("random_(to)", dt, lambda t: t.random_(10)) for dt in floats + (torch.uint8,)]
+    cases += [("random_(from, to)", dt, lambda t: t.random_(-7, 100)) for dt in floats]
+    cases += [("random_ 64 bits", dt, lambda t: t.random_(-3, 2 ** 40))
+              for dt in (torch.float32, torch.float64, torch.int64)]
+    cases += [(name, dt, fn) for dt in floats for name, fn in (
+        ("exponential_", lambda t: t.exponential_(1.5)),
+        ("cauchy_", lambda t: t.cauchy_(0.5, 2.0)),
+        ("geometric_", lambda t: t.geometric_(0.3)),
+        ("log_normal_", lambda t: t.log_normal_(0.2, 0.7)))]
+    cases += [("geometric_", torch.int64, lambda t: t.geometric_(0.7))]
+    return cases
+
+
+def test_random_fills_match_torch_bit_for_bit():
+    real = pytest.importorskip("torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # random_'s float range warning
+        for (name, dt, fn), (_, rdt, rfn) in zip(_fills(fm), _fills(real)):
+            for n in (5, 40):
+                fm.manual_seed(3)
+                real.manual_seed(3)
+                ours = fn(fm.empty(n, dtype=dt)).tolist()
+                theirs = rfn(real.empty(n, dtype=rdt)).tolist()
+                assert ours == theirs, (name, dt, n)
+
+
+@both()
+def test_random_fills_record_and_check(torch):
+    x = torch.randn(3, requires_grad=True)
+    for fill, name in ((lambda t: t.random_(), "RandomBackward2"),
+                       (lambda t: t.random_(5), "RandomBackward1"),
+                       (lambda t: t.random_(2, 5), "RandomBackward0"),
+                       (lambda t: t.exponential_(), "ExponentialBackward0"),
+                       (lambda t: t.cauchy_(), "CauchyBackward0"),
+                       (lambda t: t.geometric_(0.5), "GeometricBackward0"),
+                       (lambda t: t.log_normal_(), "LogNormalBackward0")):
+        y = x * 1
+        assert fill(y) is y and y.grad_fn.name() == name and y._version == 1
+        y.sum().backward()
+        assert x.grad.tolist() == [0.0, 0.0, 0.0]
+        x.grad = None
+    for fill, error, message in (
+            (lambda: torch.zeros(3).exponential_(-1), RuntimeError,
+             "exponential_ expects lambda > 0.0, but found lambda=-1"),
+            (lambda: torch.zeros(3).cauchy_(0, -1), RuntimeError,
+             "cauchy_ expects sigma > 0.0, but found sigma=-1"),
+            (lambda: torch.zeros(3).geometric_(1.5), RuntimeError,
+             r"geometric_ expects p to be in \(0, 1\), but got p=1.5"),
+            (lambda: torch.zeros(3).log_normal_(0, -1), RuntimeError,
+             "log_normal_ expects std > 0.0, but found std=-1"),
+            (lambda: torch.zeros(2, dtype=torch.int64).exponential_(), RuntimeError,
+             "Exponential distribution is a continuous probability distribution. dtype must be "
+             "a floating point but you specified Long"),
+            (lambda: torch.zeros(2, dtype=torch.int64).cauchy_(), RuntimeError,
+             "you specified long int"),
+            (lambda: torch.zeros(2, dtype=torch.int64).log_normal_(), NotImplementedError,
+             "\"log_normal_cpu\" not implemented for 'Long'"),
+            (lambda: torch.zeros(2).random_(5, 3), RuntimeError,
+             "random_ expects 'from' to be less than 'to', but got from=5 >= to=3"),
+            (lambda: torch.zeros(2, dtype=torch.uint8).random_(0, 300), RuntimeError,
+             "to - 1 is out of bounds for unsigned char"),
+            (lambda: torch.zeros(2, dtype=torch.int8).random_(-200, 5), RuntimeError,
+             "from is out of bounds for signed char")):
+        with pytest.raises(error, match=message):
+            fill()
+    # a refused write draws nothing
+    torch.manual_seed(0)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        torch.zeros(2, requires_grad=True).random_()
+    first = torch.zeros(3).random_(10).tolist()
+    torch.manual_seed(0)
+    assert torch.zeros(3).random_(10).tolist() == first
+    with pytest.warns(UserWarning, match=r"to - 1 is out of bounds \[-\(2\^24\), 2\^24\]"):
+        torch.zeros(2).random_(0, 2 ** 25)
