@@ -1287,6 +1287,315 @@ METHODS.update({"random_": _random_, "exponential_": _exponential_, "cauchy_": _
                 "geometric_": _geometric_, "log_normal_": _log_normal_})
 
 
+# --- gcd, lcm (integers; no gradient) and heaviside (recorded, no derivative) ---------------------------
+def _integer_pair(name: str, input: Tensor, other: Tensor) -> tuple:
+    for t in (input, other):
+        if t._dtype.category != 1:
+            raise NotImplementedError(f'"{name}_cpu" not implemented for '
+                                      f"'{_scalar_name(t._dtype)}'")
+    return input._data, other._data
+
+
+def gcd(input: Tensor, other: Tensor) -> Tensor:
+    """The elementwise greatest common divisor of two integer tensors (non-negative).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.gcd(torch.tensor([12, 18, -4]), torch.tensor([8, 27, 6]))
+    tensor([4, 9, 2])
+    """
+    return Tensor._wrap(np.gcd(*_integer_pair("gcd", input, other)))
+
+
+def lcm(input: Tensor, other: Tensor) -> Tensor:
+    """The elementwise least common multiple of two integer tensors (non-negative).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.lcm(torch.tensor([12, 18, 0]), torch.tensor([8, 27, 5]))
+    tensor([24, 54,  0])
+    """
+    return Tensor._wrap(np.lcm(*_integer_pair("lcm", input, other)))
+
+
+GCD_ = _decl("gcd_", None, "GcdBackward0")
+LCM_ = _decl("lcm_", None, "LcmBackward0")
+
+
+def _gcd_(self: Tensor, other: Tensor) -> Tensor:
+    _integer_pair("gcd", self, other)
+    return inplace(GCD_, self, (), compute=lambda s: np.gcd(s, other._data))
+
+
+def _lcm_(self: Tensor, other: Tensor) -> Tensor:
+    _integer_pair("lcm", self, other)
+    return inplace(LCM_, self, (), compute=lambda s: np.lcm(s, other._data))
+
+
+def _heaviside_impl(x, values):
+    return np.heaviside(x, values).astype(np.result_type(x, values))
+
+
+# recorded, with no derivative: backward fails naming aten::heaviside (or heaviside_)
+HEAVISIDE = _decl("heaviside", primitive("heaviside", _heaviside_impl, nargs=2,
+                                         differentiable=False),
+                  "NotImplemented", node_base=O.NotImplementedNode)
+HEAVISIDE_ = _decl("heaviside_", primitive("heaviside_", _heaviside_impl, nargs=2,
+                                           differentiable=False),
+                   "NotImplemented", node_base=O.NotImplementedNode)
+
+
+def _heaviside_args(input: Tensor, values: Tensor) -> None:
+    if input._dtype is not values._dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+
+
+def heaviside(input: Tensor, values: Tensor) -> Tensor:
+    """The step function: 0 below zero, 1 above, `values` at zero (no derivative: torch
+    records a node that fails at backward).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.heaviside(torch.tensor([-1.5, 0.0, 2.0]), torch.tensor([0.5]))
+    tensor([0.0000, 0.5000, 1.0000])
+    """
+    _heaviside_args(input, values)
+    return apply(HEAVISIDE, (input, values))
+
+
+def _heaviside_(self: Tensor, values: Tensor) -> Tensor:
+    _heaviside_args(self, values)
+    return inplace(HEAVISIDE_, self, (values,))
+
+
+_offer("gcd", gcd, _gcd_, True)
+_offer("lcm", lcm, _lcm_, True)
+_offer("heaviside", heaviside, _heaviside_)
+
+
+# --- put, index_put, masked_scatter: writes at indices, with their gradients ----------------------------
+def _put_impl(x, src, index, accumulate):
+    out = np.array(x, copy=True)
+    flat = out.reshape(-1)
+    if accumulate:
+        np.add.at(flat, index, np.ravel(src))
+    else:
+        flat[index] = np.ravel(src)
+    return out
+
+
+def _put_vjp_x(ct, out, x, src, index, accumulate):
+    if accumulate:
+        return ct
+    flat = NP.index_set(NP.reshape(ct, (-1,)), 0, index, template=(H.SLOT,))
+    return NP.reshape(flat, H.shape(x))
+
+
+def _put_vjp_src(ct, out, x, src, index, accumulate):
+    return NP.reshape(NP.getitem(NP.reshape(ct, (-1,)), index, template=(H.SLOT,)), H.shape(src))
+
+
+put_p = primitive("put", _put_impl, nargs=2, params=("index", "accumulate"),
+                  vjps=(_put_vjp_x, _put_vjp_src))
+PUT = _decl("put", put_p, "PutBackward0", result="same", saves_index=True)
+
+
+def _put_args(self: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> dict:
+    n = self._data.size
+    idx = np.asarray(index._data, np.int64).reshape(-1)
+    bad = idx[(idx >= n) | (idx < -n)]
+    if bad.size:
+        raise IndexError(f"out of range: tried to access index {int(bad[0])} on a tensor of "
+                         f"{n} elements.")
+    if idx.size != source._data.size:
+        raise RuntimeError(f"put_(): Expected source and index to have the same number of "
+                           f"elements, but got source.numel() = {source._data.size}, "
+                           f"index.numel() = {idx.size}")
+    return {"index": np.where(idx < 0, idx + n, idx), "accumulate": bool(accumulate)}
+
+
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """A copy of `input` with `source`'s values written (or added) at flat indices `index`.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.put(torch.zeros(2, 2), torch.tensor([1, -1]), torch.tensor([9.0, 7.0]))
+    tensor([[0., 9.],
+            [0., 7.]])
+    """
+    return apply(PUT, (input, source), _put_args(input, index, source, accumulate))
+
+
+def _put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    return inplace(PUT, self, (source,), _put_args(self, index, source, accumulate))
+
+
+def _index_put_impl(x, values, arrays, template, accumulate):
+    out = np.array(x, copy=True)
+    index = H.build_index(template, arrays)
+    if accumulate:
+        np.add.at(out, index, np.broadcast_to(values, out[index].shape))
+    else:
+        out[index] = values
+    return out
+
+
+def _index_put_vjp_x(ct, out, x, values, arrays, template, accumulate):
+    return ct if accumulate else NP.index_set(ct, 0, *arrays, template=template)
+
+
+def _index_put_vjp_values(ct, out, x, values, arrays, template, accumulate):
+    return NP.getitem(ct, *arrays, template=template)  # (summed to values' shape by the walk)
+
+
+index_put_p = primitive("index_put", _index_put_impl, nargs=2,
+                        params=("arrays", "template", "accumulate"), vjps=(_index_put_vjp_x,
+                                                                 _index_put_vjp_values))
+INDEX_PUT = _decl("index_put", index_put_p, "IndexPutBackward0", result="same")
+
+
+def _index_put_args(indices) -> tuple:
+    """(index arrays, template) for a tuple of index tensors (None: a whole dimension)."""
+    arrays, template = [], []
+    for t in indices:
+        if t is None:
+            template.append(slice(None))
+            continue
+        data = t._data if isinstance(t, Tensor) else np.asarray(t)
+        if data.dtype == np.bool_:
+            for part in np.nonzero(data):
+                arrays.append(part)
+                template.append(H.SLOT)
+            continue
+        if data.dtype.kind not in "iu":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        arrays.append(data.astype(np.intp))
+        template.append(H.SLOT)
+    return tuple(arrays), tuple(template)
+
+
+def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    """A copy of `input` with ``out[indices] = values`` (``+=`` with `accumulate`).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.index_put(torch.zeros(2, 3), (torch.tensor([0, 1]), torch.tensor([2, 0])), torch.tensor([3.0, 4.0]))
+    tensor([[0., 0., 3.],
+            [4., 0., 0.]])
+    """
+    arrays, template = _index_put_args(indices)
+    return apply(INDEX_PUT, (input, values), {"arrays": arrays, "template": template,
+                                              "accumulate": bool(accumulate)})
+
+
+def _index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    arrays, template = _index_put_args(indices)
+    return inplace(INDEX_PUT, self, (values,), {"arrays": arrays, "template": template,
+                                                "accumulate": bool(accumulate)})
+
+
+def _masked_scatter_impl(x, source, mask):
+    out = np.array(x, copy=True)
+    where = np.broadcast_to(mask, out.shape)
+    out[where] = np.ravel(source)[:int(where.sum())]
+    return out
+
+
+def _masked_scatter_vjp_source(ct, out, x, source, mask):
+    where = np.broadcast_to(mask, H.shape(x))
+    taken = NP.getitem(ct, *np.nonzero(where), template=(H.SLOT,) * where.ndim)
+    size = int(np.prod(H.shape(source), dtype=np.int64))
+    flat = NP.index_add(np.zeros(size, H.dtype(ct)), taken,
+                        template=(slice(0, int(where.sum())),))
+    return NP.reshape(flat, H.shape(source))
+
+
+masked_scatter_p = primitive(
+    "masked_scatter", _masked_scatter_impl, nargs=2, params=("mask",),
+    vjps=(lambda ct, out, x, source, mask: NP.where(mask, 0.0, ct), _masked_scatter_vjp_source))
+MASKED_SCATTER = _decl("masked_scatter", masked_scatter_p, "MaskedScatterBackward0",
+                       result="same")
+
+
+def _masked_scatter_args(self: Tensor, mask: Tensor, source: Tensor) -> dict:
+    if mask._dtype is not D.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {_scalar_name(mask._dtype)}")
+    where = np.broadcast_to(mask._data, self._data.shape)
+    if source._data.size < int(where.sum()):
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    return {"mask": where}
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """A copy of `input` whose elements where `mask` is True take `source`'s values in order.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.zeros(4).masked_scatter(torch.tensor([True, False, True, False]), torch.tensor([1.0, 2.0]))
+    tensor([1., 0., 2., 0.])
+    """
+    return apply(MASKED_SCATTER, (input, source), _masked_scatter_args(input, mask, source))
+
+
+def _masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    return inplace(MASKED_SCATTER, self, (source,), _masked_scatter_args(self, mask, source))
+
+
+_offer("put", put, _put_)
+_offer("index_put", index_put, _index_put_, True)
+_offer("masked_scatter", masked_scatter, _masked_scatter_)
+
+
+# --- renorm: each slice along dim scaled down to a p-norm of at most maxnorm ----------------------------
+def _others(x, dim: int) -> tuple:
+    return tuple(k for k in range(len(H.shape(x))) if k != dim)
+
+
+def _renorm_impl(x, p, dim, maxnorm):
+    norm = np.sum(np.abs(x) ** p, axis=_others(x, dim), keepdims=True) ** (1.0 / p)
+    factor = np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return (x * factor).astype(x.dtype)
+
+
+def _renorm_vjp(ct, out, x, p, dim, maxnorm):
+    """PyTorch's renorm_backward: where a slice was scaled (norm > maxnorm), the scale's own
+    derivative through the norm is subtracted."""
+    axes = _others(x, dim)
+    norm = NP.sum(NP.absolute(x) ** p, axis=axes, keepdims=True) ** (1.0 / p)
+    inv = 1.0 / (norm + 1e-7)
+    factor = inv * maxnorm
+    along = NP.sum(x * ct, axis=axes, keepdims=True)
+    norm_grad = along * NP.sign(x) * NP.absolute(x) ** (p - 1) / norm ** (p - 1)
+    return NP.where(norm > maxnorm, factor * ct - factor * inv * norm_grad, ct)
+
+
+renorm_p = primitive("renorm", _renorm_impl, params=("p", "dim", "maxnorm"), vjps=(_renorm_vjp,))
+RENORM = _decl("renorm", renorm_p, "RenormBackward0", result="same")
+
+
+def _renorm_args(self: Tensor, p, dim: int, maxnorm) -> dict:
+    if not p > 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    return {"p": float(p), "dim": F._dim(dim, builtins.max(self._data.ndim, 1)),
+            "maxnorm": float(maxnorm)}
+
+
+def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
+    """Each slice of `input` along `dim` whose `p`-norm exceeds `maxnorm` scaled to norm
+    `maxnorm` (``RenormBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.renorm(torch.tensor([[3.0, 4.0], [0.3, 0.4]]), 2, 0, 1.0)
+    tensor([[0.6000, 0.8000],
+            [0.3000, 0.4000]])
+    """
+    return apply(RENORM, (input,), _renorm_args(input, p, dim, maxnorm))
+
+
+def _renorm_(self: Tensor, p, dim: int, maxnorm) -> Tensor:
+    return inplace(RENORM, self, (), _renorm_args(self, p, dim, maxnorm))
+
+
+_offer("renorm", renorm, _renorm_)
+
+
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, F.as_method(_fn))
 

@@ -624,3 +624,94 @@ def test_random_fills_record_and_check(torch):
     assert torch.zeros(3).random_(10).tolist() == first
     with pytest.warns(UserWarning, match=r"to - 1 is out of bounds \[-\(2\^24\), 2\^24\]"):
         torch.zeros(2).random_(0, 2 ** 25)
+
+
+# --- gcd_, lcm_, heaviside_, put_, index_put_, masked_scatter_, renorm_ -----------------------------------
+@both()
+def test_gcd_lcm_heaviside(torch):
+    a, b = torch.tensor([12, 18, -4, 0]), torch.tensor([8, 27, 6, 5])
+    assert torch.gcd(a, b).tolist() == a.clone().gcd_(b).tolist() == [4, 9, 2, 5]
+    assert torch.lcm(a, b).tolist() == a.clone().lcm_(b).tolist() == [24, 54, 12, 0]
+    with pytest.raises(NotImplementedError, match="\"gcd_cpu\" not implemented for 'Float'"):
+        torch.gcd(torch.tensor([1.0]), torch.tensor([2.0]))
+    x, v = torch.tensor([-1.5, 0.0, 2.0]), torch.tensor([0.5])
+    assert torch.heaviside(x, v).tolist() == x.clone().heaviside_(v).tolist() == [0.0, 0.5, 1.0]
+    with pytest.raises(RuntimeError, match="heaviside is not yet implemented for tensors with "
+                                           "different dtypes"):
+        torch.heaviside(x, torch.tensor([1]))
+    y = torch.heaviside(torch.tensor([1.0, 0.0], requires_grad=True), v)
+    assert y.requires_grad
+    with pytest.raises(RuntimeError, match="derivative for aten::heaviside is not implemented"):
+        y.sum().backward()
+    y = (torch.ones(2, requires_grad=True) * 1).heaviside_(v)
+    with pytest.raises(RuntimeError, match="derivative for aten::heaviside_ is not implemented"):
+        y.sum().backward()
+
+
+def _weighted_grads(torch, make):
+    """Gradients of sum(weights * make(x, s)) for a fixed x (2x3) and s (3,)."""
+    x = torch.tensor([[0.3, -1.2, 0.5], [2.0, 0.1, -0.7]], requires_grad=True)
+    s = torch.tensor([1.5, -0.5, 2.5], requires_grad=True)
+    y = make(x, s)
+    (y * torch.arange(float(y.numel())).view(y.shape)).sum().backward()
+    return y.grad_fn.name(), y.tolist(), x.grad.tolist(), None if s.grad is None else s.grad.tolist()
+
+
+@both()
+def test_put_index_put_masked_scatter(torch):
+    t = torch.zeros(2, 3)
+    assert t.clone().put_(torch.tensor([1, 4, -1]), torch.tensor([9.0, 8.0, 7.0])).tolist() == \
+        [[0.0, 9.0, 0.0], [0.0, 8.0, 7.0]]
+    assert torch.put(t, torch.tensor([1, 1]), torch.tensor([9.0, 8.0]), accumulate=True).tolist() \
+        == [[0.0, 17.0, 0.0], [0.0, 0.0, 0.0]]
+    with pytest.raises(IndexError, match="out of range: tried to access index 7 on a tensor of 6 "
+                                         "elements."):
+        t.clone().put_(torch.tensor([7]), torch.tensor([1.0]))
+    assert t.clone().index_put_((torch.tensor([0, 1]), torch.tensor([2, 0])),
+                                torch.tensor([3.0, 4.0])).tolist() == [[0.0, 0.0, 3.0],
+                                                                       [4.0, 0.0, 0.0]]
+    assert t.clone().index_put_((torch.tensor([0, 0]),), torch.tensor(1.0),
+                                accumulate=True).tolist() == [[2.0, 2.0, 2.0], [0.0, 0.0, 0.0]]
+    assert torch.index_put(t, (torch.tensor([1]),), torch.tensor([1.0, 2.0, 3.0])).tolist() == \
+        [[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]]
+    mask = torch.tensor([[True, False, True], [False, True, False]])
+    assert t.masked_scatter(mask, torch.arange(1.0, 7.0)).tolist() == \
+        t.clone().masked_scatter_(mask, torch.arange(1.0, 7.0)).tolist() == \
+        [[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]]
+    with pytest.raises(RuntimeError, match="Number of elements of source < number of ones in mask"):
+        t.clone().masked_scatter_(torch.ones(2, 3, dtype=torch.bool), torch.ones(2))
+    assert _weighted_grads(torch, lambda x, s: (x * 1).put_(torch.tensor([1, 4, 1]), s,
+                                                            accumulate=True))[::2] == \
+        ("PutBackward0", [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
+    name, _, gx, gs = _weighted_grads(torch, lambda x, s: (x * 1).put_(torch.tensor([1, 4, 5]), s))
+    assert (name, gx, gs) == ("PutBackward0", [[0.0, 0.0, 2.0], [3.0, 0.0, 0.0]], [1.0, 4.0, 5.0])
+    name, _, gx, gs = _weighted_grads(torch, lambda x, s: (x * 1).index_put_(
+        (torch.tensor([0, 1, 1]), torch.tensor([2, 0, 1])), s))
+    assert (name, gx, gs) == ("IndexPutBackward0", [[0.0, 1.0, 0.0], [0.0, 0.0, 5.0]],
+                              [2.0, 3.0, 4.0])
+    name, _, gx, gs = _weighted_grads(torch, lambda x, s: (x * 1).index_put_(
+        (torch.tensor([0, 0, 1]), torch.tensor([2, 2, 1])), s, accumulate=True))
+    assert (name, gx, gs) == ("IndexPutBackward0", [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]],
+                              [2.0, 2.0, 4.0])
+    name, _, gx, gs = _weighted_grads(torch, lambda x, s: (x * 1).masked_scatter_(
+        mask, torch.cat([s, s])))
+    assert (name, gx, gs) == ("MaskedScatterBackward0", [[0.0, 1.0, 0.0], [3.0, 0.0, 5.0]],
+                              [0.0, 2.0, 4.0])
+
+
+@both()
+def test_renorm(torch):
+    r = torch.tensor([[1.0, 2.0, 2.0], [3.0, 4.0, 0.0], [0.1, 0.1, 0.1]])
+    close(torch.renorm(r, 2, 0, 2.0), [[2 / 3, 4 / 3, 4 / 3], [1.2, 1.6, 0.0], [0.1, 0.1, 0.1]])
+    close(r.clone().renorm_(1, 1, 3.0), [[0.7317073345184326, 0.9836065769195557, 2.0],
+                                         [2.195122003555298, 1.9672131538391113, 0.0],
+                                         [0.0731707364320755, 0.04918032884597778, 0.1]])
+    for p, dim, maxnorm, want in ((2, 0, 0.5, [0.012633, 0.324236, 0.770586, 0.403313, 0.927619,
+                                               1.284839]),
+                                  (1, 1, 0.5, [-0.567108, 0.147929, 1.701389, 0.085066, 1.775148,
+                                               1.215278]),
+                                  (3, 0, 1.0, [0.007758, 0.686119, 1.64203, 0.793673, 1.970415,
+                                               2.549125])):
+        name, _, gx, _ = _weighted_grads(torch, lambda x, s: torch.renorm(x, p, dim, maxnorm))
+        assert name == "RenormBackward0"
+        close(torch.tensor(gx).flatten(), want, rtol=1e-4)
