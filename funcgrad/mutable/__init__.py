@@ -53,8 +53,10 @@ from . import _methods  # noqa: F401  (attaches Tensor's methods)
 from . import _C, accelerator, autograd, backends, cuda, nn, optim, utils
 from ._device import device
 from ._autograd import STATE
-from ._dtypes import (bool_ as bool, complex64, complex128, dtype, float16, float32, float64,  # noqa: A004
-                      int8, int16, int32, int64, uint8)
+from ._dtypes import (bool_ as bool, complex64, complex128, dtype, float16, float32,  # noqa: A004
+                      float64, int8, int16, int32, int64, uint8)
+from ._dtypes import EXTRA as _EXTRA_DTYPES
+globals().update({_d.name: _d for _d in _EXTRA_DTYPES})  # torch.bfloat16 (with ml_dtypes)
 from ._functions import (abs, add, allclose, arange, as_strided, as_tensor, cat, chunk, clamp,
                          clip, clone, concat, contiguous, cos, detach, diagonal, div, empty,
                          empty_like, eq, equal, exp, expand, expm1, eye, flatten, floor_divide,

@@ -3,6 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
+try:  # NumPy's bfloat16 comes from ml_dtypes (installed with JAX); without it, no torch.bfloat16
+    import ml_dtypes
+except ImportError:  # pragma: no cover
+    ml_dtypes = None
+
 __all__ = ["dtype", "from_numpy_dtype", "to_dtype", "promote", "result_type_of"]
 
 
@@ -20,12 +25,13 @@ class dtype:
     def __init__(self, name: str, np_dtype, tensor_type: str) -> None:
         self.name = name
         self.np = np.dtype(np_dtype)
-        self.is_floating_point = self.np.kind == "f"
-        self.is_complex = self.np.kind == "c"
-        self.is_signed = self.np.kind in "fic"
+        kind = "f" if name == "bfloat16" else self.np.kind  # (ml_dtypes' bfloat16 is kind "V")
+        self.is_floating_point = kind == "f"
+        self.is_complex = kind == "c"
+        self.is_signed = kind in "fic"
         self.itemsize = self.np.itemsize
         self.tensor_type = tensor_type
-        self.category = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}[self.np.kind]
+        self.category = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}[kind]
 
     def __repr__(self) -> str:
         return "torch." + self.name
@@ -37,6 +43,7 @@ class dtype:
 float32 = dtype("float32", np.float32, "FloatTensor")
 float64 = dtype("float64", np.float64, "DoubleTensor")
 float16 = dtype("float16", np.float16, "HalfTensor")
+bfloat16 = None if ml_dtypes is None else dtype("bfloat16", ml_dtypes.bfloat16, "BFloat16Tensor")
 int64 = dtype("int64", np.int64, "LongTensor")
 int32 = dtype("int32", np.int32, "IntTensor")
 int16 = dtype("int16", np.int16, "ShortTensor")
@@ -47,6 +54,8 @@ complex64 = dtype("complex64", np.complex64, "ComplexFloatTensor")
 complex128 = dtype("complex128", np.complex128, "ComplexDoubleTensor")
 
 ALL = (float32, float64, float16, int64, int32, int16, int8, uint8, bool_, complex64, complex128)
+EXTRA = () if bfloat16 is None else (bfloat16,)  # dtypes that need an optional package
+ALL = ALL + EXTRA
 ALIASES = {"float": float32, "double": float64, "half": float16, "long": int64, "int": int32,
            "short": int16, "cfloat": complex64, "cdouble": complex128}
 _BY_NP = {d.np: d for d in ALL}
@@ -87,6 +96,9 @@ def promote(a: dtype, b: dtype) -> dtype:
         if hi.is_complex and lo is float64:
             return complex128
         return hi
+    if a is bfloat16 or b is bfloat16:  # half with bfloat16 is float; a wider float wins
+        other = b if a is bfloat16 else a
+        return float32 if other is float16 else other
     return _BY_NP[np.promote_types(a.np, b.np)]
 
 

@@ -118,7 +118,7 @@ def data_str(values: np.ndarray, indent: int) -> str:
     """The bracketed body of a tensor's repr."""
     if values.size == 0:
         return "[]"
-    if values.dtype == np.float16:
+    if values.dtype == np.float16 or values.dtype.kind == "V":  # (half and bfloat16)
         values = values.astype(np.float32)
     summarize = values.size > THRESHOLD
     shown = _summarized(values) if summarize else values

@@ -611,7 +611,8 @@ CUSTOM_VIEW_DETAIL = (
     "associated with the custom Function, leading to incorrect gradients. This behavior is "
     "forbidden. You can fix this by cloning the output of the custom Function.")
 
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "int64": "long int",
             "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
             "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
@@ -621,7 +622,8 @@ def _scalar_name(dt: D.dtype) -> str:
     return _SCALAR_NAMES[dt.name]
 
 
-_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
+                 "bfloat16": "BFloat16", "int64": "Long",
                  "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
                  "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 

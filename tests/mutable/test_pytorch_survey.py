@@ -72,7 +72,7 @@ def test_complex_records_complex_backward(torch):
     assert re.grad.tolist() == [0.0, 0.0] and im.grad.item() == 4.0
 
 
-# --- test_grad_dtype (its bfloat16 cases left out: NumPy has no bfloat16) ---------------------------
+# --- test_grad_dtype (its bfloat16 cases are in test_bfloat16 below) -----------------------------------
 def _doubling(torch):
     class GradToDouble(torch.autograd.Function):
         @staticmethod
@@ -402,17 +402,50 @@ def test_gradient_of_a_written_complex_view_of_a_real_base(torch):
     assert x.grad.tolist() == [[0.0, 0.0], [2.0, -4.0], [6.0, 2.0], [0.0, -1.0]]
 
 
-# --- test_copy_ (its bfloat16 case left out: no bfloat16 here) -----------------------------------------
+# --- test_copy_ (bfloat16 needs ml_dtypes) ----------------------------------------------------------------
+needs_bfloat16 = pytest.mark.skipif(not hasattr(fm, "bfloat16"), reason="ml_dtypes not installed")
+
+
+@needs_bfloat16
 @both()
-def test_copy_into_other_floating_dtypes_records(torch):
+def test_copy_(torch):
     x = torch.randn(10, requires_grad=True)
-    for dt in (torch.float32, torch.float64, torch.float16):
+    for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
         y = torch.empty(10, dtype=dt)
         y.copy_(x)
         assert y.requires_grad and y.grad_fn.name() == "torch::autograd::CopyBackwards"
         assert type(y.grad_fn).__name__ == "CopyBackwards"
+        assert x.to(torch.bfloat16).requires_grad
         y.sum().backward()
-    assert x.grad.tolist() == [3.0] * 10
+    assert x.grad.tolist() == [4.0] * 10
+
+
+@needs_bfloat16
+@both()
+def test_bfloat16(torch):
+    x = torch.tensor([1.5, -2.25, 3.0], requires_grad=True)
+    z = x.to(torch.bfloat16)
+    assert z.dtype is torch.bfloat16 and torch.bfloat16.is_floating_point
+    assert repr(torch.tensor([1.2345, 100.3], dtype=torch.bfloat16)) == \
+        "tensor([  1.2344, 100.5000], dtype=torch.bfloat16)"
+    half = torch.ones(2, dtype=torch.float16)
+    assert (torch.ones(2, dtype=torch.bfloat16) + half).dtype is torch.float32
+    assert (torch.ones(2, dtype=torch.bfloat16) * 2).dtype is torch.bfloat16
+    (z.float() * 2).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
+    # test_grad_dtype's bfloat16 cases: later gradients keep the existing .grad's dtype
+    k = torch.tensor([1.0, 2.0], requires_grad=True)
+    k.grad_dtype = None
+    (k * 2).sum().backward()
+    k.grad = k.grad.to(torch.bfloat16)
+    (k * 3).sum().backward()
+    assert k.grad.dtype is torch.bfloat16 and k.grad.tolist() == [5.0, 5.0]
+    b = torch.tensor([3.0, 4.0], requires_grad=True, dtype=torch.bfloat16)
+    b.grad_dtype = None
+    (b * 2).sum().backward()
+    b.grad = b.grad.to(torch.float32)
+    (b * 3).sum().backward()
+    assert b.grad.dtype is torch.float32
 
 
 # --- test_scatter_index_reduce_amin_amax_backprops_to_all_values --------------------------------------
