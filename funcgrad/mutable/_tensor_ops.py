@@ -855,7 +855,7 @@ def randperm(n: int, *, generator=None, dtype=None, device=None,
 
 
 # --- in-place random fills --------------------------------------------------------------------------
-NORMAL_ = _decl("normal_", None, "NormalBackward1")
+NORMAL_ = _decl("normal_", None, "NormalBackward0")
 UNIFORM_ = _decl("uniform_", None, "UniformBackward0")
 
 
@@ -893,10 +893,12 @@ def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
 def _bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     probs = p._data if isinstance(p, Tensor) else p
     values = _bernoulli_draws(self._data.shape, probs, self._data.dtype, generator)
-    return inplace(BERNOULLI_, self, (), compute=lambda s: values)
+    op = BERNOULLI_TENSOR_ if isinstance(p, Tensor) else BERNOULLI_
+    return inplace(op, self, (), compute=lambda s: values)
 
 
-BERNOULLI_ = _decl("bernoulli_", None, "BernoulliBackward1")
+BERNOULLI_ = _decl("bernoulli_", None, "BernoulliBackward2")  # (p a number)
+BERNOULLI_TENSOR_ = _decl("bernoulli_tensor_", None, "BernoulliBackward1")  # (p a tensor)
 
 
 # --- complex parts, sign, erf ---------------------------------------------------------------------

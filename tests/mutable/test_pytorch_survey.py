@@ -748,3 +748,17 @@ def test_renorm(torch):
         name, _, gx, _ = _weighted_grads(torch, lambda x, s: torch.renorm(x, p, dim, maxnorm))
         assert name == "RenormBackward0"
         close(torch.tensor(gx).flatten(), want, rtol=1e-4)
+
+
+@both()
+def test_normal_and_bernoulli_fill_node_names(torch):
+    x = torch.randn(3, requires_grad=True)
+    for fill, name in ((lambda t: t.normal_(), "NormalBackward0"),
+                       (lambda t: t.normal_(1.0, 2.0), "NormalBackward0"),
+                       (lambda t: t.uniform_(), "UniformBackward0"),
+                       (lambda t: t.bernoulli_(0.5), "BernoulliBackward2"),
+                       (lambda t: t.bernoulli_(), "BernoulliBackward2"),
+                       (lambda t: t.bernoulli_(torch.full((3,), 0.5)), "BernoulliBackward1")):
+        y = x * 1
+        fill(y)
+        assert y.grad_fn.name() == name
