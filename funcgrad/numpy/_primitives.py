@@ -359,7 +359,8 @@ prod = primitive("prod", _prod_impl, params=("axis", "keepdims"), vjps=(_prod_vj
 
 # --- shape functions -----------------------------------------------------------------------
 def _reshape_impl(x, shape):
-    return np.reshape(x, shape)
+    # (the method itself for arrays: np.reshape adds a Python wrapper, 0.6 us)
+    return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
 
 
 reshape = linear("reshape", _reshape_impl, lambda ct, out, x, shape: reshape(ct, H.shape(x)),
@@ -400,6 +401,14 @@ transpose.batch = _batch_transpose
 
 
 def _broadcast_to_impl(x, shape):
+    if ((type(x) is np.ndarray and x.ndim == 0 or isinstance(x, (np.number, np.bool_)))
+            and type(shape) is tuple and builtins.min(shape, default=0) >= 0):
+        # a whole reduction's cotangent (every backward pass of a scalar loss has one): the
+        # same read-only view as np.broadcast_to gives, without its Python-level set-up
+        # (0.4-0.75 us instead of 2.5-3)
+        out = np.ndarray(shape, x.dtype, x, 0, (0,) * len(shape))
+        out.flags.writeable = False
+        return out
     return np.broadcast_to(x, shape)
 
 
@@ -1333,9 +1342,10 @@ engine.register(
 
 def expand_reduced(ct, x, axis, keepdims):
     """A reduction's cotangent broadcast back over the axes it reduced."""
-    if not keepdims:
-        ct = reshape(ct, H.keepdims_shape(H.shape(x), axis))
-    return broadcast_to(ct, H.shape(x))
+    shape = H.shape(x)
+    if not keepdims and axis is not None:  # (a reduction over every axis: ct broadcasts as it is)
+        ct = reshape(ct, H.keepdims_shape(shape, axis))
+    return broadcast_to(ct, shape)
 
 
 def flatten(x):
