@@ -238,28 +238,27 @@ class OpNode(Node):
     def _apply(self, cts, graph):
         if self._freed:
             raise freed_error()
-        create_graph = graph.create_graph
-        # the rule's arguments: `_args`, with the common case (arrays, saved values current
-        # and not packed by hooks) spelled out; anything else (an error to raise, hooks to
-        # unpack, create_graph) takes `_args`
-        meta = self._meta
-        args = [] if not create_graph else None
-        if args is not None:
-            for v in self._vals:
-                if v is STAND_IN:
-                    m = meta[len(args)]
-                    args.append(stand_in(m[1], m[2]))
-                elif type(v) is Saved:
-                    t = v.tensor
-                    if (v.counter.value != v.version or v.unpack_fn is not None
-                            or (t is not None and not t._rg and t._grad_node is None)):
-                        args = None
-                        break
-                    args.append(v.data)
-                elif type(v) is Spec:
-                    args.append(v.make())
-                else:
-                    args.append(v)
+        if graph.create_graph:
+            return self._apply_recorded(cts, graph)
+        # the rule's arguments: `_args`, with the common case (saved values current and not
+        # packed by hooks) spelled out; anything else (an error to raise, hooks to unpack)
+        # takes `_args`
+        args = []
+        for v in self._vals:
+            if v is STAND_IN:
+                m = self._meta[len(args)]
+                args.append(stand_in(m[1], m[2]))
+            elif type(v) is Saved:
+                t = v.tensor
+                if (v.counter.value != v.version or v.unpack_fn is not None
+                        or (t is not None and not t._rg and t._grad_node is None)):
+                    args = None
+                    break
+                args.append(v.data)
+            elif type(v) is Spec:
+                args.append(v.make())
+            else:
+                args.append(v)
         out = self._out
         if args is None:
             args, out = self._args(graph)
@@ -276,30 +275,22 @@ class OpNode(Node):
         prim = self._prim
         params = self._params
         ct = cts[0] if self._nout == 1 else tuple(cts)
-        rules = prim.vjps
-        grads = []
-        if create_graph:
-            ct = conj(graph.lift(ct))
-            for argnum, shape, dtype in meta:
-                if argnum is None:
-                    grads.append(None)
-                    continue
-                rule = rules[argnum]
-                g = conj(rule(ct, out, *args, **params) if params else rule(ct, out, *args))
-                grads.append(None if g is None else graph.fix(graph.lower(g), shape, dtype))
-            return grads
         if type(ct) is _ndarray:
-            if ct.dtype.kind == "c":
+            d = ct.dtype
+            if d is not _F64 and d is not _F32 and d.kind == "c":
                 ct = conj(ct)
         elif type(ct) not in _REAL_SCALARS:
             ct = conj(ct)
         # the rules the primitive's one record marks as handing back a parameter (see
         # `Primitive._passes`, `_slopes`, `_derivs`) are read, not called, as the functional
-        # walk does: one or two Python calls fewer per node
+        # walk does: one or two Python calls fewer per node (products through np.multiply:
+        # the same as ``*``, without the operator's dispatch)
+        rules = prim.vjps
         passes = prim._passes
         slopes = prim._slopes
         derivs = prim._derivs
-        for argnum, shape, dtype in meta:
+        grads = []
+        for argnum, shape, dtype in self._meta:
             if argnum is None:
                 grads.append(None)
                 continue
@@ -309,9 +300,9 @@ class OpNode(Node):
                 g = ct
             elif slopes is not None:
                 k = slopes[argnum]
-                g = ct * (out if k == 0 else args[k - 1])
+                g = _multiply(ct, out if k == 0 else args[k - 1])
             elif derivs is not None:
-                g = ct * derivs[argnum](out, *args)
+                g = _multiply(ct, derivs[argnum](out, *args))
             else:
                 g = rules[argnum](ct, out, *args)
             if type(g) is not _ndarray:
@@ -324,9 +315,25 @@ class OpNode(Node):
                 g = np.asarray(g)
             if g.shape != shape or (g.dtype is not dtype and g.dtype != dtype):
                 g = fix_array(conj(g), shape, dtype)
-            elif dtype.kind == "c":
+            elif dtype is not _F64 and dtype is not _F32 and dtype.kind == "c":
                 g = conj(g)
             grads.append(g)
+        return grads
+
+    def _apply_recorded(self, cts, graph) -> list:
+        """`_apply` under create_graph: the rules run on graph-recording values."""
+        args, out = self._args(graph)
+        params = self._params
+        rules = self._prim.vjps
+        ct = conj(graph.lift(cts[0] if self._nout == 1 else tuple(cts)))
+        grads = []
+        for argnum, shape, dtype in self._meta:
+            if argnum is None:
+                grads.append(None)
+                continue
+            rule = rules[argnum]
+            g = conj(rule(ct, out, *args, **params) if params else rule(ct, out, *args))
+            grads.append(None if g is None else graph.fix(graph.lower(g), shape, dtype))
         return grads
 
     def _output_specs(self) -> list:
@@ -770,6 +777,10 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
 
 _new_object = object.__new__
 _ndarray = np.ndarray  # (read as a global: CPython 3.11 never specializes ``np.ndarray`` here)
+_multiply = np.multiply
+# the common real dtypes, tested by identity before reading ``.kind`` (NumPy's builtin dtypes
+# are singletons; any other dtype object still takes the ``.kind`` test)
+_F64, _F32 = np.dtype(np.float64), np.dtype(np.float32)
 _REAL_SCALARS = frozenset((np.float64, np.float32, np.float16))
 # `_vals` are tuples, not lists: a tuple of constants and stand-ins is untracked by the cyclic
 # garbage collector after its first pass, and every tracked object a graph keeps is rescanned
