@@ -48,6 +48,17 @@ NUMPY_FP_WARNINGS = r"(invalid value|divide by zero|overflow|underflow) encounte
 warnings.filterwarnings("ignore", NUMPY_FP_WARNINGS, RuntimeWarning, r"funcgrad\.mutable(\.|$)")
 
 
+def _array_out() -> bool:
+    """Whether NumPy's ufuncs take ``out=...`` (return an array, never a scalar: 2.3+)."""
+    try:
+        return type(np.add(np.zeros(()), 0.0, out=...)) is np.ndarray
+    except TypeError:
+        return False
+
+
+_ARRAY_OUT = _array_out()
+
+
 class Op:
     """One torch function: primitive, grad_fn class name, what its node saves.
 
@@ -64,7 +75,7 @@ class Op:
 
     __slots__ = ("name", "prim", "node_cls", "values", "shapes", "saves_out", "result",
                  "_plans", "is_view", "inplace_name", "records", "impl", "float_fast",
-                 "unary_plan", "binary_plans", "scalar_edge", "saves_index", "ufunc")
+                 "unary_plan", "binary_plans", "scalar_edge", "saves_index", "ufunc", "ufunc0")
 
     def __init__(self, name: str, prim, grad_fn: str, reads: Sequence | None = None, *,
                  saves_out: bool = False, result: str = "promote", is_view: bool = False,
@@ -97,6 +108,10 @@ class Op:
         # the impl as a NumPy ufunc of one output, when it is one: an in-place write then
         # computes straight into the tensor's storage (``out=``), no temporary and no copy
         self.ufunc = _as_ufunc(self.impl)
+        # the same, asked for an array even for 0-d operands (``out=...``, NumPy 2.3+), where
+        # NumPy would return a scalar to convert: 0.2 us less per 0-d op, 0.02 us more on
+        # others (None: this NumPy cannot)
+        self.ufunc0 = self.ufunc if _ARRAY_OUT else None
         self.float_fast = (prim is not None and prim.differentiable
                            and result in ("promote", "float"))
         saved, keeps_out = self.plan((True,))
@@ -670,7 +685,10 @@ def apply1(op: Op, x: Tensor, const=_NO_CONST, params: dict | None = None) -> Te
     if (not dt.is_floating_point or not op.float_fast or (const is not _NO_CONST and (
             type(const) is not float and type(const) is not int))):
         return apply(op, (x,) if const is _NO_CONST else (x, const), params)
-    if const is _NO_CONST:
+    ufunc = op.ufunc0
+    if ufunc is not None and not params:
+        out = ufunc(data, out=...) if const is _NO_CONST else ufunc(data, const, out=...)
+    elif const is _NO_CONST:
         out = op.impl(data, **params) if params else op.impl(data)
     else:
         out = op.impl(data, const)
@@ -815,7 +833,8 @@ def apply2(op: Op, x, y) -> Tensor:
             isinstance(a, Tracer) or isinstance(b, Tracer)):
         return traced_apply(op, (x, y))
     try:
-        out = op.impl(a, b)
+        ufunc = op.ufunc0
+        out = op.impl(a, b) if ufunc is None else ufunc(a, b, out=...)
     except ValueError as exc:
         raise _shape_error((a, b), exc) from None
     if type(out) is not _ndarray or (out.dtype is not a.dtype and out.dtype != a.dtype):
