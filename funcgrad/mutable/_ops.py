@@ -863,8 +863,15 @@ def apply2(op: Op, x, y) -> Tensor:
     saves_x, saves_y, keeps_out, frees = plan
     cls = op.node_cls
     node = _new_object(cls)
-    ex = _next_entry(x) if rx else None
-    ey = _next_entry(y) if ry else None
+    ex = ey = None  # `_next_entry`, without the call for output 0 of a node (not a view)
+    if rx:
+        ex = x._grad_node
+        if ex is None or x._nr or x._base is not None:
+            ex = _next_entry(x)
+    if ry:
+        ey = y._grad_node
+        if ey is None or y._nr or y._base is not None:
+            ey = _next_entry(y)
     if PROCESS.anomaly:
         node._init((ex, ey))
     else:
