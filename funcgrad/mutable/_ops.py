@@ -742,7 +742,8 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
     node._prim = op.prim
     node._params = params
     node._freed = False
-    if saves_x or keeps_out is True:
+    saves = saves_x or keeps_out is True
+    if saves:
         # `Saved` made here when no policy watches and no hook packs (its __init__ otherwise)
         policy = STATE.policy
         plain = policy == "torch" and not STATE.saved_hooks
@@ -775,7 +776,7 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
     else:
         node._out = _kept_out(keeps_out, out)
     node._has_saved = frees
-    if saves_x or keeps_out is True:
+    if saves:
         # named in version errors (Saved tensors only). The walk for the user's frame starts
         # past this function, its caller (`apply1`, `view_op`) and theirs: all three are ours
         node._at = user_site(4)
@@ -788,8 +789,7 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
                 node._out.owner = ref
     else:
         node._at = None
-    res._grad_node = node
-    res._nr = 0
+    res._grad_node = node  # (its callers made `res` with ``_nr = 0``)
     res._rg = True
 
 
