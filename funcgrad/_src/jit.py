@@ -462,16 +462,12 @@ class _LoopPrimitive(Primitive):
 
 
 # --- the program --------------------------------------------------------------------------
+try:
+    from numpy._core._multiarray_umath import __cpu_features__ as _CPU_FEATURES
+except ImportError:  # (NumPy 1)
+    from numpy.core._multiarray_umath import __cpu_features__ as _CPU_FEATURES
 #: NumPy's float64 tan is SIMD (Intel's SVML) where AVX512_SKX is: `_Program._fuse_sin_cos`.
-def _fast_tan() -> bool:
-    try:
-        from numpy._core._multiarray_umath import __cpu_features__ as features
-    except ImportError:  # (NumPy 1)
-        from numpy.core._multiarray_umath import __cpu_features__ as features
-    return bool(features.get("AVX512_SKX"))
-
-
-_FAST_TAN = _fast_tan()
+_FAST_TAN = bool(_CPU_FEATURES.get("AVX512_SKX"))
 #: ... for arrays of at least this many values (below, the extra call costs more)
 _SIN_COS_MIN = 256
 _TAN = Primitive("tan", np.tan, differentiable=False)
