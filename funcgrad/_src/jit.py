@@ -63,7 +63,7 @@ from .program import ProgramTrace
 from .tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
 __all__ = ["jit", "ConcretizationTypeError", "TracerBoolConversionError",
-           "NonConcreteBooleanIndexError", "Lowered"]
+           "NonConcreteBooleanIndexError", "Lowered", "register_lowering"]
 
 
 class ConcretizationTypeError(FuncgradError, TypeError):
@@ -480,78 +480,32 @@ _BLOCK_BYTES = 1 << 17
 _BLOCK_MIN = 4
 
 
-_ADD_REDUCE = np.add.reduce
+# --- what a primitive's declaration tells a recorded program --------------------------------
+# Registered beside each primitive's declaration (as JAX registers a lowering), so this module
+# knows no NumPy function by name.
+#: primitive -> ``lower(x, **params)`` for an array argument `x` (its shape and dtype):
+#: ``(fn, params, positional)``, the plain NumPy call giving the same result that a program
+#: makes instead of the primitive's implementation, or None (keep the implementation)
+_LOWERINGS: dict = {}
+#: primitives whose result depends on their argument's shape and dtype only (``zeros_like``)
+_SHAPE_ONLY: set = set()
+#: primitives that broadcast their argument to a shape (``broadcast_to``)
+_BROADCASTS: set = set()
 
 
-def _reduce_lowering(reduce_):
-    def lower(x, axis=None, keepdims=False):
-        return reduce_, {"axis": axis, "keepdims": keepdims}, False
-    return lower
-
-
-def _mean(x, axis, keepdims, count):
-    return np.true_divide(_ADD_REDUCE(x, axis=axis, keepdims=keepdims), count)
-
-
-def _lower_mean(x, axis=None, keepdims=False):
-    """``np.mean`` of a float32 or float64 array: its sum over its count, divided in the
-    array's dtype (np.mean divides in float64 and rounds back: the same value, as float64
-    has more than twice float32's precision)."""
-    count = int(np.prod([x.shape[a] for a in np.atleast_1d(
-        np.arange(len(x.shape)) if axis is None else axis)], dtype=np.int64))
-    if x.dtype not in (np.float32, np.float64) or not 0 < count < 1 << 24:
-        return None
-    return _mean, {"axis": axis, "keepdims": keepdims,
-                   "count": np.asarray(count, x.dtype)}, True
-
-
-def _lower_sum_to_shape(x, shape):
-    """`sum_to_shape`'s one reduction, its axes found once: the leading axes broadcasting
-    added (the result without them), or the stretched ones (kept, of length 1)."""
-    shape, full = tuple(shape), x.shape
-    lead = len(full) - len(shape)
-    stretched = tuple(i + lead for i, n in enumerate(shape) if n == 1 and full[i + lead] != 1)
-    if lead and not stretched:
-        return _ADD_REDUCE, {"axis": tuple(range(lead)), "keepdims": False}, False
-    if stretched and not lead:
-        return _ADD_REDUCE, {"axis": stretched, "keepdims": True}, False
-    return None
-
-
-def _lower_getitem(x, template):
-    return operator.getitem, {"index": tuple(template)}, True  # (no arrays in the index)
-
-
-def _lower_astype(x, dtype):
-    if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
-        return None  # (keeps the real part: the function itself)
-    return np.ndarray.astype, {"dtype": dtype}, True
-
-
-def _name_of(fn) -> tuple:
-    return getattr(fn, "__module__", None), getattr(fn, "__name__", None)
-
-
-_BROADCAST_TO = ("funcgrad.numpy._primitives", "_broadcast_to_impl")
-#: functions whose result depends on their argument's shape and dtype only
-_SHAPE_ONLY = frozenset({("funcgrad.numpy._primitives", "_zeros_like_impl"),
-                         ("funcgrad.numpy._primitives", "_ones_like_impl")})
-#: (module, name) of a funcgrad.numpy implementation -> ``lower(x, **params)`` giving the
-#: call `_Program._lower_calls` makes instead on an ndarray `x`: ``(fn, params, positional)``
-#: or None (keep the implementation)
-_LOWERINGS = {
-    ("funcgrad.numpy._primitives", "_sum_impl"): _reduce_lowering(_ADD_REDUCE),
-    ("funcgrad.numpy._primitives", "_mean_impl"): _lower_mean,
-    ("funcgrad.numpy._primitives", "_max_impl"): _reduce_lowering(np.maximum.reduce),
-    ("funcgrad.numpy._primitives", "_min_impl"): _reduce_lowering(np.minimum.reduce),
-    ("funcgrad.numpy._primitives", "_sum_to_shape_impl"): _lower_sum_to_shape,
-    ("funcgrad.numpy._primitives", "_reshape_impl"):
-        lambda x, shape: (np.ndarray.reshape, {"shape": shape}, True),
-    ("funcgrad.numpy._primitives", "_swapaxes_impl"):
-        lambda x, axis1, axis2: (np.ndarray.swapaxes, {"axis1": axis1, "axis2": axis2}, True),
-    ("funcgrad.numpy._primitives", "_getitem_impl"): _lower_getitem,
-    ("funcgrad.numpy._primitives", "_astype_impl"): _lower_astype,
-}
+def register_lowering(prim: Primitive, lower: Callable | None = None, *,
+                      shape_only: bool = False, broadcasts: bool = False) -> None:
+    """Tell `jit` how a program may run `prim` more cheaply: `lower` (see `_LOWERINGS`) when
+    the implementation's Python wrapper costs more than its work on small arrays;
+    `shape_only` when the result depends on the argument's shape and dtype alone (a
+    constant of the signature); `broadcasts` when it is a broadcast to a shape, which a
+    ufunc reading it can skip."""
+    if lower is not None:
+        _LOWERINGS[prim] = lower
+    if shape_only:
+        _SHAPE_ONLY.add(prim)
+    if broadcasts:
+        _BROADCASTS.add(prim)
 
 
 class _Program:
@@ -654,7 +608,7 @@ class _Program:
         for op in self.ops:
             out = op.outs[0]
             if (len(op.outs) == 1 and out not in outs and not isinstance(op.prim, _LoopPrimitive)
-                    and (_name_of(op.fn) in _SHAPE_ONLY and op.fn is op.prim.impl
+                    and (op.prim in _SHAPE_ONLY and op.fn is op.prim.impl
                          or all(self.vars[a].kind == "const" for a in op.args))):
                 var = self.vars[out]
                 var.kind, var.owned, var.roots = "const", False, ()
@@ -673,7 +627,7 @@ class _Program:
         outs = set(self.out_vars)
         changed = False
         for op in self.ops:
-            if (op.fn is not op.prim.impl or _name_of(op.fn) != _BROADCAST_TO
+            if (op.fn is not op.prim.impl or op.prim not in _BROADCASTS
                     or len(op.args) != 1 or not self.vars[op.args[0]].is_array):
                 continue
             a, b = op.args[0], op.outs[0]
@@ -999,7 +953,7 @@ class _Program:
         a sum over broadcast axes one ``np.add.reduce``. (Blocked runs compute their own.)"""
         in_block = {i for start, end, _, _ in self.blocks for i in range(start, end)}
         for i, op in enumerate(self.ops):
-            lower = _LOWERINGS.get(_name_of(op.fn))
+            lower = _LOWERINGS.get(op.prim)
             if (i not in in_block and lower is not None and op.fn is op.prim.impl
                     and len(op.args) == 1 and self.vars[op.args[0]].is_array
                     and self.vars[op.args[0]].shape != ()):  # (a 0-d value may be a scalar)

@@ -1598,4 +1598,3 @@ _offer("renorm", renorm, _renorm_)
 
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, F.as_method(_fn))
-

@@ -20,6 +20,7 @@ import numpy as np
 from .._src import batching as B
 from .._src.core import FuncgradError, Tracer, engine
 from .._src.declare import elementwise, linear, nondiff, primitive
+from .._src.jit import register_lowering
 from . import _helpers as H
 
 
@@ -254,6 +255,15 @@ def _astype_t(ct, out, x, dtype):
 astype = linear("astype", _astype_impl, _astype_t, params=("dtype",), batch=B.batch_elementwise)
 
 
+def _lower_astype(x, dtype):  # (jit: the ndarray method, but a complex-to-real cast)
+    if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        return None  # (keeps the real part: the implementation itself)
+    return np.ndarray.astype, {"dtype": dtype}, True
+
+
+register_lowering(astype, _lower_astype)
+
+
 def _zeros_like_impl(x):
     return np.zeros(np.shape(x), dtype=H.dtype(x))
 
@@ -264,6 +274,8 @@ def _ones_like_impl(x):
 
 zeros_like = nondiff("zeros_like", _zeros_like_impl)
 ones_like = nondiff("ones_like", _ones_like_impl)
+register_lowering(zeros_like, shape_only=True)
+register_lowering(ones_like, shape_only=True)
 
 
 # --- reductions ----------------------------------------------------------------------------
@@ -316,6 +328,35 @@ min = primitive("min", _min_impl, params=("axis", "keepdims"), vjps=(_chooser_vj
                   jvps=(_chooser_jvp,), batch=B.batch_axis_param)
 
 
+# (jit) sum, max and min of an array are their ufunc's reduce; mean its sum over its count
+def _reduce_lowering(reduce_):
+    def lower(x, axis=None, keepdims=False):
+        return reduce_, {"axis": axis, "keepdims": keepdims}, False
+    return lower
+
+
+def _mean_of(x, axis, keepdims, count):
+    return np.true_divide(np.add.reduce(x, axis=axis, keepdims=keepdims), count)
+
+
+def _lower_mean(x, axis=None, keepdims=False):
+    """``np.mean`` of a float32 or float64 array: its sum over its count, divided in the
+    array's dtype (np.mean divides in float64 and rounds back: the same value, as float64
+    has more than twice float32's precision)."""
+    count = int(np.prod([x.shape[a] for a in np.atleast_1d(
+        np.arange(len(x.shape)) if axis is None else axis)], dtype=np.int64))
+    if x.dtype not in (np.float32, np.float64) or not 0 < count < 1 << 24:
+        return None
+    return _mean_of, {"axis": axis, "keepdims": keepdims,
+                      "count": np.asarray(count, x.dtype)}, True
+
+
+register_lowering(sum, _reduce_lowering(np.add.reduce))
+register_lowering(max, _reduce_lowering(np.maximum.reduce))
+register_lowering(min, _reduce_lowering(np.minimum.reduce))
+register_lowering(mean, _lower_mean)
+
+
 def _prod_impl(x, axis=None, keepdims=False):
     return np.prod(x, axis=axis, keepdims=keepdims)
 
@@ -365,6 +406,7 @@ def _reshape_impl(x, shape):
 
 reshape = linear("reshape", _reshape_impl, lambda ct, out, x, shape: reshape(ct, H.shape(x)),
                  params=("shape",), batch=None)
+register_lowering(reshape, lambda x, shape: (np.ndarray.reshape, {"shape": shape}, True))
 
 
 def _batch_reshape(prim, vals, dims, shape):
@@ -415,6 +457,7 @@ def _broadcast_to_impl(x, shape):
 broadcast_to = linear("broadcast_to", _broadcast_to_impl,
                       lambda ct, out, x, shape: sum_to_shape(ct, H.shape(x)),
                       params=("shape",), batch=None)
+register_lowering(broadcast_to, broadcasts=True)
 
 
 def _batch_broadcast_to(prim, vals, dims, shape):
@@ -445,6 +488,22 @@ def _sum_to_shape_impl(x, shape):
 sum_to_shape = linear("sum_to_shape", _sum_to_shape_impl,
                       lambda ct, out, x, shape: broadcast_to(ct, H.shape(x)),
                       params=("shape",), batch=B.batch_by_loop)
+
+
+def _lower_sum_to_shape(x, shape):
+    """(jit) `sum_to_shape`'s one reduction, its axes found once: the leading axes
+    broadcasting added (the result without them), or the stretched ones (kept, length 1)."""
+    shape, full = tuple(shape), x.shape
+    lead = len(full) - len(shape)
+    stretched = tuple(i + lead for i, n in enumerate(shape) if n == 1 and full[i + lead] != 1)
+    if lead and not stretched:
+        return np.add.reduce, {"axis": tuple(range(lead)), "keepdims": False}, False
+    if stretched and not lead:
+        return np.add.reduce, {"axis": stretched, "keepdims": True}, False
+    return None
+
+
+register_lowering(sum_to_shape, _lower_sum_to_shape)
 
 
 def _batch_sum_to_shape(prim, vals, dims, shape):
@@ -491,6 +550,8 @@ def _swapaxes_impl(x, axis1, axis2):
 swapaxes = linear("swapaxes", _swapaxes_impl,
                     lambda ct, out, x, axis1, axis2: swapaxes(ct, axis1, axis2),
                     params=("axis1", "axis2"), batch=None)
+register_lowering(swapaxes, lambda x, axis1, axis2: (np.ndarray.swapaxes,
+                                                     {"axis1": axis1, "axis2": axis2}, True))
 
 
 def _batch_swapaxes(prim, vals, dims, axis1, axis2):
@@ -668,6 +729,8 @@ class _VariadicRules(tuple):
 getitem.vjps = _VariadicRules(*getitem.vjps)
 index_add.vjps = _VariadicRules(*index_add.vjps)
 index_set.vjps = _VariadicRules(*index_set.vjps)
+# (jit) an index with no arrays in it (a one-argument getitem) is a constant one
+register_lowering(getitem, lambda x, template: (operator.getitem, {"index": tuple(template)}, True))
 
 
 def _index_layout(template, arrays, adims, ndim):
