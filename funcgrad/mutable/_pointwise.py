@@ -1195,7 +1195,6 @@ EXPONENTIAL = _decl("exponential_", None, "ExponentialBackward0")
 CAUCHY = _decl("cauchy_", None, "CauchyBackward0")
 GEOMETRIC = _decl("geometric_", None, "GeometricBackward0")
 LOG_NORMAL = _decl("log_normal_", None, "LogNormalBackward0")
-_FLOAT_DIGITS = {"float16": 11, "float32": 24, "float64": 53}
 
 
 def _filled(self: Tensor, op: O.Op, draw, *args) -> Tensor:
@@ -1210,8 +1209,8 @@ def _check_random_bounds(self: Tensor, low: int, high: int) -> None:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
                            f"to={high}")
     name = self._dtype.name
-    if name in _FLOAT_DIGITS:
-        digits = _FLOAT_DIGITS[name]
+    digits = _random.FLOAT_DIGITS.get(self._data.dtype)
+    if digits is not None:
         for label, value in (("from", low), ("to - 1", high - 1)):
             if not -(1 << digits) <= value <= (1 << digits):
                 warnings.warn(

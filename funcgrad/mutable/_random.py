@@ -29,7 +29,7 @@ import numpy as np
 
 __all__ = ["Generator", "manual_seed", "initial_seed", "default_generator", "uniform", "normal",
            "randint", "randperm", "bernoulli", "random63", "fma", "exponential", "cauchy",
-           "geometric", "log_normal", "random_values", "random_between"]
+           "geometric", "log_normal", "random_values", "random_between", "FLOAT_DIGITS"]
 
 _U64 = np.uint64
 
@@ -288,7 +288,7 @@ def log_normal(shape, np_dtype, mean: float, std: float, generator=None) -> np.n
 
 
 # bits of the significand of each float dtype: the range ``random_()`` draws from is [0, 2**digits]
-_DIGITS = {np.dtype(np.float16): 11, np.dtype(np.float32): 24, np.dtype(np.float64): 53}
+FLOAT_DIGITS = {np.dtype(np.float16): 11, np.dtype(np.float32): 24, np.dtype(np.float64): 53}
 _WIDE = (np.dtype(np.float64), np.dtype(np.int64))  # random_() draws 64 bits for these
 
 
@@ -301,8 +301,8 @@ def random_values(shape, np_dtype, generator=None) -> np.ndarray:
     raw = gen.raw64(n) if np_dtype in _WIDE else gen.raw32(n)
     if np_dtype == np.bool_:
         return (raw & _U64(1)).astype(np.bool_).reshape(shape)
-    if np_dtype in _DIGITS:
-        span = (1 << _DIGITS[np_dtype]) + 1
+    if np_dtype in FLOAT_DIGITS:
+        span = (1 << FLOAT_DIGITS[np_dtype]) + 1
     else:
         span = int(np.iinfo(np_dtype).max) + 1
     return (raw % _U64(span)).astype(np_dtype).reshape(shape)
@@ -312,7 +312,7 @@ def _representable(low: int, high: int, np_dtype) -> tuple:
     """PyTorch's bounds of random_(low, high) for a float dtype: where ``low + 1`` or
     ``high - 1`` rounds past the bound in that dtype, the bound moves inward by the dtype's
     spacing there."""
-    digits = _DIGITS[np_dtype]
+    digits = FLOAT_DIGITS[np_dtype]
     up = int(np_dtype.type(low + 1))
     if up < low:
         low = up + (1 << ((abs(low + 1).bit_length() - 1) - digits + 1))
@@ -326,7 +326,7 @@ def random_between(shape, np_dtype, low: int, high: int, generator=None) -> np.n
     """``Tensor.random_(low, high)``: ``draw % (high - low) + low``, a 64-bit draw when the
     span needs it (and the dtype holds it)."""
     np_dtype = np.dtype(np_dtype)
-    if np_dtype in _DIGITS:
+    if np_dtype in FLOAT_DIGITS:
         low, high = _representable(low, high, np_dtype)
     span = high - low
     gen = _gen(generator)
