@@ -39,3 +39,39 @@ def graph(fn):
     if fn is None:
         return "None"
     return type(fn).__name__ + "(" + ", ".join(graph(f) for f, _ in fn.next_functions) + ")"
+
+
+def nan_in_double_backward(torch, size: int):
+    """A Function whose backward applies a second Function, whose backward returns a nan in
+    its first output (``first``) or its second: PyTorch's nested-anomaly tests' pair."""
+    class Outer(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, first):
+            ctx.first = first
+            ctx.save_for_backward(x)
+            return x.sum(0, keepdim=True)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            g = g.clone().expand(size)
+            return Inner.apply(g * x, g + x, ctx.first), None
+
+    class Inner(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b, first):
+            ctx.first = first
+            return a * 2.0 + b
+
+        @staticmethod
+        def backward(ctx, g):
+            g1, g2 = g.clone(), g.clone()
+            g1[0] = 0
+            g2[0] = 0
+            if ctx.first:
+                g1[0] /= 0
+            else:
+                g2[0] /= 0
+            return g1, g2, None
+
+    return Outer

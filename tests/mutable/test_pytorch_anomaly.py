@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytorch_port import both, values
+from pytorch_port import both, nan_in_double_backward, values
 
 
 def nan_function(torch, size):
@@ -100,37 +100,7 @@ def test_anomaly_mode_without_nan_check(torch):
 def test_nested_functions_returning_nan_in_double_backward(torch):
     import warnings
     size = 5
-
-    class Outer(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, first):
-            ctx.first = first
-            ctx.save_for_backward(x)
-            return x.sum(0, keepdim=True)
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            g = g.clone().expand(size)
-            return Inner.apply(g * x, g + x, ctx.first), None
-
-    class Inner(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, a, b, first):
-            ctx.first = first
-            return a * 2.0 + b
-
-        @staticmethod
-        def backward(ctx, g):
-            g1, g2 = g.clone(), g.clone()
-            g1[0] = 0
-            g2[0] = 0
-            if ctx.first:
-                g1[0] /= 0
-            else:
-                g2[0] /= 0
-            return g1, g2, None
-
+    Outer = nan_in_double_backward(torch, size)
     x = torch.rand(size, requires_grad=True)
     (gx,) = torch.autograd.grad(Outer.apply(x, True), (x,), create_graph=True)
     gx.sum().backward()

@@ -10,7 +10,7 @@ import weakref
 import pytest
 
 import funcgrad.mutable as fm
-from pytorch_port import both, close
+from pytorch_port import both, close, nan_in_double_backward
 
 
 # --- test_grad_fn_input_metadata (nested jagged tensors left out) ----------------------------------
@@ -163,44 +163,9 @@ def test_grad_dtype(torch):
 
 
 # --- test_nested_anomaly_detect_nan -------------------------------------------------------------------
-def _nan_in_double_backward(torch, size):
-    """A Function whose backward applies a second Function, whose backward returns a nan."""
-    class Outer(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, first):
-            ctx.first = first
-            ctx.save_for_backward(x)
-            return x.sum(0, keepdim=True)
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            g = g.clone().expand(size)
-            return Inner.apply(g * x, g + x, ctx.first), None
-
-    class Inner(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, a, b, first):
-            ctx.first = first
-            return a * 2.0 + b
-
-        @staticmethod
-        def backward(ctx, g):
-            g1, g2 = g.clone(), g.clone()
-            g1[0] = 0
-            g2[0] = 0
-            if ctx.first:
-                g1[0] /= 0
-            else:
-                g2[0] /= 0
-            return g1, g2, None
-
-    return Outer
-
-
 @both()
 def test_nested_anomaly_detect_nan(torch):
-    outer = _nan_in_double_backward(torch, 10)
+    outer = nan_in_double_backward(torch, 10)
     x = torch.rand(10, requires_grad=True)
     (gx,) = torch.autograd.grad(outer.apply(x, True), (x,), create_graph=True)
     gx.sum().backward()  # no check outside anomaly mode
@@ -231,7 +196,7 @@ def test_nested_anomaly_detect_nan(torch):
 
 @both()
 def test_anomaly_parent_made_outside_anomaly_mode(torch):
-    outer = _nan_in_double_backward(torch, 4)
+    outer = nan_in_double_backward(torch, 4)
     x = torch.rand(4, requires_grad=True)
     out = outer.apply(x, True)  # made outside anomaly mode
     with warnings.catch_warnings(record=True) as caught:
