@@ -11,6 +11,7 @@ from typing import Sequence
 import numpy as np
 
 from ..numpy import _helpers as H
+from ..numpy import _indexing as NI
 from ..numpy import _primitives as NP
 from . import _dtypes as D
 from . import _functions as F
@@ -22,7 +23,7 @@ from . import return_types
 from ._functions import _dim, _dims, matmul, mul, reshape, sum, unsqueeze
 from ._device import check_device
 from ._graph import Node, node_class
-from ._ops import apply, inplace
+from ._ops import OpNode, apply, inplace
 from .._src.declare import elementwise, linear, primitive
 from ._tensor import Tensor
 from ..scipy.special import erf_p
@@ -55,11 +56,34 @@ ADDCMUL = _decl("addcmul", P.addcmul_p, "AddcmulBackward0")
 ADDCDIV = _decl("addcdiv", P.addcdiv_p, "AddcdivBackward0")
 BMM = _decl("bmm", NP.matmul, "BmmBackward0")
 DOT = _decl("dot_fn", NP.matmul, "DotBackward0")
-# selecting along a dim: an advanced index (getitem), named as PyTorch names each
+_PICKS = (("Gather", 0), ("Sort", 0), ("Topk", 0), ("Max", 0), ("Min", 0), ("Median", 1),
+          ("Nanmedian", 1), ("Kthvalue", 0))
+
+
+class _PickNode(OpNode):
+    """A pick along a dim (gather, max(dim), sort...): PyTorch's saved dim (an int) and
+    indices (a tensor, freed with the graph)."""
+
+    __slots__ = ()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self._params["axis"]
+
+    @property
+    def _saved_indices(self) -> Tensor:
+        self._check_alive()
+        return Tensor._wrap(self._vals[1].astype(np.int64))
+
+    _saved_index = _saved_indices  # (gather's name)
+
+
+# picking along a dim: funcgrad.numpy's take_along_axis primitive, named as PyTorch names each
+_PICKING = {name: _decl(name.lower() + "_along", NI.take_along, f"{name}Backward{n}",
+                        result="same", node_base=_PickNode) for name, n in _PICKS}
+# and as an advanced index (getitem), where the index does not line up with the input's dims
 _SELECTING = {name: _decl(name.lower(), NP.getitem, f"{name}Backward{n}", ((),), result="same")
-              for name, n in (("Gather", 0), ("IndexSelect", 0), ("Sort", 0), ("Topk", 0),
-                              ("Max", 0), ("Min", 0), ("Median", 1), ("Nanmedian", 1),
-                              ("Kthvalue", 0))}
+              for name, n in _PICKS + (("IndexSelect", 0),)}
 
 
 def _float_input(name: str, x: Tensor) -> None:
@@ -282,6 +306,8 @@ def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
 def _along(name: str, x: Tensor, dim: int, index: np.ndarray, keep: bool = True) -> Tensor:
     """``x`` read at `index` along `dim` (other dims by position); `keep`: `index` still has
     the `dim` axis (else it was reduced away)."""
+    if x._data.ndim and index.ndim == x._data.ndim - (not keep):
+        return apply(_PICKING[name], (x, index), {"axis": dim, "keepdims": keep})
     items = []
     nd = index.ndim
     for d in range(x._data.ndim):
@@ -415,7 +441,7 @@ def _reduced_pick(name: str, kind, input: Tensor, dim: int, keepdim: bool, pick)
         raise IndexError(f"{name.lower()}(): Expected reduction dim {d} to have non-zero size.")
     idx = pick(input._data, d)
     if not keepdim:
-        idx = np.squeeze(idx, axis=d)
+        idx = idx.reshape(idx.shape[:d] + idx.shape[d + 1:])
     values = _along(name, input, d, idx, keep=keepdim)
     return kind(values, Tensor._wrap(idx.astype(np.int64)))
 
@@ -510,9 +536,7 @@ def min_along(input: Tensor, dim: int, keepdim: bool = False):
 
 
 def _first_extreme(a: np.ndarray, d: int, arg) -> np.ndarray:
-    if a.dtype.kind == "f" and np.isnan(a).any():  # NaN wins, as in PyTorch
-        return np.expand_dims(np.argmax(np.isnan(a), axis=d), d)
-    return np.expand_dims(arg(a, axis=d), d)
+    return arg(a, axis=d, keepdims=True)  # (NumPy's, as PyTorch's: the first NaN wins)
 
 
 def median(input: Tensor, dim=None, keepdim: bool = False):

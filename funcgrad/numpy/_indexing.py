@@ -7,8 +7,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .._src.core import Array, raw, wrap
+from .._src.core import Array, Tracer, raw, wrap
 from .._src import batching as B
+from .._src.declare import linear
 from . import _helpers as H
 from . import _primitives as P
 from ._namespace import ns
@@ -141,6 +142,56 @@ def take(a: ArrayLike, indices: ArrayLike, axis: Axis = None, out: None = None,
                        fill_value=fill_value)
 
 
+# --- picking along an axis: a gather whose index has the result's shape ---------------------
+# ``out[..., i, ...] = arr[..., indices[..., i, ...], ...]`` along `axis`; on every other axis
+# a position of the result reads its own position of `arr` (torch.gather's rule; NumPy's
+# take_along_axis once both are broadcast). With ``keepdims=False`` `indices` and the result
+# lack `axis`: one pick per lane (torch.max(x, dim)'s values). The transpose scatter-adds.
+def _along_index(indices, axis, keepdims):
+    """The advanced index that reads `indices` along `axis` (NumPy's, built without the
+    checks of np.take_along_axis's Python wrapper: a microsecond or two on small arrays)."""
+    if not keepdims:
+        shape = indices.shape
+        indices = indices.reshape(shape[:axis] + (1,) + shape[axis:])
+    nd = indices.ndim
+    return tuple(indices if d == axis else np.arange(n).reshape((n,) + (1,) * (nd - 1 - d))
+                 for d, n in enumerate(indices.shape))
+
+
+def _take_along_impl(arr, indices, axis, keepdims=True):
+    out = np.asarray(arr)[_along_index(indices, axis, keepdims)]
+    return out if keepdims else out.reshape(indices.shape)
+
+
+def _add_along_impl(arr, update, indices, axis, keepdims=True):
+    out = np.array(arr, copy=True)
+    index = _along_index(indices, axis, keepdims)
+    if not keepdims:  # the update lines up with `indices`: it gets the axis back too
+        update = np.broadcast_to(update, indices.shape).reshape(index[axis].shape)
+    np.add.at(out, index, update)  # repeats accumulate
+    return out
+
+
+def _batch_along(prim, vals, dims, axis, keepdims=True):
+    """Every argument gets the batch axis in front (broadcast where it had none)."""
+    size = B._size(vals, dims)
+    moved = [B.front_or_broadcast(v, d, size) for v, d in zip(vals, dims)]
+    return prim(*moved, axis=axis + 1, keepdims=keepdims), 0
+
+
+take_along = linear(
+    "take_along_axis", _take_along_impl,
+    lambda ct, out, arr, indices, axis, keepdims=True: add_along(
+        P.zeros_like(arr), ct, indices, axis=axis, keepdims=keepdims),
+    None, params=("axis", "keepdims"), batch=_batch_along)
+add_along = linear(
+    "add_along_axis", _add_along_impl,
+    lambda ct, out, arr, update, indices, axis, keepdims=True: ct,
+    lambda ct, out, arr, update, indices, axis, keepdims=True: take_along(
+        ct, indices, axis=axis, keepdims=keepdims),
+    None, params=("axis", "keepdims"), batch=_batch_along)
+
+
 @export(numpy=np.take_along_axis)
 def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: Axis = -1,
                     mode: str | None = None, fill_value: ArrayLike | None = None) -> Array:
@@ -160,16 +211,23 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: Axis = -1,
     axis = B.checked_axis(axis, nd)        # NumPy's AxisError out of range, never a wrap
     if H.ndim(indices) != nd:
         raise ValueError(f"take_along_axis: indices must have {nd} dimensions like arr, got {H.ndim(indices)}")
-    index = []
-    for d in range(nd):
-        if d == axis:
-            index.append(indices)
-        else:
-            shape = [1] * nd
-            shape[d] = H.shape(arr)[d]
-            index.append(np.arange(H.shape(arr)[d]).reshape(shape))
-    return P.subscript(arr, tuple(index), mode="fill" if mode is None else mode,
-                       fill_value=fill_value)
+    if not isinstance(indices, Tracer):
+        indices = np.asarray(raw(indices))
+    if mode is not None:
+        P._checked_mode(mode, P.GATHER_MODES, "gather")
+    bounded = "clip" if mode == "clip" else ("fill" if mode != "promise_in_bounds" else mode)
+    _, (indices,), padded = P.bound_index((H.SLOT,), (indices,), (H.shape(arr)[axis],), bounded)
+    if padded:
+        arr = P.pad_axes(arr, (axis,), P._fill_value(H.dtype(arr), fill_value))
+    # NumPy broadcasts the two on every other axis; the primitive wants the result's shape
+    arr_shape, index_shape = tuple(H.shape(arr)), tuple(H.shape(indices))
+    common = np.broadcast_shapes(arr_shape[:axis] + arr_shape[axis + 1:],
+                                 index_shape[:axis] + index_shape[axis + 1:])
+    if arr_shape != common[:axis] + arr_shape[axis:axis + 1] + common[axis:]:
+        arr = P.broadcast_to(arr, common[:axis] + arr_shape[axis:axis + 1] + common[axis:])
+    if index_shape != common[:axis] + index_shape[axis:axis + 1] + common[axis:]:
+        indices = P.broadcast_to(indices, common[:axis] + index_shape[axis:axis + 1] + common[axis:])
+    return take_along(arr, indices, axis=axis)
 
 
 @export(numpy=np.compress)

@@ -1013,12 +1013,16 @@ def _sigmoid_impl(x):
 
 
 def _relu_impl(x):
+    # against a row of zeros, not the number 0: NumPy's SIMD loop takes no scalar operand
+    # (64x256 float32: 3 us instead of 5.7); a short row would cost more than it saves
+    if type(x) is np.ndarray and x.ndim and x.shape[-1] >= 32:
+        return np.maximum(x, np.zeros(x.shape[-1], x.dtype))
     return np.maximum(x, 0)
 
 
 sigmoid = elementwise("sigmoid", _sigmoid_impl, lambda out, x: out * (1.0 - out))
-# slope 0 at 0, as PyTorch's relu
-relu = elementwise("relu", _relu_impl, lambda out, x: astype(greater(out, 0), H.dtype(out)))
+# slope 0 at 0, as PyTorch's relu; a mask (multiplied by it, the cotangent keeps its dtype)
+relu = elementwise("relu", _relu_impl, lambda out, x: greater(out, 0))
 
 
 # --- complex parts ------------------------------------------------------------------------
