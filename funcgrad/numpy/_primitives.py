@@ -280,6 +280,8 @@ register_lowering(ones_like, shape_only=True)
 
 # --- reductions ----------------------------------------------------------------------------
 def _sum_impl(x, axis=None, keepdims=False):
+    if type(x) is np.ndarray:  # the ufunc's reduce, as np.sum calls it, without its wrapper
+        return np.add.reduce(x, axis=axis, keepdims=keepdims)
     return np.sum(x, axis=axis, keepdims=keepdims)
 
 
