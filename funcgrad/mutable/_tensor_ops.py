@@ -523,20 +523,17 @@ def min(input: Tensor, dim=None, keepdim: bool = False):
 
 
 def max_along(input: Tensor, dim: int, keepdim: bool = False):
-    """``torch.max(input, dim)``: values and the index of the first maximum; the gradient
-    goes to that index alone (grad_fn ``MaxBackward0``)."""
+    """``torch.max(input, dim)``: values and the index of the first maximum (NumPy's argmax,
+    as PyTorch's, gives the first NaN); the gradient goes to that index alone (grad_fn
+    ``MaxBackward0``)."""
     return _reduced_pick("Max", return_types.max, input, dim, keepdim,
-                         lambda a, d: _first_extreme(a, d, np.argmax))
+                         lambda a, d: a.argmax(axis=d, keepdims=True))
 
 
 def min_along(input: Tensor, dim: int, keepdim: bool = False):
     """``torch.min(input, dim)`` (see `max_along`)."""
     return _reduced_pick("Min", return_types.min, input, dim, keepdim,
-                         lambda a, d: _first_extreme(a, d, np.argmin))
-
-
-def _first_extreme(a: np.ndarray, d: int, arg) -> np.ndarray:
-    return arg(a, axis=d, keepdims=True)  # (NumPy's, as PyTorch's: the first NaN wins)
+                         lambda a, d: a.argmin(axis=d, keepdims=True))
 
 
 def median(input: Tensor, dim=None, keepdim: bool = False):

@@ -1023,8 +1023,9 @@ def _relu_impl(x):
 
 
 sigmoid = elementwise("sigmoid", _sigmoid_impl, lambda out, x: out * (1.0 - out))
-# slope 0 at 0, as PyTorch's relu; a mask (multiplied by it, the cotangent keeps its dtype)
-relu = elementwise("relu", _relu_impl, lambda out, x: greater(out, 0))
+# slope 0 at 0 and 1 at NaN, as PyTorch's relu (the output is never negative); a mask
+# (multiplied by it, the cotangent keeps its dtype)
+relu = elementwise("relu", _relu_impl, lambda out, x: out != 0)
 
 
 # --- complex parts ------------------------------------------------------------------------
