@@ -171,7 +171,7 @@ def call_node(self: Node, *grad_outputs):
     else:
         cts = [g._data if g is not None else None for g in grad_outputs]
     grads = self._apply(cts, graph)
-    out = tuple(_as_tensor(g) for g in grads) + (None,) * (len(self._next) - len(grads))
+    out = tuple(_as_tensor(g) for g in grads) + (None,) * (len(self._edges()) - len(grads))
     return out[0] if len(out) == 1 else out
 
 
@@ -323,7 +323,10 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
         node = stack.pop()
         if order is not None:
             order.append(node)
-        for e in node._next:
+        nexts = node._next
+        if type(nexts) is not tuple:  # a node's only input (see `_graph.Node`)
+            nexts = (nexts,)
+        for e in nexts:
             if e is None:
                 continue
             nxt = e[0] if type(e) is tuple else e  # (a bare node: its output 0)
@@ -345,12 +348,12 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
         needed = set()
         for node in _postorder(order, deps):
             if node in targets or any(e is not None and edge_pair(e)[0] in needed
-                                      for e in node._next):
+                                      for e in node._edges()):
                 needed.add(node)
         # a node runs only if some input lies beyond it; an input's own node is reached (its
         # tensor hooks run, its gradient is captured) but not run, as in PyTorch
         needed = {node: (run_inputs and node in targets)
-                  or any(e is not None and edge_pair(e)[0] in needed for e in node._next)
+                  or any(e is not None and edge_pair(e)[0] in needed for e in node._edges())
                   for node in needed}
     results = [None] * (len(inputs) if inputs is not None else 0)
     # 2. seed the buffers
@@ -398,6 +401,8 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
                 node._release()
         del buf
         nexts = node._next
+        if type(nexts) is not tuple:  # a node's only input (see `_graph.Node`)
+            nexts = (nexts,)
         if grads_out is None:
             grads_out = (None,) * len(nexts)
         elif len(grads_out) < len(nexts):
@@ -456,8 +461,9 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
 def _padded(node, grads_out) -> list:
     """A node's gradients padded with None to one per next function; a missing gradient for
     an edge that exists is the node's error."""
-    n = len(node._next)
-    if any(e is not None for e in node._next[len(grads_out):]):
+    edges = node._edges()
+    n = len(edges)
+    if any(e is not None for e in edges[len(grads_out):]):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                            f"(expected {n}, got {len(grads_out)})")
     return list(grads_out) + [None] * (n - len(grads_out))
@@ -471,7 +477,7 @@ def _apply_watched(node, buf, graph, check_nan: bool) -> list:
     try:
         grads_out = node._apply(buf, graph)
         if check_nan and grads_out is not None:
-            for k, (e, g) in enumerate(zip(node._next, grads_out)):
+            for k, (e, g) in enumerate(zip(node._edges(), grads_out)):
                 if e is not None and g is not None and np.isnan(g).any():
                     raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
                                        f"{_ordinal(k)} output.")
@@ -520,6 +526,8 @@ def _before_node(node, buf, graph, captures, results, needed, accumulate):
 
 
 def _after_node(node, grads_out, buf, create_graph):
+    if len(grads_out) < len(node._edges()):  # the hooks see one gradient per input (a
+        grads_out = _padded(node, grads_out)  # Python number operand's None included)
     outs = tuple(_as_tensor(g) for g in grads_out)
     for fn in list(node._hooks.values()):
         new = fn(outs, tuple(_as_tensor(b) for b in buf))
@@ -539,7 +547,7 @@ def _postorder(order, deps):
     for root in order:
         if root in seen:
             continue
-        stack = [(root, iter(root._next))]
+        stack = [(root, iter(root._edges()))]
         seen.add(root)
         while stack:
             node, it = stack[-1]
@@ -548,7 +556,7 @@ def _postorder(order, deps):
                 if e is not None and edge_pair(e)[0] not in seen:
                     nxt = edge_pair(e)[0]
                     seen.add(nxt)
-                    stack.append((nxt, iter(nxt._next)))
+                    stack.append((nxt, iter(nxt._edges())))
                     advanced = True
                     break
             if not advanced:

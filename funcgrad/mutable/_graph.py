@@ -274,9 +274,13 @@ def freed_error() -> RuntimeError:
 # --- nodes -------------------------------------------------------------------------------
 # An entry of a node's ``_next`` (one per input) is None (no gradient flows there), a
 # ``(node, output number)`` pair, or, for output 0 of a node (nearly every edge the hot paths
-# make), the node itself: no pair is kept per edge, and each tracked object a graph holds is
-# rescanned at every full collection of the cyclic garbage collector. Read entries with
-# `edge_pair`; the engine's loops spell it out.
+# make), the node itself: no pair is kept per edge. ``_next`` itself is a tuple of entries or,
+# for a node with one input whose entry is a node, that node alone, without a 1-tuple; and a
+# Python number operand's entry (None) is not stored per node: its class says how many end
+# the tuple (``_number_edges``). Every tracked object a graph holds is rescanned at each full
+# collection of the cyclic garbage collector: on a long graph of scalar ops that was half the
+# time (findings/mgraph.md). Read all entries with ``node._edges()`` and one with `edge_pair`;
+# the engine's loops spell both out.
 def edge_pair(entry) -> tuple | None:
     """A ``_next`` entry as a ``(node, output number)`` pair (None stays None)."""
     if entry is None or type(entry) is tuple:
@@ -294,6 +298,9 @@ class Node:
     # whether `_release` may have something to free: the engine calls it only then (an
     # OpNode keeps the answer per node, in a slot of this name)
     _has_saved = True
+    # entries (None) ending the node's edges that `_next` does not store: one for a node of a
+    # tensor and a Python number (``x * 2``), whose class says so (see `node_class`)
+    _number_edges = ()
 
     def _init(self, next_edges) -> None:
         self._next = next_edges
@@ -335,9 +342,16 @@ class Node:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
 
+    def _edges(self) -> tuple:
+        """Every entry of the node's edges, one per input (see ``_next`` above)."""
+        nexts = self._next
+        if type(nexts) is not tuple:  # a node's only input, output 0 of a node
+            nexts = (nexts,)
+        return nexts + self._number_edges
+
     @property
     def next_functions(self) -> tuple:
-        return tuple((None, 0) if e is None else edge_pair(e) for e in self._next)
+        return tuple((None, 0) if e is None else edge_pair(e) for e in self._edges())
 
     @property
     def metadata(self) -> dict:
@@ -526,15 +540,21 @@ RECOMPUTE = object()
 _CLASSES: dict = {}
 
 
-def node_class(name: str, base: type, nout: int | None = None) -> type:
-    """The node class named `name` (``MulBackward0``...) deriving from `base`, made once."""
-    key = (name, base, nout)
+def node_class(name: str, base: type, nout: int | None = None, number: bool = False) -> type:
+    """The node class named `name` (``MulBackward0``...) deriving from `base`, made once.
+    With `number`: a subclass of it, same name, for nodes whose last operand is a Python
+    number: their edges end with that operand's None, which no node stores."""
+    key = (name, base, nout, number)
     cls = _CLASSES.get(key)
     if cls is None:
-        ns: dict = {"__slots__": ()}
-        if nout is not None:
-            ns["__slots__"] = ("_nout",)
-        cls = type(name, (base,), ns)
+        if number:
+            ns: dict = {"__slots__": (), "_number_edges": (None,)}
+            cls = type(name, (node_class(name, base, nout),), ns)
+        else:
+            ns = {"__slots__": ()}
+            if nout is not None:
+                ns["__slots__"] = ("_nout",)
+            cls = type(name, (base,), ns)
         cls.__module__ = "torch.autograd.graph"
         _CLASSES[key] = cls
     return cls

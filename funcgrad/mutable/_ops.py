@@ -75,7 +75,8 @@ class Op:
 
     __slots__ = ("name", "prim", "node_cls", "values", "shapes", "saves_out", "result",
                  "_plans", "is_view", "inplace_name", "records", "impl", "float_fast",
-                 "unary_plan", "binary_plans", "scalar_edge", "saves_index", "ufunc", "ufunc0")
+                 "unary_plan", "binary_plans", "scalar_edge", "saves_index", "ufunc", "ufunc0",
+                 "number_cls")
 
     def __init__(self, name: str, prim, grad_fn: str, reads: Sequence | None = None, *,
                  saves_out: bool = False, result: str = "promote", is_view: bool = False,
@@ -90,6 +91,8 @@ class Op:
         self.scalar_edge = scalar_edge
         self.prim = prim
         self.node_cls = node_class(grad_fn, node_base)
+        # `apply1`'s nodes of a tensor and a Python number: the class keeps that edge
+        self.number_cls = node_class(grad_fn, node_base, number=True) if scalar_edge else None
         if prim is not None:
             _name_saved_params(prim)
         # recorded when an input requires grad: differentiable, or failing only at backward
@@ -187,9 +190,12 @@ class OpNode(Node):
 
     ``_vals`` holds, per array argument, a `Saved` tensor (checked against its version), a
     `Spec` or `STAND_IN` (shape and dtype only: the rule does not read its values, PyTorch
-    does not save it) or a constant; ``_out`` the saved output, a `Spec`, `RECOMPUTE` (made
-    again from the saved inputs when a rule needs it) or None. ``_meta`` lists (argnum or
-    None, shape, dtype) of each argument with an edge.
+    does not save it) or a constant: a tuple, or a lone `Saved` for a node of one argument
+    (one tracked object fewer per node: see `_graph`'s note on ``_next``; read them with
+    `_values`). ``_out`` holds the saved output, a `Spec`, `RECOMPUTE` (made again from the
+    saved inputs when a rule needs it) or None. ``_meta`` lists (argnum or None, shape, dtype)
+    of each argument with an edge (a Python number operand that its class keeps an edge for
+    has no entry: its gradient is None).
     """
 
     __slots__ = ("_prim", "_params", "_vals", "_out", "_meta", "_has_saved", "_freed")
@@ -200,6 +206,11 @@ class OpNode(Node):
             self._vals = None
             self._out = None
 
+    def _values(self) -> tuple:
+        """``_vals`` as a tuple (one per argument); None once freed."""
+        vals = self._vals
+        return vals if vals is None or type(vals) is tuple else (vals,)
+
     def _check_alive(self) -> None:
         if self._freed:
             raise freed_error()
@@ -208,7 +219,7 @@ class OpNode(Node):
         """The rule's arguments and output: arrays, or traced tensors under create_graph."""
         args = []
         create_graph = graph.create_graph
-        for v in self._vals:
+        for v in self._values():
             t = type(v)
             if t is Saved:
                 if v.counter.value != v.version:
@@ -259,7 +270,10 @@ class OpNode(Node):
         # packed by hooks) spelled out; anything else (an error to raise, hooks to unpack)
         # takes `_args`
         args = []
-        for v in self._vals:
+        vals = self._vals
+        if type(vals) is not tuple:  # a lone `Saved`
+            vals = (vals,)
+        for v in vals:
             if v is STAND_IN:
                 m = self._meta[len(args)]
                 args.append(stand_in(m[1], m[2]))
@@ -357,16 +371,17 @@ class OpNode(Node):
             raise freed_error()
         args = [v.data if type(v) is Saved else v.make() if type(v) is Spec
                 else stand_in(self._meta[k][1], self._meta[k][2]) if v is STAND_IN else v
-                for k, v in enumerate(self._vals)]
+                for k, v in enumerate(self._values())]
         out = self._prim.impl(*args, **self._params) if self._params else self._prim.impl(*args)
         return [(np.shape(o), np.result_type(o)) for o in (out if type(out) is tuple else (out,))]
 
     def _saved_values(self) -> list:
         """(name, argument position or None, `Saved`) for each tensor this node saved."""
-        if self._freed or self._vals is None:
+        vals = self._values()
+        if self._freed or vals is None:
             return []
-        names = _ROLE_NAMES.get(len(self._vals)) or [f"arg{i}" for i in range(len(self._vals))]
-        found = [(names[i], i, v) for i, v in enumerate(self._vals) if type(v) is Saved]
+        names = _ROLE_NAMES.get(len(vals)) or [f"arg{i}" for i in range(len(vals))]
+        found = [(names[i], i, v) for i, v in enumerate(vals) if type(v) is Saved]
         if type(self._out) is Saved:
             found.append(("result", None, self._out))
         return found
@@ -382,7 +397,8 @@ class OpNode(Node):
         if where == "out":
             saved = self._out
         else:
-            saved = self._vals[where] if where < len(self._vals) else None
+            vals = self._values()
+            saved = vals[where] if where < len(vals) else None
         if type(saved) is Saved:
             return saved_tensor(saved, self)
         if saved is not None and saved is not STAND_IN and type(saved) is not Spec \
@@ -395,8 +411,8 @@ class OpNode(Node):
         where = _SAVED_NAMES["_saved_" + name[len("_raw_saved_"):]]
         saved = None
         if not self._freed:
-            saved = self._out if where == "out" else (
-                self._vals[where] if where < len(self._vals) else None)
+            vals = self._values()
+            saved = self._out if where == "out" else (vals[where] if where < len(vals) else None)
             if type(saved) is not Saved:
                 raise AttributeError(f"'{type(self).__name__}' object has no attribute "
                                      f"'{name}'")
@@ -717,7 +733,8 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
     data = x._data
     out = res._data
     saves_x, keeps_out, frees = op.unary_plan
-    cls = op.node_cls
+    # PyTorch's (None, 0) edge for a number operand: the class keeps it (`_graph.node_class`)
+    cls = op.number_cls if op.scalar_edge and const is not _NO_CONST else op.node_cls
     node = _new_object(cls)
     if x._base is None:  # `_next_entry`, spelled out for the common case
         fn = x._grad_node
@@ -727,12 +744,8 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
             edge = fn if x._nr == 0 else (fn, x._nr)
     else:
         edge = _next_entry(x)
-    if op.scalar_edge and const is not _NO_CONST:  # PyTorch's (None, 0) for the number
-        edges = (edge, None)
-        node._meta = ((0, data.shape, data.dtype), _NO_EDGE)
-    else:
-        edges = (edge,)
-        node._meta = ((0, data.shape, data.dtype),)
+    edges = edge if type(edge) is not tuple else (edge,)  # a lone node: no 1-tuple (`_graph`)
+    node._meta = ((0, data.shape, data.dtype),)
     if PROCESS.anomaly:
         node._init(edges)
     else:
@@ -758,7 +771,7 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
             saved.output_node = saved.owner = saved.fallback = saved.unpack_fn = None
         else:
             saved = Saved(data, vc, x)
-        node._vals = (saved,) if const is _NO_CONST else (saved, const)
+        node._vals = saved if const is _NO_CONST else (saved, const)
     else:
         node._vals = _STAND_IN_ALONE if const is _NO_CONST else (STAND_IN, const)
     if keeps_out is True:
@@ -782,7 +795,7 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
         node._at = user_site(4)
         if policy != "torch":
             ref = weakref.ref(node)
-            for v in node._vals:
+            for v in node._values():
                 if type(v) is Saved:
                     v.owner = ref
             if type(node._out) is Saved:
@@ -804,9 +817,6 @@ _REAL_SCALARS = frozenset((np.float64, np.float32, np.float16))
 # garbage collector after its first pass, and every tracked object a graph keeps is rescanned
 # at each full collection (the dominant cost of long graphs: see findings, MEASURED.md)
 _STAND_IN_ALONE = (STAND_IN,)
-# `_meta` of an edge no gradient flows through (a Python number operand): one entry per edge,
-# so that a node's gradients line up with its `_next` (the engine zips the two)
-_NO_EDGE = (None, None, None)
 
 
 def _next_entry(t: Tensor):
@@ -935,10 +945,11 @@ def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
                   casting="unsafe")
     vc.value += 1
     if rg:
-        cls = op.node_cls
+        # (a number operand's edge: kept by the class, as in `_record1`)
+        cls = op.number_cls if op.scalar_edge and const is not _NO_CONST else op.node_cls
         node = _new_object(cls)
         old = x._grad_node
-        edges = (old if x._nr == 0 else (old, x._nr),)
+        edges = old if x._nr == 0 else ((old, x._nr),)  # (a lone node: see `_graph`)
         if PROCESS.anomaly:
             node._init(edges)
         else:
@@ -1475,8 +1486,9 @@ class _Plain(Node):
     def _apply(self, cts, graph):
         ct = cts[0]
         grads = []
+        edges = self._edges()
         for i, (shape, dtype) in enumerate(self._meta):
-            if self._next[i] is None:
+            if edges[i] is None:
                 grads.append(None)
             elif i == 0:  # the overwritten value gets no gradient
                 grads.append(ct * 0 if isinstance(ct, Tensor) else np.zeros(shape, dtype))
@@ -1517,14 +1529,15 @@ def _attach_inplace(self: Tensor, node: Node) -> None:
     base = self._base
     cs = CopySlices.__new__(CopySlices)
     edge_of_base = edge_of(base)
-    cs._init((edge_of_base,) + tuple(node._next[1:]))
+    cs._init((edge_of_base,) + node._edges()[1:])
     cs._chain = self._view.chain
     cs._base_shape = base._data.shape
     cs._base_dtype = base._data.dtype
     cs._fn = node
     # the op's own edge to the view's old history is never followed (CopySlices routes that
     # gradient to the base), so drop it: PyTorch keeps no reference to it either
-    node._next = (None,) + tuple(node._next[1:])
+    nexts = node._next
+    node._next = (None,) + nexts[1:] if type(nexts) is tuple else (None,)
     base._grad_node = cs
     base._nr = 0
     base._rg = True
