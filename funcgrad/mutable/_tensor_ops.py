@@ -550,7 +550,11 @@ def median(input: Tensor, dim=None, keepdim: bool = False):
 
     def pick(a, d):
         idx = np.argsort(a, axis=d, kind="stable")
-        return np.take(idx, [(a.shape[d] - 1) // 2], axis=d)
+        idx = np.take(idx, [(a.shape[d] - 1) // 2], axis=d)
+        if a.dtype.kind != "f":
+            return idx
+        nan = np.isnan(a)  # a lane with a NaN gives its first NaN, as PyTorch
+        return np.where(nan.any(axis=d, keepdims=True), nan.argmax(axis=d, keepdims=True), idx)
     return _reduced_pick("Median", return_types.median, input, dim, keepdim, pick)
 
 

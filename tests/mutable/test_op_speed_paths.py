@@ -31,11 +31,14 @@ PICKS = {
     "sort": lambda t, x: x.sort(1).values,
     "topk": lambda t, x: x.topk(2, dim=1).values,
     "kthvalue": lambda t, x: t.kthvalue(x, 2, 1, keepdim=True).values,
+    "median": lambda t, x: t.median(x, 1).values,
+    "median_dim0": lambda t, x: x.median(0, keepdim=True)[0],
     "gather": lambda t, x: t.gather(x, 1, t.tensor([[0, 0, 5], [4, 2, 2], [1, 3, 0]])),
 }
 NAMES = {"max_keepdim": "MaxBackward0", "max": "MaxBackward0", "max_dim0": "MaxBackward0",
          "min_keepdim": "MinBackward0", "min": "MinBackward0", "sort": "SortBackward0",
-         "topk": "TopkBackward0", "kthvalue": "KthvalueBackward0", "gather": "GatherBackward0"}
+         "topk": "TopkBackward0", "kthvalue": "KthvalueBackward0", "gather": "GatherBackward0",
+         "median": "MedianBackward1", "median_dim0": "MedianBackward1"}
 
 
 def _run(t, case, data, dtype):
