@@ -451,6 +451,9 @@ def backward(tape: list, out_ids: Sequence[int | None], out_cts: Sequence[Any], 
     return [pop(i, None) for i in range(n_leaves)]
 
 
+_PYTHON_NUMBERS = frozenset((float, int))
+
+
 def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
     """The backward walk itself. Entries of one and two arguments (nearly all) are spelled
     out, their commonest cotangents added inline; the rest take `_entry_cts`."""
@@ -460,6 +463,7 @@ def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
     in_place_min_size = IN_PLACE_MIN_SIZE
     standins = _SCALAR_STANDINS
     ndarray = np.ndarray
+    numbers = _PYTHON_NUMBERS
     one_arg, two_args = ARGS + 2, ARGS + 4
     for i in range(len(tape) - 1, n_leaves - 1, -1):
         entry = tape[i]
@@ -538,8 +542,11 @@ def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
                     ct = None
                 if g is not None:
                     tg = type(g)
-                    if not (g.shape == x.shape and g.dtype is x.dtype if tg is ndarray
-                            else tg is type(x) and tg in standins):
+                    # (an elementwise rule's cotangent, or a passed one, has the output's
+                    # shape, which beside a Python number is x's: no shape to compare)
+                    if not (g.dtype is x.dtype and (type(y) in numbers and (
+                            derivs is not None or prim._passes[0]) or g.shape == x.shape)
+                            if tg is ndarray else tg is type(x) and tg in standins):
                         _accumulate(cts, node_a, g, x)
                     elif (prev := get(node_a)) is None:
                         cts[node_a] = g
@@ -562,8 +569,9 @@ def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
                 ct = None
                 if g is not None:
                     tg = type(g)
-                    if not (g.shape == y.shape and g.dtype is y.dtype if tg is ndarray
-                            else tg is type(y) and tg in standins):
+                    if not (g.dtype is y.dtype and (type(x) in numbers and (
+                            derivs is not None or prim._passes[1]) or g.shape == y.shape)
+                            if tg is ndarray else tg is type(y) and tg in standins):
                         _accumulate(cts, node_b, g, y)
                     elif (prev := get(node_b)) is None:
                         cts[node_b] = g

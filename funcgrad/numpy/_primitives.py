@@ -306,9 +306,11 @@ def _chooser_vjp(ct, out, x, axis=None, keepdims=False):
     """max/min: the slope goes to the elements equal to the extremum, shared among ties.
     The cotangent is divided by the tie counts while it is still reduced, and the boolean
     hits scale it as they broadcast it: three passes over `x` (compare, count, multiply)."""
-    reduced = H.keepdims_shape(H.shape(x), axis)
-    out_kd = out if keepdims else reshape(out, reduced)
-    ct_kd = ct if keepdims else reshape(ct, reduced)
+    if keepdims:
+        out_kd, ct_kd = out, ct
+    else:
+        reduced = H.keepdims_shape(H.shape(x), axis)
+        out_kd, ct_kd = reshape(out, reduced), reshape(ct, reduced)
     hits = equal(x, out_kd)
     count = astype(sum(hits, axis=axis, keepdims=True), H.dtype(x))
     return (ct_kd / count) * hits
@@ -1426,8 +1428,8 @@ def expand_reduced(ct, x, axis, keepdims):
     """A reduction's cotangent broadcast back over the axes it reduced."""
     shape = H.shape(x)
     if not keepdims and axis is not None:  # (a reduction over every axis: ct broadcasts as it is)
-        ct = reshape(ct, H.keepdims_shape(shape, axis))
-    return broadcast_to(ct, shape)
+        ct = reshape(ct, shape=H.keepdims_shape(shape, axis))
+    return broadcast_to(ct, shape=shape)  # (by keyword: the primitive's shortest call)
 
 
 def flatten(x):
