@@ -151,3 +151,11 @@ def test_take_along_axis_broadcasts_and_batches():
                                   ** 2), (x,), order=2, modes=("rev", "fwd"))
     f = lambda a: fnp.sum(fnp.take_along_axis(a, idx, 1) ** 2)
     np.testing.assert_allclose(fg.jit(f)(x), f(x))
+
+
+def test_take_along_axis_gradient_under_vmap():
+    x = rng.standard_normal((5, 3, 4))
+    idx = rng.integers(0, 4, (5, 3, 2))
+    per = lambda b, i: fg.grad(lambda a: fnp.sum(fnp.take_along_axis(a, i, 1) ** 3))(b)
+    np.testing.assert_allclose(fg.vmap(per)(x, idx),
+                               np.stack([per(x[k], idx[k]) for k in range(5)]))
