@@ -190,15 +190,20 @@ class OpNode(Node):
 
     ``_vals`` holds, per array argument, a `Saved` tensor (checked against its version), a
     `Spec` or `STAND_IN` (shape and dtype only: the rule does not read its values, PyTorch
-    does not save it) or a constant: a tuple, or a lone `Saved` for a node of one argument
-    (one tracked object fewer per node: see `_graph`'s note on ``_next``; read them with
-    `_values`). ``_out`` holds the saved output, a `Spec`, `RECOMPUTE` (made again from the
-    saved inputs when a rule needs it) or None. ``_meta`` lists (argnum or None, shape, dtype)
-    of each argument with an edge (a Python number operand that its class keeps an edge for
-    has no entry: its gradient is None).
+    does not save it) or a constant: a tuple, or for a node of one argument a lone `Saved`,
+    or the argument's tensor itself with the version it had in ``_version`` (PyTorch's
+    SavedVariable of an input is the tensor itself: backward reads its data then, so
+    ``x.data = ...`` after the op changes what backward sees, as in PyTorch). The lone forms
+    keep one or two objects fewer per node for the cyclic garbage collector (see `_graph`'s
+    note on ``_next``); read ``_vals`` with `_values`, which gives `Saved` records. ``_out``
+    holds the saved output, a `Spec`, `RECOMPUTE` (made again from the saved inputs when a
+    rule needs it) or None. ``_meta`` lists (argnum or None, shape, dtype) of each argument
+    with an edge (a Python number operand that its class keeps an edge for has no entry: its
+    gradient is None).
     """
 
-    __slots__ = ("_prim", "_params", "_vals", "_out", "_meta", "_has_saved", "_freed")
+    __slots__ = ("_prim", "_params", "_vals", "_out", "_meta", "_has_saved", "_freed",
+                 "_version")
 
     def _release(self) -> None:
         if self._has_saved:
@@ -207,9 +212,15 @@ class OpNode(Node):
             self._out = None
 
     def _values(self) -> tuple:
-        """``_vals`` as a tuple (one per argument); None once freed."""
+        """``_vals`` as a tuple (one per argument) of `Saved` records, stand-ins and
+        constants; None once freed. A tensor saved as itself gets its `Saved` record here,
+        kept from then on (hooks may be registered on it)."""
         vals = self._vals
-        return vals if vals is None or type(vals) is tuple else (vals,)
+        if vals is None or type(vals) is tuple:
+            return vals
+        if type(vals) is not Saved:  # a tensor saved as itself
+            vals = self._vals = _plain_saved(vals._data, vals._vc, self._version, vals)
+        return (vals,)
 
     def _check_alive(self) -> None:
         if self._freed:
@@ -271,8 +282,15 @@ class OpNode(Node):
         # takes `_args`
         args = []
         vals = self._vals
-        if type(vals) is not tuple:  # a lone `Saved`
-            vals = (vals,)
+        if type(vals) is not tuple:
+            if type(vals) is Saved:
+                vals = (vals,)
+            else:  # the only argument's tensor, saved as itself
+                if vals._vc.value == self._version and (vals._rg or vals._grad_node is not None):
+                    args.append(vals._data)
+                else:
+                    args = None  # written since, or detached in place: `_args` raises
+                vals = ()
         for v in vals:
             if v is STAND_IN:
                 m = self._meta[len(args)]
@@ -762,16 +780,14 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
         plain = policy == "torch" and not STATE.saved_hooks
     if saves_x:
         vc = x._vc
-        if plain and not vc.inference:
-            saved = _new_object(Saved)
-            saved.data = data
-            saved.counter = vc
-            saved.version = vc.value
-            saved.tensor = x
-            saved.output_node = saved.owner = saved.fallback = saved.unpack_fn = None
+        if plain and not vc.inference and const is _NO_CONST:
+            node._vals = x  # saved as itself, no `Saved` record (see `OpNode`)
+            node._version = vc.value
+        elif plain and not vc.inference:
+            node._vals = (_plain_saved(data, vc, vc.value, x), const)
         else:
             saved = Saved(data, vc, x)
-        node._vals = saved if const is _NO_CONST else (saved, const)
+            node._vals = saved if const is _NO_CONST else (saved, const)
     else:
         node._vals = _STAND_IN_ALONE if const is _NO_CONST else (STAND_IN, const)
     if keeps_out is True:
@@ -804,6 +820,18 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
         node._at = None
     res._grad_node = node  # (its callers made `res` with ``_nr = 0``)
     res._rg = True
+
+
+def _plain_saved(data, counter: Version, version: int, tensor: Tensor) -> Saved:
+    """A `Saved` input tensor, made without ``Saved.__init__``: for when no policy watches
+    and no saved-tensor hook packs (``__init__`` looks at both)."""
+    saved = _new_object(Saved)
+    saved.data = data
+    saved.counter = counter
+    saved.version = version
+    saved.tensor = tensor
+    saved.output_node = saved.owner = saved.fallback = saved.unpack_fn = None
+    return saved
 
 
 _new_object = object.__new__
