@@ -80,6 +80,8 @@ from ._methods import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, logica
                        logical_not, logical_or, logical_xor)
 from ._functions import complex_from_parts as complex  # noqa: A004, E402
 from .serialization import load, save
+from .nn import _ops as _nn_ops  # noqa: E402
+from .nn.functional import pdist  # noqa: E402
 
 argmax, argmin, argsort, cumsum, kthvalue, log_softmax, logsumexp, max, mean, median, min, norm, \
     prod, softmax, sort, std, sum, topk, var = (  # noqa: A001
@@ -197,6 +199,32 @@ def get_default_dtype() -> dtype:
 
 
 builtins_bool = type(True)
+
+
+def threshold(input: Tensor, threshold, value) -> Tensor:
+    """``torch.threshold``: `input` where it exceeds `threshold`, else `value`
+    (``ThresholdBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.threshold(torch.tensor([-1.0, 2.0]), 0.0, 5.0)
+    tensor([5., 2.])
+    """
+    return nn.functional.threshold(input, threshold, value)
+
+
+def threshold_(input: Tensor, threshold, value) -> Tensor:
+    """``torch.threshold_``: `threshold` in place (``ThresholdBackward1``)."""
+    return nn.functional.threshold_(input, threshold, value)
+
+
+def _foreach_maximum(self, other) -> tuple:
+    """``torch._foreach_maximum`` of a list of tensors and a number or a list of numbers."""
+    return _nn_ops.foreach_extreme(self, other, True)
+
+
+def _foreach_minimum(self, other) -> tuple:
+    """``torch._foreach_minimum`` of a list of tensors and a number or a list of numbers."""
+    return _nn_ops.foreach_extreme(self, other, False)
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:

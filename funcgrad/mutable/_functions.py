@@ -17,7 +17,7 @@ from . import _dtypes as D
 from . import _ops as O
 from . import _prims as P
 from . import _random
-from ._graph import STATE, Node, Version, node_class
+from ._graph import STATE, Node, Version, freed_error, node_class
 from ._device import check_device, device
 from ._ops import apply, apply1, apply2, view_op
 from ._tensor import _C_NAMES, Size, Tensor, _scalar_name, is_traced
@@ -26,6 +26,43 @@ __all__ = ["tensor"]
 
 
 # --- creation -------------------------------------------------------------------------------
+# --- PyTorch's extra saved attributes of a node (``_saved_weight``, ``_saved_output_size``) -----
+class ExtraNode(O.OpNode):
+    """An op node that also answers some of PyTorch's ``_saved_*`` attributes that are not a
+    parameter of its primitive: values the recording function hands over (`stash`)."""
+
+    __slots__ = ("_extra",)
+
+
+def _read_extra(node: ExtraNode, name: str, tensor: bool):
+    try:
+        extra = node._extra
+    except AttributeError:
+        extra = None
+    if extra is None or name not in extra:
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '{name}'")
+    if tensor and node._freed:  # a saved tensor goes with the graph, as PyTorch's
+        raise freed_error()
+    return extra[name]
+
+
+def extra_node(*names: str, tensors: Sequence[str] = ()) -> type:
+    """A base for an op's node class answering the attributes `names` (those in `tensors`
+    are saved tensors: unreadable once the graph is freed)."""
+    ns: dict = {"__slots__": ()}
+    for name in names:
+        ns[name] = property(functools.partial(_read_extra, name=name, tensor=name in tensors))
+    return type("ExtraNode_" + "_".join(n.replace("_saved_", "") for n in names),
+                (ExtraNode,), ns)
+
+
+def stash(out, **values) -> None:
+    """Give the node that made `out` (when one was recorded) its extra attributes."""
+    node = out._grad_node if isinstance(out, Tensor) else None
+    if isinstance(node, ExtraNode):
+        node._extra = values
+
+
 def _infer(data):
     """NumPy array with PyTorch's default dtypes (Python floats -> float32)."""
     if isinstance(data, Tensor):

@@ -12,7 +12,7 @@ from ..numpy import _primitives as NP
 from . import _dtypes as D
 from . import _functions as F
 from . import _ops as O
-from ._graph import INFERENCE_INPLACE, STATE
+from ._graph import INFERENCE_INPLACE, STATE, Saved, freed_error
 from ._device import NO_CUDA
 from ._ops import apply1, apply2, inplace, inplace1
 from ._tensor import Tensor
@@ -166,7 +166,56 @@ def getitem(self: Tensor, index) -> Tensor:
         self = O.view_op(O.SELECT, self, {"template": basic})
         items = rest
     template, arrays = H.split_index(items)
-    return O.apply(O.INDEX, (self,) + tuple(arrays), {"template": template})
+    out = O.apply(INDEX, (self,) + tuple(arrays), {"template": template})
+    if type(out._grad_node) is INDEX.node_cls:
+        out._grad_node._extra = {"indices": _torch_indices(items, self._data.ndim)}
+    return out
+
+
+def _torch_indices(items, ndim: int) -> tuple:
+    """The index as IndexBackward0 shows it saved: one entry per indexed dim, None for a
+    dim taken whole (a slice, a new axis, the dims an Ellipsis stands for), up to the last
+    index tensor; a list becomes an int64 tensor, a boolean mask stays one entry."""
+    taken = sum(np.ndim(i) if isinstance(i, np.ndarray) and i.dtype == bool else 1
+                for i in items if i is not None and i is not Ellipsis)
+    out: list = []
+    for item in items:
+        if item is Ellipsis:
+            out.extend([None] * (ndim - taken))
+        elif item is None or type(item) is slice:
+            out.append(None)
+        elif isinstance(item, (list, np.ndarray)):
+            arr = np.asarray(item)
+            out.append(Tensor._wrap(arr if arr.dtype == bool else arr.astype(np.int64)))
+    while out and out[-1] is None:
+        out.pop()
+    return tuple(out)
+
+
+class _IndexNode(O.OpNode):
+    """IndexBackward0 with PyTorch's ``_saved_indices`` / ``_raw_saved_indices``."""
+
+    __slots__ = ("_extra",)
+
+    @property
+    def _saved_indices(self) -> tuple:
+        if self._freed:
+            raise freed_error()
+        return self._extra["indices"]
+
+    @property
+    def _raw_saved_indices(self) -> tuple:
+        if self._freed:
+            raise freed_error()
+        raw = self._extra.get("raw")
+        if raw is None:
+            raw = self._extra["raw"] = tuple(
+                O.SavedTensor(None if t is None else Saved(t._data, t._vc, t), self)
+                for t in self._extra["indices"])
+        return raw
+
+
+INDEX = O.Op("index", NP.getitem, "IndexBackward0", ((),), result="same", node_base=_IndexNode)
 
 
 def setitem(self: Tensor, index, value) -> None:

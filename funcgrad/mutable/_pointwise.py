@@ -172,13 +172,24 @@ def _round_(self: Tensor, *, decimals: int = 0) -> Tensor:
 
 _offer("round", F.out_variant(round), _round_, True)
 
-LOGIT = _decl("logit", S.logit_p, "LogitBackward0", result="float")
+class _LogitNode(O.OpNode):
+    """LogitBackward0: ``_saved_eps`` is None when no eps was given (as PyTorch's)."""
+
+    __slots__ = ()
+
+    @property
+    def _saved_eps(self):
+        return (self._params or {}).get("eps")
+
+
+LOGIT = _decl("logit", S.logit_p, "LogitBackward0", result="float", node_base=_LogitNode)
 # with eps, the input is clamped first and the slope is zero outside [eps, 1 - eps]
 logit_eps_p = primitive(
     "logit_eps", lambda x, eps: S.logit_p.impl(np.clip(x, eps, 1 - eps)), params=("eps",),
     vjps=(lambda ct, out, x, eps: ct * NP.astype(NP.logical_and(
         NP.greater_equal(x, eps), NP.less_equal(x, 1 - eps)), H.dtype(x)) / (x * (1 - x)),))
-LOGIT_EPS = _decl("logit_eps", logit_eps_p, "LogitBackward0", result="float")
+LOGIT_EPS = _decl("logit_eps", logit_eps_p, "LogitBackward0", result="float",
+                  node_base=_LogitNode)
 
 
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
@@ -1125,7 +1136,8 @@ add_product_p = primitive(
 _ADD_PRODUCT = {kind: _decl(f"add{kind}", add_product_p, f"Add{kind}Backward0")
                 for kind in ("mm", "mv", "r", "bmm")}
 _ADD_PRODUCT["bmm"] = _decl("baddbmm", add_product_p, "BaddbmmBackward0")
-_ADD_PRODUCT["addbmm"] = _decl("addbmm", add_product_p, "AddbmmBackward0")
+_ADD_PRODUCT["addbmm"] = _decl("addbmm", add_product_p, "AddbmmBackward0", node_base=F.extra_node(
+    "_saved_batch1_sym_argsize_0", "_saved_batch1_sym_argsize_1", "_saved_batch2_sym_argsize_2"))
 _NAMES = {"mm": "addmm", "mv": "addmv", "r": "addr", "bmm": "baddbmm", "addbmm": "addbmm"}
 _RANKS = {"mm": (2, 2), "mv": (2, 1), "r": (1, 1), "bmm": (3, 3), "addbmm": (3, 3)}
 
@@ -1144,17 +1156,28 @@ def _product_check(kind: str, a: Tensor, b: Tensor) -> None:
                                f"{list(b._data.shape)} cannot be multiplied")
 
 
+def _sizes(out: Tensor, a: Tensor, b: Tensor) -> Tensor:
+    """addbmm's node keeps the batches' sizes it reads at backward (PyTorch's names)."""
+    if a._data.ndim == 3:
+        F.stash(out, _saved_batch1_sym_argsize_0=a._data.shape[0],
+                _saved_batch1_sym_argsize_1=a._data.shape[1],
+                _saved_batch2_sym_argsize_2=b._data.shape[2])
+    return out
+
+
 def _add_product(kind: str):
     op = _ADD_PRODUCT[kind]
     name = _NAMES[kind]
 
     def fn(input: Tensor, a: Tensor, b: Tensor, *, beta=1, alpha=1) -> Tensor:
         _product_check(kind, a, b)
-        return apply(op, (input, a, b), {"beta": beta, "alpha": alpha, "kind": kind})
+        return _sizes(apply(op, (input, a, b), {"beta": beta, "alpha": alpha, "kind": kind}),
+                      a, b)
 
     def method_(self: Tensor, a: Tensor, b: Tensor, *, beta=1, alpha=1) -> Tensor:
         _product_check(kind, a, b)
-        return inplace(op, self, (a, b), {"beta": beta, "alpha": alpha, "kind": kind})
+        return _sizes(inplace(op, self, (a, b), {"beta": beta, "alpha": alpha, "kind": kind}),
+                      a, b)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"``beta * input + alpha * product`` ({name}; grad_fn "
                   f"``{op.node_cls.__name__}``).")

@@ -1,9 +1,17 @@
-"""``torch.linalg``: vector norms (the part of it the tensor ops build on)."""
+"""``torch.linalg``: vector norms (the part of it the tensor ops build on) and qr."""
 from __future__ import annotations
 
-from ._tensor_ops import vector_norm
+import numpy as np
 
-__all__ = ["vector_norm", "norm"]
+from .._src.declare import primitive
+from ..numpy import _primitives as NP
+from . import _ops as O
+from . import return_types
+from ._ops import apply
+from ._tensor import Tensor
+from ._tensor_ops import _one_node, vector_norm
+
+__all__ = ["vector_norm", "norm", "qr"]
 
 
 def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None):
@@ -16,3 +24,43 @@ def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None):
     if ord is not None and A.dim() > 1 and (dim is None or not isinstance(dim, int)):
         raise NotImplementedError("matrix norms are not supported by funcgrad.mutable")
     return vector_norm(A, 2.0 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def _qr_vjp(k: int):
+    def vjp(ct, out, a, mode):
+        # the rule of the pair (funcgrad's qr), with the other result's cotangent zero; Q and R
+        # through the one-result primitives, so that create_graph records them too
+        q, r = _QR_PRIMS[0](a, mode=mode), _QR_PRIMS[1](a, mode=mode)
+        cts = (ct, NP.zeros_like(r)) if k == 0 else (NP.zeros_like(q), ct)
+        return NP.qr.vjps[0](cts, (q, r), a, mode=mode)
+    return vjp
+
+
+_QR_PRIMS = tuple(primitive(f"linalg_qr_{'qr'[k]}",
+                            lambda a, mode, k=k: np.linalg.qr(a, mode=mode)[k],
+                            params=("mode",), vjps=(_qr_vjp(k),)) for k in (0, 1))
+_QR = tuple(O.Op(f"linalg_qr_{'qr'[k]}", _QR_PRIMS[k], "LinalgQrBackward0", result="same")
+            for k in (0, 1))
+
+
+def qr(A: Tensor, mode: str = "reduced"):
+    """``torch.linalg.qr``: ``(Q, R)`` with orthonormal Q and upper-triangular R, both outputs
+    of one ``LinalgQrBackward0`` node (mode 'reduced', 'complete' or 'r').
+
+    >>> import funcgrad.mutable as torch
+    >>> q, r = torch.linalg.qr(torch.tensor([[3.0, 0.0], [4.0, 5.0]]))
+    >>> (q @ r).round()
+    tensor([[3., 0.],
+            [4., 5.]])
+    """
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           f"'reduced' (default), 'r', or 'complete'")
+    if A.dim() < 2:
+        raise RuntimeError(f"linalg.qr: The input tensor A must have at least 2 dimensions.")
+    if mode == "r":
+        r = apply(_QR[1], (A,), {"mode": "reduced"})
+        return return_types.linalg_qr(Tensor._wrap(np.zeros((0,), A._data.dtype)), r)
+    q = apply(_QR[0], (A,), {"mode": mode})
+    r = apply(_QR[1], (A,), {"mode": mode})
+    return return_types.linalg_qr(*_one_node("LinalgQrBackward0", q, r))

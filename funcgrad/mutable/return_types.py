@@ -1,7 +1,7 @@
 """``torch.return_types``: the named tuples that max/min/sort/topk/... return along a dim."""
 from __future__ import annotations
 
-__all__ = ["max", "min", "sort", "topk", "median", "nanmedian", "kthvalue"]
+__all__ = ["max", "min", "sort", "topk", "median", "nanmedian", "kthvalue", "linalg_qr"]
 
 
 def _named(name: str, fields: tuple) -> type:
@@ -29,3 +29,4 @@ topk = _named("topk", ("values", "indices"))
 median = _named("median", ("values", "indices"))
 nanmedian = _named("nanmedian", ("values", "indices"))
 kthvalue = _named("kthvalue", ("values", "indices"))
+linalg_qr = _named("linalg_qr", ("Q", "R"))

@@ -13,6 +13,7 @@ import numpy as np
 from ..._src.declare import linear, primitive
 from ...numpy import _helpers as H
 from ...numpy import _primitives as NP
+from .. import _functions as T
 from .. import _ops as O
 from .._ops import apply
 from .._tensor import Tensor
@@ -70,14 +71,30 @@ def _nll_vjp(ct, out, logp, picks, weights, reduction, total):
 
 nll_loss_p = primitive("nll_loss", _nll_impl, params=("picks", "weights", "reduction", "total"),
                        vjps=(_nll_vjp,))
-NLL_LOSS = O.Op("nll_loss", nll_loss_p, "NllLossBackward0", result="same")
+# the node saves the class weights and targets (PyTorch's): freed with the graph
+NLL_LOSS = O.Op("nll_loss", nll_loss_p, "NllLossBackward0", result="same", saves_index=True,
+                node_base=T.extra_node("_saved_weight", "_saved_target", "_saved_total_weight",
+                                       "_saved_ignore_index", "_saved_reduction",
+                                       tensors=("_saved_weight", "_saved_target",
+                                                "_saved_total_weight")))
+_REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}  # at::Reduction, as the node shows it
 
 
-def nll_loss(logp: Tensor, picks: np.ndarray, weights: np.ndarray, reduction: str) -> Tensor:
-    """Negative log-likelihood of (rows, classes) `logp` at the rows' target columns."""
+def nll_loss(logp: Tensor, picks: np.ndarray, weights: np.ndarray, reduction: str,
+             weight: Tensor | None = None, target: Tensor | None = None,
+             ignore_index: int = -100) -> Tensor:
+    """Negative log-likelihood of (rows, classes) `logp` at the rows' target columns
+    (`weight`, `target`, `ignore_index`: what the node shows as saved)."""
     total = float(np.sum(weights)) if reduction == "mean" else None
-    return apply(NLL_LOSS, (logp,), {"picks": picks, "weights": weights,
-                                     "reduction": reduction, "total": total})
+    out = apply(NLL_LOSS, (logp,), {"picks": picks, "weights": weights,
+                                    "reduction": reduction, "total": total})
+    # (PyTorch 2.13 shows the ignore_index as an unsigned 64-bit number: -100 reads
+    # 18446744073709551516; shown the same here)
+    T.stash(out, _saved_weight=weight, _saved_target=target,
+            _saved_ignore_index=ignore_index % 2 ** 64,
+            _saved_reduction=_REDUCTION_ENUM[reduction],
+            _saved_total_weight=Tensor._wrap(np.asarray(np.sum(weights), logp._data.dtype)))
+    return out
 
 
 def _mse_impl(x, t, reduction):
@@ -265,18 +282,28 @@ conv_p = primitive("convolution", _conv_impl_biased, nargs=3, params=_CONV_PARAM
                    vjps=(_conv_vjp_x, _conv_vjp_w, _conv_vjp_b))
 conv_nobias_p = primitive("convolution_nobias", _conv_impl_unbiased, nargs=2,
                           params=_CONV_PARAMS, vjps=(_conv_vjp_x, _conv_vjp_w))
-CONV = O.Op("convolution", conv_p, "ConvolutionBackward0")
-CONV_NOBIAS = O.Op("convolution", conv_nobias_p, "ConvolutionBackward0")
+_CONV_NODE = T.extra_node("_saved_bias_sym_sizes_opt", "_saved_stride", "_saved_padding",
+                          "_saved_dilation", "_saved_transposed", "_saved_output_padding")
+CONV = O.Op("convolution", conv_p, "ConvolutionBackward0", node_base=_CONV_NODE)
+CONV_NOBIAS = O.Op("convolution", conv_nobias_p, "ConvolutionBackward0", node_base=_CONV_NODE)
 
 
 def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None, rows: np.ndarray, cols: np.ndarray,
-           mask: np.ndarray, groups: int) -> Tensor:
+           mask: np.ndarray, groups: int, stride=(1, 1), padding=(0, 0),
+           dilation=(1, 1)) -> Tensor:
     """Batched 2-d cross-correlation over the patches `rows`, `cols`, `mask` describe
-    (``ConvolutionBackward0``)."""
+    (``ConvolutionBackward0``; `stride`, `padding`, `dilation` as the node shows them)."""
     params = {"rows": rows, "cols": cols, "mask": mask, "groups": groups}
     if bias is None:
-        return apply(CONV_NOBIAS, (x, weight), params)
-    return apply(CONV, (x, weight, bias), params)
+        out = apply(CONV_NOBIAS, (x, weight), params)
+    else:
+        out = apply(CONV, (x, weight, bias), params)
+    # PyTorch shows (0,) for a missing bias (its own test notes the quirk)
+    T.stash(out, _saved_bias_sym_sizes_opt=(0,) if bias is None else tuple(bias.shape),
+            _saved_stride=tuple(stride), _saved_padding=tuple(padding),
+            _saved_dilation=tuple(dilation), _saved_transposed=False,
+            _saved_output_padding=(0, 0))
+    return out
 
 
 # --- max pooling: each output the input element at a flat index chosen by the forward ------
@@ -336,6 +363,8 @@ def average_pool2d(x: Tensor, rows: np.ndarray, cols: np.ndarray, adaptive: bool
 
 # --- threshold: x where x > threshold, else value ------------------------------------------
 def _threshold_impl(x, threshold, value):
+    if type(value) is complex and x.dtype.kind != "c":
+        value = value.real  # a complex Scalar is accepted for a real input (PyTorch)
     return np.where(x > threshold, x, np.asarray(value, x.dtype))
 
 
@@ -375,3 +404,175 @@ def threshold(x: Tensor, threshold: float, value: float, inplace: bool) -> Tenso
     if inplace:
         return O.inplace(THRESHOLD_, x, (), params)
     return apply(THRESHOLD, (x,), params)
+
+
+# --- resampling (interpolate's nearest and linear modes): one matrix per resized dim ----------
+def _resample_impl(x, mats):
+    """`x` with its last ``len(mats)`` dims each mapped by a (new size, old size) matrix."""
+    first = x.ndim - len(mats)
+    for k, m in enumerate(mats):
+        x = np.swapaxes(np.swapaxes(x, first + k, -1) @ m.T.astype(x.dtype, copy=False),
+                        first + k, -1)
+    return x
+
+
+def _resample_t(ct, out, x, mats):
+    return resample_p(ct, mats=tuple(m.T for m in mats))
+
+
+# linear in x, its transpose is itself with the matrices transposed (so create_graph works)
+resample_p = linear("resample", _resample_impl, _resample_t, params=("mats",))
+_RESAMPLE_OPS: dict = {}
+
+
+def _resample_op(name: str, scale_names: tuple, align: bool) -> O.Op:
+    op = _RESAMPLE_OPS.get(name)
+    if op is None:
+        names = ("_saved_output_size",) + scale_names + (("_saved_align_corners",) if align else ())
+        op = _RESAMPLE_OPS[name] = O.Op(name, resample_p, name, result="same",
+                                        node_base=T.extra_node(*names))
+    return op
+
+
+def resample(x: Tensor, mats: tuple, grad_fn: str, output_size: tuple, scales: tuple,
+             align_corners) -> Tensor:
+    """Resize `x`'s trailing dims by the matrices `mats` (node `grad_fn`, PyTorch's
+    ``UpsampleLinear1DBackward0``..., showing `output_size`, `scales`, `align_corners`)."""
+    scale_names = (("_saved_scales",) if len(mats) == 1 else
+                   tuple("_saved_scales_" + d for d in "dhw"[3 - len(mats):]))
+    op = _resample_op(grad_fn, scale_names, align_corners is not None)
+    out = apply(op, (x,), {"mats": tuple(mats)})
+    extra = dict(zip(scale_names, scales))
+    extra["_saved_output_size"] = tuple(output_size)
+    if align_corners is not None:
+        extra["_saved_align_corners"] = align_corners
+    T.stash(out, **extra)
+    return out
+
+
+# --- unfold (im2col): each sliding block of the (padded) input as a column ------------------
+def _im2col_impl(x, rows, cols, mask):
+    lead = x.shape[:-2]
+    kh, kw, oh, ow = mask.shape
+    patches = x[..., rows, cols] * mask.astype(x.dtype)  # (..., C, kh, kw, oh, ow)
+    return patches.reshape(lead[:-1] + (lead[-1] * kh * kw, oh * ow))
+
+
+def _im2col_t(ct, out, x, rows, cols, mask):
+    shape = H.shape(x)
+    per_patch = NP.reshape(ct, shape[:-2] + mask.shape)
+    per_patch = NP.multiply(per_patch, mask.astype(H.dtype(ct)))
+    template, arrays = H.split_index((Ellipsis, rows, cols))
+    return NP.index_add(NP.zeros_like(x), per_patch, *arrays, template=template)
+
+
+im2col_p = linear("im2col", _im2col_impl, _im2col_t, params=("rows", "cols", "mask"))
+IM2COL = O.Op("im2col", im2col_p, "Im2ColBackward0", result="same", node_base=T.extra_node(
+    "_saved_kernel_size", "_saved_dilation", "_saved_padding", "_saved_stride",
+    "_saved_self_sym_argsize_minus_1", "_saved_self_sym_argsize_minus_2"))
+
+
+def im2col(x: Tensor, rows: np.ndarray, cols: np.ndarray, mask: np.ndarray, kernel_size: tuple,
+           dilation: tuple, padding: tuple, stride: tuple) -> Tensor:
+    """The (C * kh * kw, blocks) columns of each of `x`'s (C, H, W) planes
+    (``Im2ColBackward0``)."""
+    out = apply(IM2COL, (x,), {"rows": rows, "cols": cols, "mask": mask})
+    T.stash(out, _saved_kernel_size=kernel_size, _saved_dilation=dilation,
+            _saved_padding=padding, _saved_stride=stride,
+            _saved_self_sym_argsize_minus_1=x.shape[-1],
+            _saved_self_sym_argsize_minus_2=x.shape[-2])
+    return out
+
+
+# --- pdist: p-norm distances between the rows, pair (i, j) for i < j in row-major order ------
+def _pdist_impl(x, p, pairs):
+    diff = np.abs(pairs.astype(x.dtype) @ x)
+    if p == 0:
+        d = np.sum(diff != 0, axis=-1).astype(x.dtype)
+    elif p == np.inf:
+        d = np.max(diff, axis=-1, initial=0)
+    elif p == 1:
+        d = np.sum(diff, axis=-1)
+    elif p == 2:
+        d = np.sqrt(np.sum(diff * diff, axis=-1))
+    else:
+        d = np.sum(diff ** p, axis=-1) ** (1.0 / p)
+    return np.asarray(d, dtype=x.dtype)
+
+
+def _pdist_vjp(ct, out, x, p, pairs):
+    """PyTorch's _pdist_backward: each pair's slope spread back to its two rows."""
+    e = pairs.astype(H.dtype(x))
+    diff = NP.matmul(e, x)
+    dist = NP.reshape(out, (-1, 1))
+    zero = NP.equal(dist, 0)
+    safe = NP.where(zero, 1, dist)
+    if p == 0:
+        return NP.zeros_like(x)
+    if p == 1:
+        slope = NP.sign(diff)
+    elif p == 2:
+        slope = diff / safe
+    elif p == np.inf:
+        slope = NP.sign(diff) * NP.astype(NP.equal(NP.absolute(diff), dist), H.dtype(x))
+    else:
+        slope = NP.sign(diff) * NP.power(NP.absolute(diff), p - 1) / NP.power(safe, p - 1)
+    slope = NP.where(zero, 0, slope)
+    return NP.matmul(NP.transpose(e), NP.reshape(ct, (-1, 1)) * slope)
+
+
+pdist_p = primitive("pdist", _pdist_impl, params=("p", "pairs"), vjps=(_pdist_vjp,))
+PDIST = O.Op("pdist", pdist_p, "PdistBackward0", result="same", saves_out=True)
+
+
+def pdist(x: Tensor, p: float) -> Tensor:
+    """The p-norm distance of every pair of `x`'s rows (``PdistBackward0``)."""
+    n = x.shape[0]
+    i, j = np.triu_indices(n, 1)
+    pairs = np.zeros((len(i), n))
+    pairs[np.arange(len(i)), i] = 1.0
+    pairs[np.arange(len(i)), j] = -1.0
+    return apply(PDIST, (x,), {"p": float(p), "pairs": pairs})
+
+
+# --- _foreach_maximum / _foreach_minimum with numbers ---------------------------------------
+def _extreme_scalar_impl(x, scalar, largest):
+    s = np.asarray(scalar, dtype=x.dtype)
+    return np.maximum(x, s) if largest else np.minimum(x, s)
+
+
+def _extreme_scalar_vjp(ct, out, x, scalar, largest):
+    # PyTorch's: the whole gradient where x wins, half at a tie
+    wins = NP.greater(x, scalar) if largest else NP.less(x, scalar)
+    tie = NP.equal(x, scalar)
+    dt = H.dtype(x)
+    return ct * (NP.astype(wins, dt) + 0.5 * NP.astype(tie, dt))
+
+
+extreme_scalar_p = primitive("foreach_extreme", _extreme_scalar_impl,
+                             params=("scalar", "largest"), vjps=(_extreme_scalar_vjp,))
+_FOREACH_OPS = {(largest, many): O.Op(
+    "foreach_extreme", extreme_scalar_p,
+    f"Foreach{'Maximum' if largest else 'Minimum'}Backward{int(many)}", result="same",
+    node_base=T.extra_node("_saved_scalars" if many else "_saved_scalar"))
+    for largest in (True, False) for many in (True, False)}
+
+
+def foreach_extreme(tensors, scalars, largest: bool) -> tuple:
+    """torch._foreach_maximum / _foreach_minimum of tensors against a number or one number
+    per tensor (``ForeachMaximumBackward0`` / ``...Backward1``)."""
+    many = isinstance(scalars, (list, tuple))
+    if many and len(scalars) != len(tensors):
+        raise RuntimeError(f"Tensor list must have same number of elements as scalar list, got "
+                           f"{len(tensors)} and {len(scalars)}")
+    op = _FOREACH_OPS[(largest, many)]
+    out = []
+    for k, t in enumerate(tensors):
+        s = scalars[k] if many else scalars
+        r = apply(op, (t,), {"scalar": s, "largest": largest})
+        if many:
+            T.stash(r, _saved_scalars=tuple(scalars))
+        else:
+            T.stash(r, _saved_scalar=scalars)
+        out.append(r)
+    return tuple(out)

@@ -29,7 +29,7 @@ __all__ = ["relu", "relu_", "threshold", "threshold_", "leaky_relu", "sigmoid", 
            "log_softmax", "linear", "dropout", "mse_loss", "l1_loss", "nll_loss",
            "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "embedding", "one_hot", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
-           "batch_norm", "instance_norm"]
+           "batch_norm", "instance_norm", "interpolate", "upsample", "unfold", "pdist"]
 
 
 # --- helpers -------------------------------------------------------------------------------
@@ -109,12 +109,17 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     tensor([7., 7., 2.])
     """
     _check_tensor("threshold", input)
-    return _ops.threshold(input, threshold, value, inplace)
+    return _ops.threshold(input, _number(threshold), _number(value), inplace)
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     """In-place `threshold`."""
-    return _ops.threshold(input, threshold, value, True)
+    return _ops.threshold(input, _number(threshold), _number(value), True)
+
+
+def _number(v):
+    """A one-element tensor given for a Scalar argument, as the Python number PyTorch reads."""
+    return v.item() if isinstance(v, Tensor) else v
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -393,7 +398,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     row_weight = valid.astype(dtype)
     if weight is not None:
         row_weight = row_weight * _values(weight)[safe]
-    losses = _ops.nll_loss(flat, picks, row_weight, reduction)
+    losses = _ops.nll_loss(flat, picks, row_weight, reduction, weight=weight, target=target,
+                           ignore_index=ignore_index)
     if reduction == "none" and tuple(losses.shape) != tuple(target.shape):
         return losses.reshape(tuple(target.shape))
     return losses
@@ -629,7 +635,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     rows, cols = rows - pads[0], cols - pads[2]
     inside = (rows >= 0) & (rows < h) & (cols >= 0) & (cols < w)
     out = _ops.conv2d(x, weight, bias, np.clip(rows, 0, h - 1), np.clip(cols, 0, w - 1),
-                      inside.astype(np.float64), groups)
+                      inside.astype(np.float64), groups, stride, (pads[0], pads[2]), dilation)
     return out.squeeze(0) if unbatched else out
 
 
@@ -836,3 +842,171 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
         if running is not None and use_input_stats:
             _update_stat(running, _values(batch).reshape(n, c).mean(0))
     return out.view_as(input)
+
+
+# --- interpolate (nearest, nearest-exact, linear, bilinear, trilinear), unfold, pdist ---------
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3}
+_INTERP_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area",
+                 "nearest-exact")
+
+
+def _resample_matrix(mode: str, n_in: int, n_out: int, scale, align: bool,
+                     dtype) -> np.ndarray:
+    """(n_out, n_in) weights of one dim, computed as PyTorch's CPU kernels index (single
+    precision for float32 and below, double for float64)."""
+    acc = np.float64 if dtype == np.float64 else np.float32
+    dst = np.arange(n_out, dtype=acc)
+    w = np.zeros((n_out, n_in))
+    if mode in ("nearest", "nearest-exact"):
+        s = acc(1.0 / scale) if scale is not None and scale > 0 else acc(n_in) / acc(n_out)
+        src = np.floor((dst + acc(0.5)) * s if mode == "nearest-exact" else dst * s)
+        w[np.arange(n_out), np.minimum(src.astype(np.int64), n_in - 1)] = 1.0
+        return w
+    if n_in == n_out:  # PyTorch's linear kernels copy a dim that keeps its size (any scale)
+        return np.eye(n_in)
+    if align:
+        s = acc(n_in - 1) / acc(n_out - 1) if n_out > 1 else acc(0)
+        src = dst * s
+    else:
+        s = acc(1.0 / scale) if scale is not None and scale > 0 else acc(n_in) / acc(n_out)
+        src = np.maximum(s * (dst + acc(0.5)) - acc(0.5), acc(0))
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    i1 = np.minimum(i0 + 1, n_in - 1)
+    lam = (src - i0).astype(np.float64)
+    rows = np.arange(n_out)
+    np.add.at(w, (rows, i0), 1.0 - lam)
+    np.add.at(w, (rows, i1), lam)
+    return w
+
+
+def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+                antialias: bool = False) -> Tensor:
+    """Resize the spatial dims (all after the first two) by nearest or (bi/tri)linear
+    sampling, as PyTorch's CPU kernels sample.
+
+    >>> import funcgrad.mutable as torch
+    >>> import funcgrad.mutable.nn.functional as F
+    >>> F.interpolate(torch.tensor([[[0.0, 1.0]]]), 4, mode="linear")
+    tensor([[[0.0000, 0.2500, 0.7500, 1.0000]]])
+    """
+    _check_tensor("interpolate", input)
+    if mode not in _INTERP_MODES:
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
+            f"the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+            f"nearest-exact (got {mode})")
+    if mode in ("bicubic", "area") or antialias:
+        raise NotImplementedError(f"interpolate(mode={mode!r}) is not supported by "
+                                  "funcgrad.mutable")
+    if mode in ("nearest", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating "
+                             "modes: linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dims = input.dim() - 2
+    if mode in _INTERP_DIMS and dims != _INTERP_DIMS[mode]:
+        if dims in (1, 2, 3):
+            raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
+                                      f"{_INTERP_DIMS[mode] + 2}D input")
+    if dims not in (1, 2, 3):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                  f"(got {input.dim()}D) for the modes: nearest | linear | "
+                                  f"bilinear | bicubic | trilinear | area | nearest-exact "
+                                  f"(got {mode})")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined" if size is not None
+                         else "either size or scale_factor should be defined")
+    spatial = tuple(input.shape[2:])
+    if size is not None:
+        sizes = tuple(int(s) for s in size) if isinstance(size, (list, tuple)) else (int(size),) * dims
+        if len(sizes) != dims:
+            raise ValueError(f"Input and output must have the same number of spatial "
+                             f"dimensions, but got input with spatial dimensions of "
+                             f"{list(spatial)} and output size of {list(sizes)}. Please provide "
+                             f"input tensor in (N, C, d1, d2, ...,dK) format and output size in "
+                             f"(o1, o2, ...,oK) format.")
+        scales = (None,) * dims
+    else:
+        scales = (tuple(float(s) for s in scale_factor)
+                  if isinstance(scale_factor, (list, tuple)) else (float(scale_factor),) * dims)
+        if len(scales) != dims:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial "
+                             f"dimensions, but got input with spatial dimensions of "
+                             f"{list(spatial)} and scale_factor of shape {list(scales)}. Please "
+                             f"provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                             f"scale_factor in (s1, s2, ...,sK) format.")
+        sizes = tuple(int(math.floor(n * s)) for n, s in zip(spatial, scales))
+        if recompute_scale_factor:
+            scales = (None,) * dims
+    dtype = input._data.dtype
+    mats = tuple(_resample_matrix(mode, n, m, s, bool(align_corners), dtype)
+                 for n, m, s in zip(spatial, sizes, scales))
+    if mode == "nearest":
+        name = f"UpsampleNearest{dims}DBackward0"
+    elif mode == "nearest-exact":
+        name = f"UpsampleNearestExact{dims}DBackward0"
+    else:
+        name = f"Upsample{mode.capitalize()}{dims}DBackward0"
+    return _ops.resample(input, mats, name, sizes, scales,
+                         None if mode.startswith("nearest") else bool(align_corners))
+
+
+def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Tensor:
+    """The older name of `interpolate` (PyTorch warns it is deprecated)."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Sliding blocks as columns (im2col): (N, C, H, W) to (N, C * kh * kw, blocks).
+
+    >>> import funcgrad.mutable as torch
+    >>> import funcgrad.mutable.nn.functional as F
+    >>> F.unfold(torch.arange(9.0).reshape(1, 1, 3, 3), 2)
+    tensor([[[0., 1., 3., 4.],
+             [1., 2., 4., 5.],
+             [3., 4., 6., 7.],
+             [4., 5., 7., 8.]]])
+    """
+    _check_tensor("unfold", input)
+    if input.dim() not in (3, 4):
+        raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported "
+                                  f"(got {input.dim()}D)")
+    kernel, dil = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
+    pad, st = _pair(padding, "padding"), _pair(stride, "stride")
+    h, w = input.shape[-2:]
+    oh = (h + 2 * pad[0] - dil[0] * (kernel[0] - 1) - 1) // st[0] + 1
+    ow = (w + 2 * pad[1] - dil[1] * (kernel[1] - 1) - 1) // st[1] + 1
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"Given input with spatial size ({h}, {w}), kernel_size="
+                           f"({kernel[0]}, {kernel[1]}), dilation=({dil[0]}, {dil[1]}), "
+                           f"padding=({pad[0]}, {pad[1]}), calculated shape of the array of "
+                           f"sliding blocks as ({oh}, {ow}), but its components must be at "
+                           f"least one.")
+    rows, cols = _windows(kernel[0], kernel[1], oh, ow, st, dil)
+    rows, cols = rows - pad[0], cols - pad[1]
+    inside = (rows >= 0) & (rows < h) & (cols >= 0) & (cols < w)
+    return _ops.im2col(input, np.clip(rows, 0, h - 1), np.clip(cols, 0, w - 1),
+                       inside.astype(np.float64), kernel, dil, pad, st)
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """p-norm distances between the rows of a 2-d tensor, pairs (i, j) with i < j.
+
+    >>> import funcgrad.mutable as torch
+    >>> import funcgrad.mutable.nn.functional as F
+    >>> F.pdist(torch.tensor([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]]))
+    tensor([ 5., 10.,  5.])
+    """
+    _check_tensor("pdist", input)
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if not input.is_floating_point():
+        raise RuntimeError(f"pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    return _ops.pdist(input, p)
