@@ -527,7 +527,9 @@ def _walk(tape: list, cts: dict, n_leaves: int, consume: bool) -> None:
             _, params, out, node_a, x, node_b, y = entry
             entry = None
             derivs = prim._derivs
-            big = params is None and type(ct) is ndarray and ct.size >= in_place_min_size
+            # (an elementwise rule on a big cotangent may reuse a buffer: `_elementwise_vjp`)
+            big = (derivs is not None and params is None and type(ct) is ndarray
+                   and ct.size >= in_place_min_size)
             if node_a is not None:
                 if big:
                     g = _elementwise_vjp(prim.vjps[0], ct, out, (x, y), node_b is None)

@@ -646,7 +646,7 @@ def _matmul_vjp_x(ct, out, x, y):
         y = reshape(y, (H.shape(y)[0], 1))
     if xd == 1:
         ct = expand_axis(ct, -2)
-    g = matmul(ct, swapaxes(y, -1, -2))
+    g = matmul(ct, swapaxes(y, axis1=-1, axis2=-2))  # (by keyword: the shortest call)
     return reshape(g, H.shape(g)[:-2] + (H.shape(g)[-1],)) if xd == 1 else g
 
 
@@ -657,7 +657,7 @@ def _matmul_vjp_y(ct, out, x, y):
         x = reshape(x, (1, H.shape(x)[0]))
     if yd == 1:
         ct = expand_axis(ct, -1)
-    g = matmul(swapaxes(x, -1, -2), ct)
+    g = matmul(swapaxes(x, axis1=-1, axis2=-2), ct)
     return reshape(g, H.shape(g)[:-1]) if yd == 1 else g
 
 
