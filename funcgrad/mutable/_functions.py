@@ -462,7 +462,13 @@ def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator
     """
     check_device(device)
     dt = D.to_dtype(dtype) if dtype is not None else D.DEFAULT_FLOAT
-    t = Tensor._wrap(_random.normal(_shape_arg(size), dt.np, generator=generator))
+    shape = _shape_arg(size)
+    if dt.is_complex:  # real and imaginary parts interleaved, each of variance 1/2 (PyTorch's)
+        part = np.float32 if dt.np == np.complex64 else np.float64
+        pairs = _random.normal(shape + (2,), part, std=1 / math.sqrt(2), generator=generator)
+        t = Tensor._wrap(np.ascontiguousarray(pairs).view(dt.np).reshape(shape))
+    else:
+        t = Tensor._wrap(_random.normal(shape, dt.np, generator=generator))
     return _require_grad(t) if requires_grad else t
 
 

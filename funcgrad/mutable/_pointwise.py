@@ -1618,5 +1618,240 @@ def _renorm_(self: Tensor, p, dim: int, maxnorm) -> Tensor:
 _offer("renorm", renorm, _renorm_)
 
 
+
+# --- small torch functions and methods written with the ops above (their nodes are those ops') -----
+def _flags(input: Tensor, test) -> Tensor:
+    """A bool tensor of `test` on the values (no history, as PyTorch's comparisons)."""
+    data = input._data
+    if input._dtype.category < 2:  # integers and bools are always finite
+        return Tensor._wrap(np.zeros(data.shape, bool) if test is not np.isfinite
+                            else np.ones(data.shape, bool))
+    return Tensor._wrap(np.asarray(test(data)))
+
+
+def isnan(input: Tensor) -> Tensor:
+    """Where `input` is NaN.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.isnan(torch.tensor([1.0, float("nan")]))
+    tensor([False,  True])
+    """
+    return _flags(input, np.isnan)
+
+
+def isinf(input: Tensor) -> Tensor:
+    """Where `input` is +-inf."""
+    return _flags(input, np.isinf)
+
+
+def isfinite(input: Tensor) -> Tensor:
+    """Where `input` is neither NaN nor +-inf."""
+    return _flags(input, np.isfinite)
+
+
+def isposinf(input: Tensor) -> Tensor:
+    """Where `input` is +inf."""
+    return _flags(input, np.isposinf)
+
+
+def isneginf(input: Tensor) -> Tensor:
+    """Where `input` is -inf."""
+    return _flags(input, np.isneginf)
+
+
+def isreal(input: Tensor) -> Tensor:
+    """Where `input` has no imaginary part."""
+    if input._dtype.is_complex:
+        return Tensor._wrap(np.asarray(input._data.imag == 0))
+    return Tensor._wrap(np.ones(input._data.shape, bool))
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False):
+    """Indices of the nonzero elements: an (n, ndim) int64 tensor, or one per dim.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.nonzero(torch.tensor([0.0, 1.0, 2.0]))
+    tensor([[1],
+            [2]])
+    """
+    found = np.nonzero(np.atleast_1d(input._data))
+    if as_tuple:
+        return tuple(Tensor._wrap(f.astype(np.int64)) for f in found)
+    return Tensor._wrap(np.stack(found, axis=1).astype(np.int64).reshape(-1, input._data.ndim))
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """``torch.argwhere``: `nonzero` as one (n, ndim) tensor."""
+    return nonzero(input)
+
+
+def is_complex(input: Tensor) -> bool:
+    """Whether the dtype is complex."""
+    return input._dtype.is_complex
+
+
+def is_floating_point(input: Tensor) -> bool:
+    """Whether the dtype is a floating one."""
+    return input.is_floating_point()
+
+
+def is_nonzero(input: Tensor) -> bool:
+    """The truth of a one-element tensor (PyTorch's errors otherwise)."""
+    if input.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if input.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input._data.reshape(()))
+
+
+def ravel(input: Tensor) -> Tensor:
+    """All elements as one dim (a view when it can be)."""
+    return input.reshape(-1)
+
+
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """``transpose`` under NumPy's name."""
+    return F.transpose(input, axis0, axis1)
+
+
+def movedim(input: Tensor, source, destination) -> Tensor:
+    """Move dims `source` to `destination` (ints or sequences), as a permute view."""
+    n = input._data.ndim
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
+                           f"should contain the same number of dims as destination ({dst} dims)")
+    src = [F._dim(d, n) for d in src]
+    dst = [F._dim(d, n) for d in dst]
+    order = [d for d in range(n) if d not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return F.permute(input, tuple(order))
+
+
+def broadcast_to(input: Tensor, size) -> Tensor:
+    """``expand`` under NumPy's name."""
+    return F.expand(input, *size) if not isinstance(size, int) else F.expand(input, size)
+
+
+def tile(input: Tensor, dims) -> Tensor:
+    """Repeat `input` along each dim (leading ones added to whichever is shorter)."""
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(dims) < input._data.ndim:
+        dims = (1,) * (input._data.ndim - len(dims)) + dims
+    return input.repeat(*dims)
+
+
+def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
+    """Split dim `dim` into `sizes` (one entry may be -1)."""
+    shape = list(input.shape)
+    dim = F._dim(dim, len(shape))
+    return input.reshape(tuple(shape[:dim]) + tuple(sizes) + tuple(shape[dim + 1:]))
+
+
+def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The sum with NaNs counted as zero."""
+    clean = F.where(isnan(input), F.zeros_like(input), input)
+    if dim is None:
+        return clean.sum(dtype=dtype) if dtype is not None else clean.sum()
+    return clean.sum(dim, keepdim) if dtype is None else clean.sum(dim, keepdim, dtype=dtype)
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """The elements where `mask` (broadcast against `input`) is True, as one dim."""
+    if mask._dtype is not D.bool_:
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+    shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    return F.expand(input, *shape)[Tensor._wrap(np.broadcast_to(mask._data, shape).copy())]
+
+
+def broadcast_tensors(*tensors) -> tuple:
+    """Each tensor expanded to their common shape (views)."""
+    shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    return tuple(F.expand(t, *shape) for t in tensors)
+
+
+def _stack_along(name: str, tensors, dim: int, least: int) -> Tensor:
+    def lift(t):
+        while t.dim() < least:
+            t = t.unsqueeze(0) if t.dim() == 0 or least == 2 else t.unsqueeze(-1)
+        return t
+    tensors = [lift(t) for t in tensors]
+    if name == "hstack" and tensors[0].dim() == 1:
+        dim = 0
+    return F.cat(tensors, dim)
+
+
+def hstack(tensors) -> Tensor:
+    """Concatenate along dim 1 (dim 0 for 1-d tensors)."""
+    return _stack_along("hstack", list(tensors), 1, 1)
+
+
+def vstack(tensors) -> Tensor:
+    """Concatenate along dim 0, 1-d tensors as rows."""
+    return _stack_along("vstack", list(tensors), 0, 2)
+
+
+def meshgrid(*tensors, indexing: str | None = None) -> tuple:
+    """Coordinate grids (views of the inputs, expanded); ``indexing`` "ij" or "xy"."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        indexing = "ij"
+    n = len(tensors)
+    shape = [t.numel() for t in tensors]
+    if indexing == "xy" and n >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for k, t in enumerate(tensors):
+        pos = k
+        if indexing == "xy" and n >= 2 and k < 2:
+            pos = 1 - k
+        view = [1] * n
+        view[pos] = -1
+        out.append(F.expand(t.reshape(tuple(view)), *shape))
+    return tuple(out)
+
+
+def _cast(dtype_name: str):
+    def cast(self: Tensor, memory_format=None) -> Tensor:
+        return self.to(getattr(D, dtype_name))
+    cast.__name__ = dtype_name
+    return cast
+
+
+for _name, _fn in (("isnan", isnan), ("isinf", isinf), ("isfinite", isfinite),
+                   ("isposinf", isposinf), ("isneginf", isneginf), ("isreal", isreal),
+                   ("nonzero", nonzero), ("argwhere", argwhere), ("is_complex", is_complex),
+                   ("is_nonzero", is_nonzero), ("ravel", ravel), ("swapaxes", swapaxes),
+                   ("swapdims", swapaxes), ("movedim", movedim), ("moveaxis", movedim),
+                   ("broadcast_to", broadcast_to), ("tile", tile), ("unflatten", unflatten),
+                   ("nansum", nansum), ("masked_select", masked_select)):
+    if not hasattr(Tensor, _name):
+        METHODS[_name] = _fn
+for _name, _fn in (("isnan", isnan), ("isinf", isinf), ("isfinite", isfinite),
+                   ("isposinf", isposinf), ("isneginf", isneginf), ("isreal", isreal),
+                   ("nonzero", nonzero), ("argwhere", argwhere), ("is_complex", is_complex),
+                   ("is_floating_point", is_floating_point), ("is_nonzero", is_nonzero),
+                   ("ravel", ravel), ("swapaxes", swapaxes), ("swapdims", swapaxes),
+                   ("movedim", movedim), ("moveaxis", movedim), ("broadcast_to", broadcast_to),
+                   ("tile", tile), ("unflatten", unflatten), ("nansum", nansum),
+                   ("masked_select", masked_select), ("broadcast_tensors", broadcast_tensors),
+                   ("hstack", hstack), ("vstack", vstack), ("meshgrid", meshgrid)):
+    FUNCTIONS.setdefault(_name, _fn)
+Tensor.ndimension = lambda self: self.dim()
+Tensor.reshape_as = lambda self, other: self.reshape(tuple(other.shape))
+Tensor.get_device = lambda self: -1  # the CPU
+Tensor.is_signed = lambda self: self._dtype.is_signed if hasattr(self._dtype, "is_signed") \
+    else self._dtype.np.kind in "ifc"
+Tensor.is_same_size = lambda self, other: tuple(self.shape) == tuple(other.shape)
+Tensor.nbytes = property(lambda self: self._data.nbytes)
+Tensor.itemsize = property(lambda self: self._data.itemsize)
+for _name in ("byte", "char", "short", "cfloat", "cdouble"):
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, _cast({"byte": "uint8", "char": "int8", "short": "int16",
+                                      "cfloat": "complex64", "cdouble": "complex128"}[_name]))
+
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, F.as_method(_fn))

@@ -956,3 +956,58 @@ def test_qr_second_order_matches_torch():
         found.append((g.tolist(), gg.tolist()))
     np.testing.assert_allclose(found[0][0], found[1][0], rtol=1e-7)
     np.testing.assert_allclose(found[0][1], found[1][1], rtol=1e-6)
+
+
+# --- test_dir (complex randn, every attribute readable) and the small functions it showed missing ---
+@both()
+def test_dir_lists_readable_attributes(torch):
+    x = torch.randn(10, 10)
+    keys = dir(x)
+    assert "shape" in keys
+    y = torch.randn(10, 10, dtype=torch.cfloat)
+    with pytest.raises(RuntimeError):
+        hasattr(x, "imag")  # imag is only for complex tensors
+    assert hasattr(y, "imag")
+    keys.remove("imag")
+    for key in keys:
+        assert hasattr(x, key), key
+
+
+@both()
+def test_complex_randn_on_the_generator_stream(torch):
+    torch.manual_seed(0)
+    z = torch.randn(5, dtype=torch.cfloat)
+    torch.manual_seed(0)
+    parts = torch.randn(10) * (0.5 ** 0.5)
+    assert z.dtype is torch.complex64
+    close(torch.view_as_real(z).flatten(), parts, rtol=1e-6)
+    torch.manual_seed(1)
+    w = torch.randn(2, 3, dtype=torch.cdouble)
+    assert w.shape == (2, 3) and w.dtype is torch.complex128
+
+
+@both()
+def test_small_functions_and_methods(torch):
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([[0.0, nan, 2.0], [inf, -1.0, 0.0]])
+    assert torch.isnan(x).tolist() == [[False, True, False], [False, False, False]]
+    assert x.isinf().tolist() == [[False, False, False], [True, False, False]]
+    assert torch.isfinite(x).tolist() == [[True, False, True], [False, True, True]]
+    assert x.nonzero().tolist() == [[0, 1], [0, 2], [1, 0], [1, 1]]
+    assert torch.nonzero(x, as_tuple=True)[1].tolist() == [1, 2, 0, 1]
+    assert torch.nansum(x).item() == inf and x.masked_select(x > 0).tolist() == [2.0, inf]
+    y = torch.arange(24.0).reshape(2, 3, 4).requires_grad_()
+    assert y.movedim(0, -1).shape == (3, 4, 2)
+    assert torch.movedim(y, (0, 1), (2, 0)).shape == (3, 4, 2)
+    assert y.swapaxes(0, 2).shape == (4, 3, 2) and y.ravel().shape == (24,)
+    assert y.unflatten(2, (2, 2)).shape == (2, 3, 2, 2) and torch.tile(y, (2,)).shape == (2, 3, 8)
+    assert [tuple(t.shape) for t in torch.meshgrid(torch.arange(3), torch.arange(2),
+                                                   indexing="xy")] == [(2, 3), (2, 3)]
+    assert torch.hstack([torch.ones(2), torch.zeros(1)]).tolist() == [1.0, 1.0, 0.0]
+    assert torch.vstack([torch.ones(2), torch.zeros(2)]).shape == (2, 2)
+    assert (y.ndimension(), y.get_device(), y.is_complex(), torch.is_floating_point(y)) == (
+        3, -1, False, True)
+    assert y.short().dtype is torch.int16 and (y.nbytes, y.itemsize) == (96, 4)
+    assert torch.broadcast_tensors(torch.ones(3, 1), torch.ones(2))[0].shape == (3, 2)
+    (y.movedim(0, -1) * torch.arange(24.0).reshape(3, 4, 2)).sum().backward()
+    assert y.grad.flatten().tolist()[:4] == [0.0, 2.0, 4.0, 6.0]
