@@ -763,7 +763,10 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
     else:
         edge = _next_entry(x)
     edges = edge if type(edge) is not tuple else (edge,)  # a lone node: no 1-tuple (`_graph`)
-    node._meta = ((0, data.shape, data.dtype),)
+    meta = _LAST_META[0]  # (the last one made, when it fits: see `_LAST_META`)
+    if meta[0][1] != data.shape or meta[0][2] is not data.dtype:
+        meta = _LAST_META[0] = ((0, data.shape, data.dtype),)
+    node._meta = meta
     if PROCESS.anomaly:
         node._init(edges)
     else:
@@ -845,6 +848,13 @@ _REAL_SCALARS = frozenset((np.float64, np.float32, np.float16))
 # garbage collector after its first pass, and every tracked object a graph keeps is rescanned
 # at each full collection (the dominant cost of long graphs: see findings, MEASURED.md)
 _STAND_IN_ALONE = (STAND_IN,)
+_STAND_IN_PAIR = (STAND_IN, STAND_IN)
+# `_record1`'s last `_meta`, given again to the next node whose input has the same shape and
+# dtype (a loop of ops on one shape: nearly always): no two tuples made per node, and no
+# object of its own per node for every full collection of the cyclic GC to visit. A list of
+# one, replaced whole (another thread sees the old tuple or the new one, both right for what
+# it checked)
+_LAST_META = [((0, (), _F64),)]
 
 
 def _next_entry(t: Tensor):
@@ -920,8 +930,11 @@ def apply2(op: Op, x, y) -> Tensor:
     node._params = None
     node._meta = ((0 if rx else None, a.shape, a.dtype), (1 if ry else None, b.shape, b.dtype))
     node._freed = False
-    node._vals = (Saved(a, x._vc, x) if saves_x else STAND_IN,
-                  Saved(b, y._vc, y) if saves_y else STAND_IN)
+    if saves_x or saves_y:
+        node._vals = (Saved(a, x._vc, x) if saves_x else STAND_IN,
+                      Saved(b, y._vc, y) if saves_y else STAND_IN)
+    else:
+        node._vals = _STAND_IN_PAIR
     if keeps_out is True:
         node._out = Saved(out, res._vc, None, weakref.ref(node))
     else:
