@@ -1011,3 +1011,19 @@ def test_small_functions_and_methods(torch):
     assert torch.broadcast_tensors(torch.ones(3, 1), torch.ones(2))[0].shape == (3, 2)
     (y.movedim(0, -1) * torch.arange(24.0).reshape(3, 4, 2)).sum().backward()
     assert y.grad.flatten().tolist()[:4] == [0.0, 2.0, 4.0, 6.0]
+
+
+# --- test_autograd_node_isinstance; torch.autograd.set_multithreading_enabled -----------------------
+@both()
+def test_node_is_a_virtual_base_class(torch):
+    Node = torch.autograd.graph.Node
+    b = torch.rand(3, 3, requires_grad=True).exp()
+    assert isinstance(b.grad_fn, Node) and Node not in type(b.grad_fn).mro()
+    accumulate = torch._C._functions.AccumulateGrad
+    assert issubclass(accumulate, Node) and not isinstance(accumulate, Node)
+    assert isinstance(b.grad_fn.next_functions[0][0], accumulate)
+    assert issubclass(torch._C._functions.DelayedError, Node)
+    assert not isinstance(None, Node) and not isinstance(Node, Node) and issubclass(Node, Node)
+    assert issubclass(torch.autograd.function.BackwardCFunction, Node)
+    with torch.autograd.set_multithreading_enabled(False):
+        b.sum().backward()

@@ -1,11 +1,12 @@
-"""``torch._C._functions``: graph nodes made directly, UndefinedGrad and DelayedError."""
+"""``torch._C._functions``: graph nodes made directly, UndefinedGrad and DelayedError (and the
+AccumulateGrad node class, under PyTorch's name here)."""
 from __future__ import annotations
 
-from .._graph import Node, node_class
+from .._graph import AccumulateGrad, Node, node_class
 from .._ops import edge_of
 from .._tensor import Tensor
 
-__all__ = ["UndefinedGrad", "DelayedError"]
+__all__ = ["UndefinedGrad", "DelayedError", "AccumulateGrad"]
 
 
 class _UndefinedGradNode(Node):

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _dtypes as D
 from .._autograd import EXECUTION_ENGINE
+from .._C._functions import DelayedError, UndefinedGrad
 from .. import _graph
 from .._graph import STATE
 from .._ops import saved_tensor
@@ -38,7 +39,8 @@ class Node(abc.ABC):
 
     @classmethod
     def __subclasshook__(cls, subclass):
-        if cls is Node and issubclass(subclass, (_graph.Node, FunctionCtx)):
+        if cls is Node and issubclass(subclass, (_graph.Node, FunctionCtx, DelayedError,
+                                                 UndefinedGrad)):
             return True
         return NotImplemented
 
