@@ -1027,3 +1027,32 @@ def test_node_is_a_virtual_base_class(torch):
     assert issubclass(torch.autograd.function.BackwardCFunction, Node)
     with torch.autograd.set_multithreading_enabled(False):
         b.sum().backward()
+
+
+# --- test_grad_mode_restored_reentrant (torch._C.is_grad_enabled), torch._C.has_lapack -------------
+@both()
+def test_grad_mode_restored_after_reentrant_grad(torch):
+    modes = []
+
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, inp):
+            return inp.clone()
+
+        @staticmethod
+        def backward(ctx, go):
+            before = torch._C.is_grad_enabled()
+            with torch.enable_grad():
+                foo = torch.rand(go.size(), requires_grad=True)
+                (g,) = torch.autograd.grad(foo ** 3, foo, grad_outputs=go)
+                modes.append(torch._C.is_grad_enabled())
+            modes.append(torch._C.is_grad_enabled() == before)
+            return g
+
+    inp = torch.rand(3, requires_grad=True)
+    Cube.apply(inp).sum().backward()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # backward(create_graph=True)'s reference-cycle warning
+        Cube.apply(inp).sum().backward(create_graph=True)
+    assert modes == [True, True, True, True]
+    assert torch._C.has_lapack is True
