@@ -1056,3 +1056,32 @@ def test_grad_mode_restored_after_reentrant_grad(torch):
         Cube.apply(inp).sum().backward(create_graph=True)
     assert modes == [True, True, True, True]
     assert torch._C.has_lapack is True
+
+
+# --- test_disabling_saved_tensor_hooks(_nested), test_unsafe_set_version_counter ---------------------
+@both()
+def test_saved_tensors_hooks_enabled_flag(torch):
+    graph = torch.autograd.graph
+    with graph.disable_saved_tensors_hooks("error message"):
+        with pytest.raises(RuntimeError, match="error message"):
+            with graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+                pass
+        with graph.disable_saved_tensors_hooks("inner"):
+            assert not torch._C._autograd._saved_tensors_hooks_is_enabled()
+        assert not torch._C._autograd._saved_tensors_hooks_is_enabled()
+    assert torch._C._autograd._saved_tensors_hooks_is_enabled()
+
+
+@both()
+def test_unsafe_set_version_counter(torch):
+    x = torch.ones(2, requires_grad=True).clone()
+    x.add_(1)
+    x.add_(2)
+    assert x._version == 2
+    with torch.autograd._unsafe_preserve_version_counter(x):
+        x.mul_(2)
+    assert x._version == 2
+    torch._C._autograd._unsafe_set_version_counter((x,), (0,))
+    assert x._version == 0
+    with pytest.raises(RuntimeError, match="Cannot set"):
+        torch._C._autograd._unsafe_set_version_counter((x,), (-1,))
