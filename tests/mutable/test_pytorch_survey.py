@@ -1085,3 +1085,44 @@ def test_unsafe_set_version_counter(torch):
     assert x._version == 0
     with pytest.raises(RuntimeError, match="Cannot set"):
         torch._C._autograd._unsafe_set_version_counter((x,), (-1,))
+
+
+# --- test_setup_context_when_forward_has_default_args ---------------------------------------------
+@both()
+def test_setup_context_sees_forward_defaults(torch):
+    def cube_rule(ctx, gO):
+        (x,) = ctx.saved_tensors
+        return gO * ctx.y * torch.pow(x, ctx.y - 1), None
+
+    def remember(ctx, inputs, output):
+        x, y = inputs  # the default y is among the inputs
+        ctx.save_for_backward(x)
+        ctx.y = y
+
+    class Static(torch.autograd.Function):
+        @staticmethod
+        def forward(x, y=3):
+            return torch.pow(x, y)
+
+        setup_context = staticmethod(remember)
+        backward = staticmethod(cube_rule)
+
+    class WithClassmethods(torch.autograd.Function):
+        @classmethod
+        def forward(cls, x, y=3):
+            return torch.pow(x, y)
+
+        @classmethod
+        def setup_context(cls, ctx, inputs, output):
+            remember(ctx, inputs, output)
+
+        @classmethod
+        def backward(cls, ctx, gO):
+            return cube_rule(ctx, gO)
+
+    x = torch.tensor(2.0, requires_grad=True)
+    for fn in (Static, WithClassmethods):
+        y = fn.apply(x)
+        (g,) = torch.autograd.grad(y, x)
+        assert (y.item(), g.item()) == (8.0, 12.0)
+    assert Static.apply(x, 2).item() == 4.0

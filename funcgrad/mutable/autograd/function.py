@@ -3,6 +3,7 @@ once_differentiable, InplaceFunction)."""
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 import weakref
 
@@ -276,6 +277,11 @@ class Function(metaclass=_FunctionMeta):
                                "supported inside torch.autograd.functional (its backward would "
                                "be bypassed); compute the Jacobian with torch.autograd.grad on "
                                "the graph instead")
+        if cls.setup_context is not Function.setup_context:
+            # forward's defaults are filled in, so setup_context sees every input (PyTorch's)
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
         ctx = FunctionCtx()
         tensors = [a for a in args if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
