@@ -1126,3 +1126,25 @@ def test_setup_context_sees_forward_defaults(torch):
         (g,) = torch.autograd.grad(y, x)
         assert (y.item(), g.item()) == (8.0, 12.0)
     assert Static.apply(x, 2).item() == 4.0
+
+
+# --- test_grad_to_node: torch.autograd._functions.Resize ------------------------------------------
+@both()
+def test_grad_to_node_through_resize(torch):
+    import importlib
+    importlib.import_module(torch.__name__ + ".autograd._functions")
+
+    def same_through_edge(out, inp):
+        ref = torch.autograd.grad(out.sum(), inp)
+        new = torch.autograd.grad(out.sum(), torch.autograd.graph.get_gradient_edge(inp))
+        assert ref[0].tolist() == new[0].tolist()
+
+    x = torch.rand(2, requires_grad=True)
+    same_through_edge(x.clone(), x)
+    x = torch.autograd._functions.Resize.apply(x.clone(), (2,))
+    assert x.grad_fn.name() == "ResizeBackward"
+    same_through_edge(x.clone(), x)
+    x = torch.var_mean(x)[1]
+    same_through_edge(x.clone(), x)
+    with pytest.raises(RuntimeError, match="resize can only change the shape"):
+        torch.autograd._functions.Resize.apply(torch.ones(3), (2,))
