@@ -494,7 +494,7 @@ class AccumulateGrad(Node):
             if t._post_hooks:
                 for hook in list(t._post_hooks.values()):
                     if hook(t) is not None:
-                        raise RuntimeError("post accumulate grad hooks should return None.")
+                        raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         return []
 
     def _output_specs(self) -> list:

@@ -1148,3 +1148,12 @@ def test_grad_to_node_through_resize(torch):
     same_through_edge(x.clone(), x)
     with pytest.raises(RuntimeError, match="resize can only change the shape"):
         torch.autograd._functions.Resize.apply(torch.ones(3), (2,))
+
+
+@both()
+def test_post_accumulate_grad_hook_returning_a_value(torch):
+    t = torch.rand(2, 3, requires_grad=True)
+    t.register_post_accumulate_grad_hook(lambda tensor: tensor.grad)
+    with pytest.raises(RuntimeError) as info:
+        t.sum().backward()
+    assert str(info.value) == "Tensor post accumulate grad hooks should return None."
