@@ -1157,3 +1157,23 @@ def test_post_accumulate_grad_hook_returning_a_value(torch):
     with pytest.raises(RuntimeError) as info:
         t.sum().backward()
     assert str(info.value) == "Tensor post accumulate grad hooks should return None."
+
+
+# --- test_retain_grad_cycle, test_custom_function_cycle: torch._C._WeakTensorRef --------------------
+@both()
+def test_weak_tensor_ref_and_retain_grad_cycle(torch):
+    x = torch.ones(5, 5, requires_grad=True)
+
+    def retained():
+        y = x * 2
+        y.retain_grad()
+        return y / 2, torch._C._WeakTensorRef(y)
+
+    z, ref = retained()
+    assert ref.expired()  # retain_grad keeps no reference to the tensor
+    z.sum().backward()
+    kept = x * 3
+    ref = torch._C._WeakTensorRef(kept)
+    assert not ref.expired()
+    del kept
+    assert ref.expired()

@@ -1,7 +1,21 @@
 """The few pieces of ``torch._C`` that Python code (PyTorch's own tests) reaches for."""
+import weakref
+
 from .._grad_mode import is_grad_enabled
 from . import _autograd, _functions
 
-__all__ = ["_autograd", "_functions", "is_grad_enabled", "has_lapack"]
+__all__ = ["_autograd", "_functions", "is_grad_enabled", "has_lapack", "_WeakTensorRef"]
 
 has_lapack = True  # linalg.qr and the other decompositions are NumPy's LAPACK
+
+
+class _WeakTensorRef:
+    """A weak reference to a tensor that reports whether the tensor is gone."""
+
+    __slots__ = ("_ref",)
+
+    def __init__(self, tensor) -> None:
+        self._ref = weakref.ref(tensor)
+
+    def expired(self) -> bool:
+        return self._ref() is None
