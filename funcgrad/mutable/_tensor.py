@@ -232,8 +232,26 @@ class Tensor:
 
     @property
     def _backward_hooks(self):
-        """The leaf's tensor hooks (PyTorch's attribute), or None."""
-        return self._hooks
+        """The tensor's hooks (PyTorch's attribute): a leaf's, or a non-leaf's at its
+        output; None when it has none."""
+        fn = self._grad_node if self._base is None else None
+        if fn is None:
+            return self._hooks
+        return None if fn._pre_hooks is None else fn._pre_hooks.get(self._nr)
+
+    @_backward_hooks.setter
+    def _backward_hooks(self, hooks) -> None:
+        # PyTorch's tests assign a dict: a leaf's hooks, or a non-leaf's hooks at its output
+        fn = self._grad_node if self._base is None else None
+        if fn is None:
+            self._hooks = hooks
+        elif hooks is None:
+            if fn._pre_hooks is not None:
+                fn._pre_hooks.pop(self._nr, None)
+        else:
+            if fn._pre_hooks is None:
+                fn._pre_hooks = {}
+            fn._pre_hooks[self._nr] = hooks
 
     @_backward_hooks.deleter
     def _backward_hooks(self) -> None:

@@ -1177,3 +1177,31 @@ def test_weak_tensor_ref_and_retain_grad_cycle(torch):
     assert not ref.expired()
     del kept
     assert ref.expired()
+
+
+# --- test_requires_grad: assigning Tensor._backward_hooks ------------------------------------------
+@both()
+def test_backward_hooks_assignment(torch):
+    from collections import OrderedDict
+    x, y = torch.randn(5, 5), torch.randn(5, 5)
+    z = torch.randn(5, 5, requires_grad=True)
+    a = x + y
+    b = a + z
+    assert not a.requires_grad and b.requires_grad
+
+    def error():
+        raise RuntimeError
+
+    for t in (a, x, y):  # outside the graph: never called
+        t._backward_hooks = OrderedDict()
+        t._backward_hooks["test"] = error
+    b.backward(torch.ones(5, 5))
+    t = torch.ones(2, requires_grad=True).clone()
+    assert t._backward_hooks is None
+    t.register_hook(lambda g: g * 2)
+    assert len(t._backward_hooks) == 1
+    t._backward_hooks = OrderedDict()  # the hook is gone
+    leaf = torch.ones(2, requires_grad=True)
+    (t * leaf).sum().backward()
+    with pytest.raises(RuntimeError, match="Deletion of _backwards_hooks not allowed"):
+        del t._backward_hooks
