@@ -174,7 +174,7 @@ def _add_along_impl(arr, update, indices, axis, keepdims=True):
 
 def _batch_along(prim, vals, dims, axis, keepdims=True):
     """Every argument gets the batch axis in front (broadcast where it had none)."""
-    size = B._size(vals, dims)
+    size = next(H.shape(v)[d] for v, d in zip(vals, dims) if d is not None)
     moved = [B.front_or_broadcast(v, d, size) for v, d in zip(vals, dims)]
     return prim(*moved, axis=axis + 1, keepdims=keepdims), 0
 
@@ -221,12 +221,14 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: Axis = -1,
         arr = P.pad_axes(arr, (axis,), P._fill_value(H.dtype(arr), fill_value))
     # NumPy broadcasts the two on every other axis; the primitive wants the result's shape
     arr_shape, index_shape = tuple(H.shape(arr)), tuple(H.shape(indices))
-    common = np.broadcast_shapes(arr_shape[:axis] + arr_shape[axis + 1:],
+    others = np.broadcast_shapes(arr_shape[:axis] + arr_shape[axis + 1:],
                                  index_shape[:axis] + index_shape[axis + 1:])
-    if arr_shape != common[:axis] + arr_shape[axis:axis + 1] + common[axis:]:
-        arr = P.broadcast_to(arr, common[:axis] + arr_shape[axis:axis + 1] + common[axis:])
-    if index_shape != common[:axis] + index_shape[axis:axis + 1] + common[axis:]:
-        indices = P.broadcast_to(indices, common[:axis] + index_shape[axis:axis + 1] + common[axis:])
+    arr_wanted = others[:axis] + arr_shape[axis:axis + 1] + others[axis:]
+    index_wanted = others[:axis] + index_shape[axis:axis + 1] + others[axis:]
+    if arr_shape != arr_wanted:
+        arr = P.broadcast_to(arr, arr_wanted)
+    if index_shape != index_wanted:
+        indices = P.broadcast_to(indices, index_wanted)
     return take_along(arr, indices, axis=axis)
 
 
