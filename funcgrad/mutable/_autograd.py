@@ -235,6 +235,7 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
     STATE.saved_hooks = prev_hooks.copy()
     callbacks: list = []
     _CALLBACKS.stack.append(callbacks)
+    _CALLBACKS.partial.append(inputs is not None)
     try:
         # a backward pass computes nan and inf silently, as PyTorch's does (NumPy would warn
         # from rules and custom backwards whatever warning filters a program put in front)
@@ -248,6 +249,7 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
         return found
     finally:
         _CALLBACKS.stack.pop()
+        _CALLBACKS.partial.pop()
         STATE.grad_enabled = prev_mode
         STATE.saved_hooks = prev_hooks
 
@@ -281,6 +283,7 @@ class _Callbacks(threading.local):
 
     def __init__(self) -> None:
         self.stack: list = []
+        self.partial: list = []  # per pass: runs toward chosen inputs (grad, backward(inputs=))
 
 
 _CALLBACKS = _Callbacks()

@@ -1205,3 +1205,17 @@ def test_backward_hooks_assignment(torch):
     (t * leaf).sum().backward()
     with pytest.raises(RuntimeError, match="Deletion of _backwards_hooks not allowed"):
         del t._backward_hooks
+
+
+# --- test_checkpoint_valid_reset_on_error ----------------------------------------------------------
+@both()
+def test_reentrant_checkpoint_refuses_grad_and_inputs(torch):
+    import importlib
+    checkpoint = importlib.import_module(torch.__name__ + ".utils.checkpoint").checkpoint
+    a = torch.randn(2, 2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="torch.utils.checkpoint is incompatible with .grad"):
+        torch.autograd.grad(checkpoint(torch.exp, a, use_reentrant=True).sum(), (a,))
+    with pytest.raises(RuntimeError, match="passing an `inputs` parameter to .backward"):
+        checkpoint(torch.exp, a, use_reentrant=True).sum().backward(inputs=(a,))
+    checkpoint(torch.exp, a, use_reentrant=True).sum().backward()  # valid again
+    close(a.grad, a.exp())

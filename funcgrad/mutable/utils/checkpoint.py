@@ -72,6 +72,12 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads):
+        if _CALLBACKS.partial and _CALLBACKS.partial[-1]:
+            raise RuntimeError(
+                "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or "
+                "passing an `inputs` parameter to .backward(). To resolve this error, you can "
+                "either set use_reentrant=False, or call .backward() without passing the "
+                "`inputs` argument.")
         inputs = list(ctx.inputs)
         for k, t in zip(ctx.tensor_indices, ctx.saved_tensors):
             inputs[k] = t.detach().requires_grad_(t.requires_grad)
