@@ -41,6 +41,22 @@ def graph(fn):
     return type(fn).__name__ + "(" + ", ".join(graph(f) for f, _ in fn.next_functions) + ")"
 
 
+def passthrough(torch, view: bool = False):
+    """A Function whose backward passes the gradient on unchanged; its forward returns the
+    input itself, or with `view` a view of it (``x.view_as(x)``): the identity Function many
+    of PyTorch's tests build."""
+    class Passthrough(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.view_as(x) if view else x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    return Passthrough
+
+
 def nan_in_double_backward(torch, size: int):
     """A Function whose backward applies a second Function, whose backward returns a nan in
     its first output (``first``) or its second: PyTorch's nested-anomaly tests' pair."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytorch_port import both, close, graph, values
+from pytorch_port import both, close, graph, values, passthrough
 
 
 def three_arg_function(torch, once):
@@ -420,14 +420,7 @@ def test_extra_none_gradients_are_ignored(torch):
 
 @both()
 def test_function_under_no_grad_has_no_node(torch):
-    class Same(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x
-
-        @staticmethod
-        def backward(ctx, g):
-            return g
+    Same = passthrough(torch)
 
     x = torch.randn(4, requires_grad=True)
     with torch.no_grad():
@@ -827,14 +820,7 @@ def test_view_of_a_temporary_returned_by_a_function_refuses_in_place(torch):
 def test_backward_c_function_is_a_node(torch):
     assert issubclass(torch.autograd.function.BackwardCFunction, torch.autograd.graph.Node)
 
-    class Id(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x
-
-        @staticmethod
-        def backward(ctx, g):
-            return g
+    Id = passthrough(torch)
 
     out = Id.apply(torch.ones(1, requires_grad=True))
     assert isinstance(out.grad_fn, torch.autograd.function.BackwardCFunction)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import funcgrad.mutable as fm
-from pytorch_port import both, close, nan_in_double_backward, real_torch
+from pytorch_port import both, close, nan_in_double_backward, passthrough, real_torch
 
 
 # --- test_grad_fn_input_metadata (nested jagged tensors left out) ----------------------------------
@@ -28,14 +28,7 @@ def test_grad_fn_input_metadata(torch):
     var, _ = torch.var_mean(torch.rand(3, 3, requires_grad=True), dim=0)
     assert [list(m.shape) for m in var.grad_fn._input_metadata] == [[3], [3]]
 
-    class Identity(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x
-
-        @staticmethod
-        def backward(ctx, g):
-            return g
+    Identity = passthrough(torch)
 
     out = Identity.apply(torch.randn(3, 3, requires_grad=True))
     assert list(out.grad_fn._input_metadata[0].shape) == [3, 3]
@@ -242,14 +235,7 @@ def test_autograd_inplace_views_creation_meta(torch, inplace_view):
           "swapdims_": lambda v: v.swapdims_(0, 0),
           "swapaxes_": lambda v: v.swapaxes_(0, 0)}[inplace_view]
 
-    class ViewOf(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x.view_as(x)
-
-        @staticmethod
-        def backward(ctx, g):
-            return g
+    ViewOf = passthrough(torch, view=True)
 
     for kind in ("normal", "multi_view", "custom"):
         for grad_view in (True, False):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytorch_port import both, close
+from pytorch_port import both, close, passthrough
 
 
 @both()
@@ -68,14 +68,7 @@ def test_view_as_and_unbind_views_under_grad_modes(torch, grad_mode, requires_gr
 
 @both()
 def test_writing_grad_values_into_views_made_by_functions(torch):
-    class ViewOf(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x.view_as(x)
-
-        @staticmethod
-        def backward(ctx, g):
-            return g
+    ViewOf = passthrough(torch, view=True)
 
     for write in (lambda v, b: v.__iadd__(b), lambda v, b: v.copy_(b)):
         view = ViewOf.apply(torch.rand(1, 2))
