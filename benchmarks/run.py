@@ -12,6 +12,9 @@ How it measures:
   system that fails or disagrees gets that in its cell and is not timed;
 * the systems take turns round by round, and a ratio is the median over rounds of the
   same-round ratio, so load from other processes falls on all systems alike;
+* each workload is timed in a fresh process of its own, so no workload runs in the heap an
+  earlier one left behind (W2's hand-written step page-faults or not depending on that
+  history: glibc's dynamic mmap threshold);
 * peak memory is the rise of the resident set during one call, sampled by a thread, each
   system in a fresh process (it sees NumPy, PyTorch and XLA buffers alike); for NumPy-based
   systems tracemalloc's peak is given too.
@@ -177,7 +180,9 @@ def run_workload(workload, systems: list, quick: bool) -> dict:
         if problem is not None:
             cells[name] = {"status": problem if problem.startswith("fails") else "WRONG: " + problem}
             continue
-        cells[name] = {"status": "ok", "ctx": own_ctx}
+        # what the table reads of a system's context: its op and step counts
+        cells[name] = {"status": "ok",
+                       "ctx": {k: own_ctx[k] for k in ("n_ops", "steps") if k in own_ctx}}
         steps[name] = step
     rounds = (2 if quick else 3) if workload.key in ("W3", "W4") else (5 if quick else 15)
     budget = 0.01 if quick else 0.05
@@ -193,6 +198,17 @@ def run_workload(workload, systems: list, quick: bool) -> dict:
             log(f"  {name}: peak memory (fresh process)")
             cell["memory"] = memory_in_subprocess(workload.key, name, quick)
     return cells
+
+
+def workload_in_subprocess(key: str, systems: list, quick: bool) -> dict:
+    """`run_workload` in a fresh process (its progress lines pass through to stderr)."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--run-workload", key,
+           "--systems", ",".join(systems)] + (["--quick"] if quick else [])
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, timeout=1800)
+    if proc.returncode != 0:
+        return {name: {"status": f"fails: the {key} process exited with {proc.returncode}"}
+                for name in systems}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 # --- the table ---------------------------------------------------------------------------
@@ -364,19 +380,23 @@ def main() -> None:
                              "or benchmarks/results-quick.md with --quick)")
     parser.add_argument("--probe-memory", nargs=2, metavar=("WORKLOAD", "SYSTEM"),
                         help=argparse.SUPPRESS)
+    parser.add_argument("--run-workload", metavar="WORKLOAD", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.probe_memory:
         print(json.dumps(probe_memory(*args.probe_memory, args.quick)))
         return
+    systems = [s.strip() for s in args.systems.split(",") if s.strip()] or W.SYSTEMS
+    if args.run_workload:
+        print(json.dumps(run_workload(W.BY_KEY[args.run_workload], systems, args.quick)))
+        return
     load_before = os.getloadavg()
     keys = [k.strip() for k in args.only.split(",") if k.strip()] or list(W.BY_KEY)
-    systems = [s.strip() for s in args.systems.split(",") if s.strip()] or W.SYSTEMS
     if W.NUMPY not in systems:
         systems.insert(0, W.NUMPY)
     if W.TORCH not in systems:
         systems.append(W.TORCH)  # W5's ratios and the W2 target need it
     started = time.perf_counter()
-    results = {key: run_workload(W.BY_KEY[key], systems, args.quick) for key in keys}
+    results = {key: workload_in_subprocess(key, systems, args.quick) for key in keys}
     table = render(results, systems, args.quick, load_before)
     out = args.out or os.path.join(HERE, "results-quick.md" if args.quick else "results.md")
     with open(out, "w") as f:
