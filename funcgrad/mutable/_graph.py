@@ -14,6 +14,7 @@ import re
 import sys
 import threading
 import traceback
+import types
 import warnings
 import weakref
 from typing import Any, Callable, NamedTuple
@@ -30,7 +31,7 @@ __all__ = ["STATE", "PROCESS", "set_anomaly", "Version", "Saved", "Node", "Accum
            "RemovableHandle",
            "Spec", "STAND_IN", "RECOMPUTE", "node_class", "version_error", "freed_error",
            "user_frame", "user_site", "site_line", "stand_in", "replay", "AsStridedBackward0", "conj", "fix_array",
-           "edge_pair", "InputMetadata"]
+           "edge_pair", "InputMetadata", "own_copy"]
 
 
 class _State(threading.local):
@@ -540,6 +541,24 @@ RECOMPUTE = object()
 _CLASSES: dict = {}
 
 
+# CPython (3.11+) specializes each attribute read and write of a function's bytecode for
+# the one class it last saw there; a site that meets objects of several classes falls back to
+# the generic lookup (about five times the work) nearly every time. The backward walk meets
+# a node of another class (MulBackward0, TanhBackward0, ...) at nearly every step, so every
+# read of a node's slots in `OpNode._apply` was a generic one (W1: about 60 a node). The
+# functions that read or write a node's slots on the hot paths are therefore copied per node
+# class (a base names them in ``_own_copies``; `node_class` copies them) or per op
+# (`_ops.Op.record1`): each copy has its own code object, so its own specializations.
+def own_copy(fn: Callable) -> Callable:
+    """`fn` with a code object of its own (its own inline caches), otherwise the same."""
+    copy = types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__,
+                              fn.__defaults__, fn.__closure__)
+    copy.__qualname__ = fn.__qualname__
+    copy.__doc__ = fn.__doc__
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    return copy
+
+
 def node_class(name: str, base: type, nout: int | None = None, number: bool = False) -> type:
     """The node class named `name` (``MulBackward0``...) deriving from `base`, made once.
     With `number`: a subclass of it, same name, for nodes whose last operand is a Python
@@ -549,12 +568,15 @@ def node_class(name: str, base: type, nout: int | None = None, number: bool = Fa
     if cls is None:
         if number:
             ns: dict = {"__slots__": (), "_number_edges": (None,)}
-            cls = type(name, (node_class(name, base, nout),), ns)
+            parent = node_class(name, base, nout)
         else:
             ns = {"__slots__": ()}
             if nout is not None:
                 ns["__slots__"] = ("_nout",)
-            cls = type(name, (base,), ns)
+            parent = base
+        for attr in getattr(base, "_own_copies", ()):  # (see `own_copy`)
+            ns[attr] = own_copy(getattr(base, attr))
+        cls = type(name, (parent,), ns)
         cls.__module__ = "torch.autograd.graph"
         _CLASSES[key] = cls
     return cls

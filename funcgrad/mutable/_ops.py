@@ -26,7 +26,7 @@ from . import _dtypes as D
 from . import _prims as P
 from ._graph import (INFERENCE_INPLACE, PROCESS, RECOMPUTE, STAND_IN, STATE, AsStridedBackward0,
                      Node, Saved, Spec, Version, _seq, _short_name, conj, fix_array, freed_error,
-                     node_class, replay, stand_in, user_frame, user_site, version_error)
+                     node_class, own_copy, replay, stand_in, user_frame, user_site, version_error)
 from ._policy import on_write
 from ._saves import OUT, value_reads
 from ._tensor import (CUSTOM_VIEW_DETAIL, NO_GRAD_VIEW_REBASED, Tensor, _scalar_name, _ViewInfo,
@@ -76,7 +76,7 @@ class Op:
     __slots__ = ("name", "prim", "node_cls", "values", "shapes", "saves_out", "result",
                  "_plans", "is_view", "inplace_name", "records", "impl", "float_fast",
                  "unary_plan", "binary_plans", "scalar_edge", "saves_index", "ufunc", "ufunc0",
-                 "number_cls")
+                 "number_cls", "record1")
 
     def __init__(self, name: str, prim, grad_fn: str, reads: Sequence | None = None, *,
                  saves_out: bool = False, result: str = "promote", is_view: bool = False,
@@ -121,6 +121,9 @@ class Op:
         # a node that saved only a Python number is freed after backward too (as PyTorch)
         self.unary_plan = (0 in saved, keeps_out, bool(saved) or keeps_out is True)
         self.binary_plans: dict = {}
+        # `_record1` for this op's nodes alone: its writes to the new node's slots then see
+        # one class (two with `number_cls`), so CPython specializes them (see `own_copy`)
+        self.record1 = own_copy(_record1)
 
     def plan2(self, mask: tuple) -> tuple:
         """For `apply2`: (saves x, saves y, keeps the output, frees anything at backward)."""
@@ -204,6 +207,8 @@ class OpNode(Node):
 
     __slots__ = ("_prim", "_params", "_vals", "_out", "_meta", "_has_saved", "_freed",
                  "_version")
+    # copied per node class: they read and write the node's slots (see `_graph.own_copy`)
+    _own_copies = ("_apply", "_release", "_stand_ins")
 
     def _release(self) -> None:
         if self._has_saved:
@@ -279,8 +284,11 @@ class OpNode(Node):
             return self._apply_recorded(cts, graph)
         # the rule's arguments: `_args`, with the common case (saved values current and not
         # packed by hooks) spelled out; anything else (an error to raise, hooks to unpack)
-        # takes `_args`
+        # takes `_args`. A `STAND_IN` stays one until a rule is called (`_stand_ins`): the
+        # rules read without a call (passes, slopes) never read one, and making each costs
+        # a call and a dict lookup (three of W1's four nodes per block have one)
         args = []
+        lazy = False
         vals = self._vals
         if type(vals) is not tuple:
             if type(vals) is Saved:
@@ -293,8 +301,8 @@ class OpNode(Node):
                 vals = ()
         for v in vals:
             if v is STAND_IN:
-                m = self._meta[len(args)]
-                args.append(stand_in(m[1], m[2]))
+                args.append(v)
+                lazy = True
             elif type(v) is Saved:
                 t = v.tensor
                 if (v.counter.value != v.version or v.unpack_fn is not None
@@ -316,6 +324,8 @@ class OpNode(Node):
                 else:
                     out = out.data
             elif out is RECOMPUTE:
+                if lazy:  # (every input is saved then: no stand-in, but be sure)
+                    args, lazy = self._stand_ins(args), False
                 out = self._prim(*args, **self._params) if self._params else self._prim(*args)
             elif type(out) is Spec:
                 out = out.make()
@@ -342,16 +352,21 @@ class OpNode(Node):
                 grads.append(None)
                 continue
             if params:
+                if lazy:
+                    args, lazy = self._stand_ins(args), False
                 g = rules[argnum](ct, out, *args, **params)
             elif passes[argnum]:
                 g = ct
-            elif slopes is not None:
+            elif slopes is not None:  # (a slope is a saved value: never a stand-in)
                 k = slopes[argnum]
                 g = _multiply(ct, out if k == 0 else args[k - 1])
-            elif derivs is not None:
-                g = _multiply(ct, derivs[argnum](out, *args))
             else:
-                g = rules[argnum](ct, out, *args)
+                if lazy:
+                    args, lazy = self._stand_ins(args), False
+                if derivs is not None:
+                    g = _multiply(ct, derivs[argnum](out, *args))
+                else:
+                    g = rules[argnum](ct, out, *args)
             if type(g) is not _ndarray:
                 if g is None:
                     grads.append(None)
@@ -366,6 +381,17 @@ class OpNode(Node):
                 g = conj(g)
             grads.append(g)
         return grads
+
+    def _stand_ins(self, args: list) -> list:
+        """`args` with each `STAND_IN` made: a read-only zeros array of the argument's shape
+        and dtype, or None where no rule of the primitive loads that argument at all
+        (``Primitive._keep``, derived from the rules' bytecode; a linear primitive's rules
+        are not read that way and may read any argument's shape)."""
+        prim = self._prim
+        keep = None if prim.linear else prim._keep[1]
+        meta = self._meta
+        return [(stand_in(meta[k][1], meta[k][2]) if keep is None or keep[k] else None)
+                if v is STAND_IN else v for k, v in enumerate(args)]
 
     def _apply_recorded(self, cts, graph) -> list:
         """`_apply` under create_graph: the rules run on graph-recording values."""
@@ -742,7 +768,7 @@ def apply1(op: Op, x: Tensor, const=_NO_CONST, params: dict | None = None) -> Te
         res._grad_node = None
         res._rg = False
         return res
-    _record1(op, x, res, params, const)
+    op.record1(op, x, res, params, const)
     return res
 
 
@@ -1278,7 +1304,7 @@ def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None,
         out._view.base_fn = out._base._grad_node
         out._view.inference = STATE.inference
     if STATE.grad_enabled and _requires_grad(x):
-        _record1(op, x, out, params)
+        op.record1(op, x, out, params)
     return out
 
 
