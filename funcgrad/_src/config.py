@@ -224,7 +224,28 @@ def numpy_errors() -> contextlib.AbstractContextManager:
     would warn is reported through `_on_numpy_error` instead (which warns at the user's
     line); errors the user set to raise or ignore stay so. Inside a transform that already
     set it up, nothing changes (a cheap no-op)."""
-    state = _numpy_error_state()
+    if _extobj_var is None:  # (NumPy 1.x)
+        return _errstate_for(_numpy_error_state())
+    # The answer depends only on NumPy's present error state, an immutable object that its
+    # context variable holds, and on debug_nans: it is worked out once per such pair and
+    # kept (a transform's entry paid ~1.7 us for it, three times per value_and_grad call).
+    current = _extobj_var.get()
+    key = (current, config.debug_nans)  # (holding `current` keeps its id from being reused)
+    target = _errstate_cache.get(key, _MISSING)
+    if target is _MISSING:
+        manager = _errstate_for(_numpy_error_state())
+        target = None
+        if manager is not _UNCHANGED:
+            with manager:
+                target = _extobj_var.get()
+        if len(_errstate_cache) >= 16:  # each np.errstate block makes a new state object
+            _errstate_cache.clear()
+        _errstate_cache[key] = target
+    return _UNCHANGED if target is None else _ErrorState(target)
+
+
+def _errstate_for(state: dict) -> contextlib.AbstractContextManager:
+    """The errstate that `numpy_errors` enters from NumPy's error state `state`."""
     if state["call"] is _on_numpy_error and state["invalid"] == "call" and "warn" not in (
             state["divide"], state["over"], state["under"]):
         return _UNCHANGED  # an enclosing transform set it up (what follows would find so)
@@ -238,6 +259,26 @@ def numpy_errors() -> contextlib.AbstractContextManager:
     return np.errstate(call=_on_numpy_error, **changes)
 
 
+class _ErrorState:
+    """Enters a NumPy error state worked out before (what ``np.errstate`` sets, without
+    building it again)."""
+
+    __slots__ = ("_target", "_token")
+
+    def __init__(self, target) -> None:
+        self._target = target
+
+    def __enter__(self) -> None:
+        self._token = _extobj_var.set(self._target)
+
+    def __exit__(self, *exc_info) -> None:
+        _extobj_var.reset(self._token)
+
+
+_MISSING = object()
+_errstate_cache: dict = {}  # (NumPy's error state object, debug_nans) -> the one to set, or None
+
+
 _UNCHANGED = contextlib.nullcontext()  # (reentrant and stateless: one serves every call)
 
 
@@ -248,3 +289,8 @@ try:  # one C call for the four modes and the callback (np.geterr and np.geterrc
 except ImportError:  # NumPy 1.x
     def _numpy_error_state() -> dict:
         return {**np.geterr(), "call": np.geterrcall()}
+
+try:  # the context variable holding NumPy's error state (NumPy 2)
+    from numpy._core._ufunc_config import _extobj_contextvar as _extobj_var
+except ImportError:  # NumPy 1.x keeps it per thread: `numpy_errors` asks each time
+    _extobj_var = None

@@ -108,8 +108,12 @@ class ReverseTrace(Trace):
 
     def leaf(self, value) -> ReverseTracer:
         tape = self.tape
+        t = _new_object(ReverseTracer)  # (`_tracer` spelled out: once per input leaf)
+        t._trace = self
+        t._value = value
+        t._id = len(tape)
         tape.append(None)
-        return ReverseTracer(self, value, len(tape) - 1)
+        return t
 
     def process1(self, prim: Primitive, a: Any, params: dict):
         """One argument, necessarily ours: the commonest case, kept short."""

@@ -120,10 +120,11 @@ def _trace_reverse(f, args, kwargs, argnums, transform):
     trace = ReverseTrace()
     args = list(args)
     leaves_per_arg = []
+    leaf = trace.leaf
     for a in argnums:
         leaves, treedef = tree_flatten(args[a])
-        tracers = [trace.leaf(_as_input(leaf, f"argument {a}", transform, True))
-                   for leaf in leaves]
+        what = f"argument {a}"
+        tracers = [leaf(_as_input(x, what, transform, True)) for x in leaves]
         leaves_per_arg.append((treedef, tracers))
         args[a] = tree_unflatten(treedef, tracers)
     try:
@@ -168,7 +169,7 @@ def _value_and_grad(f, argnums, has_aux, holomorphic, transform):
         with numpy_errors():  # (set up once here: the forward and backward passes reuse it)
             trace, out, leaves_per_arg = _trace_reverse(f, args, kwargs, nums, transform)
             out, aux = _split_aux(out, has_aux, transform, trace)
-            out_value, dtype = _scalar_output(out, trace, transform, has_aux)
+            out_value, dtype, shape = _scalar_output(out, trace, transform, has_aux)
             if holomorphic:
                 _check_holomorphic(leaves_per_arg, dtype, transform)
             elif dtype.kind != "f":
@@ -181,7 +182,8 @@ def _value_and_grad(f, argnums, has_aux, holomorphic, transform):
                 )
             n_leaves = _count_leaves(leaves_per_arg)
             if type(out) is ReverseTracer and out._trace is trace:
-                seed = np.ones(np.shape(out_value), dtype=dtype)
+                # (np.array, not np.ones, for the usual 0-d output: 0.14 us against 1.2)
+                seed = np.array(1, dtype) if shape == () else np.ones(shape, dtype)
                 cts = backward(trace.tape, [out._id], [seed], n_leaves,
                                consume=True)
             else:
@@ -195,7 +197,8 @@ def _value_and_grad(f, argnums, has_aux, holomorphic, transform):
 
 
 def _scalar_output(out, trace, transform: str, has_aux: bool):
-    """(the value below `trace`, its dtype) of a scalar output, or JAX's TypeError."""
+    """(the value below `trace`, its dtype, its shape) of a scalar output, or JAX's
+    TypeError."""
     if isinstance(out, (tuple, list, dict)) or out is None:
         raise TypeError(
             f"Gradient only defined for scalar-output functions. Output was {out!r}. "
@@ -217,7 +220,7 @@ def _scalar_output(out, trace, transform: str, has_aux: bool):
         )
     dtype = out_value.dtype if isinstance(out_value, (np.ndarray, np.generic, Array)) \
         else np.result_type(out_value)
-    return out_value, dtype
+    return out_value, dtype, shape
 
 
 def _count_leaves(leaves_per_arg) -> int:
