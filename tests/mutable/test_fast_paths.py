@@ -526,3 +526,51 @@ def _saved_as_itself(T) -> list:
 def test_tensor_saved_as_itself_as_torch():
     real = pytest.importorskip("torch", reason=TORCH_REASON)
     assert _saved_as_itself(torch) == _saved_as_itself(real)
+
+
+def _no_grad_updates(t) -> list:
+    """The SGD update's short path in `inplace` (a tensor written from one tensor of its
+    dtype, nothing to record): values, versions seen through a view, a saved tensor's check
+    afterwards, and the writes it leaves to the general path (broadcasting that does not
+    fit, grad mode on with a leaf that requires grad, a view of the written tensor)."""
+    found = []
+    p = t.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    head = p[:2]
+    y = (p * p).sum()  # MulBackward0 saves p
+    with t.no_grad():
+        r = p.sub_(0.5 * t.ones(3))
+        p.add_(p)  # an exact alias of self
+    found.append((r is p, p.tolist(), p._version, head._version, head.tolist(),
+                  p.requires_grad, p.grad_fn is None))
+    found.append(_error(lambda: y.backward()))
+    q = t.zeros(2, 3)
+    q.add_(t.tensor([1.0, 2.0, 3.0]))  # grad mode on, nothing requires grad: broadcast
+    found.append((q.tolist(), q._version))
+    found.append(_error(lambda: q.add_(t.ones(2))))
+    found.append(_error(lambda: p.mul_(t.ones(3))))  # a leaf that requires grad, grad mode on
+    found.append((p.tolist(), p._version))
+    with t.no_grad():
+        p.mul_(p[...])  # a view of self as the operand: the general path
+    found.append((p.tolist(), p._version))
+    return found
+
+
+def test_no_grad_update_short_path():
+    found = _no_grad_updates(torch)
+    assert found[0] == (True, [1.0, 3.0, 5.0], 2, 2, [1.0, 3.0], True, True)
+    assert found[1][0] == "RuntimeError" and "modified by an inplace operation" in found[1][1]
+    assert found[2] == ([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]], 1)
+    assert found[3][0] == found[4][0] == "RuntimeError"
+    assert found[5] == ([1.0, 3.0, 5.0], 2)
+    assert found[6] == ([1.0, 9.0, 25.0], 3)
+    # the write is remembered for version errors, with the user's line
+    p = torch.tensor([1.0, 2.0])
+    with torch.no_grad():
+        p.sub_(torch.ones(2))
+    (op, path, line, version), = torch.autograd.graph.writes(p)
+    assert (op, Path(path).name, version) == ("sub_", "test_fast_paths.py", 1)
+
+
+def test_no_grad_update_short_path_as_torch():
+    real = pytest.importorskip("torch", reason=TORCH_REASON)
+    assert _no_grad_updates(torch) == _no_grad_updates(real)
