@@ -321,10 +321,13 @@ def _accumulate(cts: dict, node: int, g: Any, x: Any) -> None:
     when the walk alone holds the earlier cotangent."""
     if type(g) is Array:
         g = g._value
+    # (a plain array goes straight to the forwards: calling the primitive would come to the
+    # same after one more Python frame; a tracer, in higher order, is recorded by it)
+    plain = type(g) is np.ndarray
     if g.shape != x.shape:
-        g = engine.sum_to_shape(g, x.shape)
+        g = engine.sum_to_shape.impl(g, x.shape) if plain else engine.sum_to_shape(g, x.shape)
     if g.dtype is not x.dtype:
-        g = engine.astype(g, x.dtype)
+        g = engine.astype.impl(g, x.dtype) if plain else engine.astype(g, x.dtype)
     prev = cts.get(node)
     if prev is None:
         cts[node] = g

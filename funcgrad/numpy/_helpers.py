@@ -42,6 +42,9 @@ def normalize_axes(axis, rank: int) -> tuple:
 
 def keepdims_shape(full_shape, axis) -> tuple:
     """The shape a reduction over `axis` has with ``keepdims=True``."""
+    if type(axis) is int and full_shape:  # (one axis, the commonest: no set of axes built)
+        k = axis % len(full_shape)
+        return (*full_shape[:k], 1, *full_shape[k + 1:])
     axes = normalize_axes(axis, len(full_shape))
     return tuple(1 if i in axes else s for i, s in enumerate(full_shape))
 
@@ -49,6 +52,8 @@ def keepdims_shape(full_shape, axis) -> tuple:
 def count(x, axis) -> int:
     """How many elements a reduction over `axis` combines into each result."""
     full = shape(x)
+    if axis is None:
+        return math.prod(full)
     return math.prod(full[a] for a in normalize_axes(axis, len(full)))
 
 
@@ -85,6 +90,10 @@ def split_index(index):
     template = []
     arrays = []
     for item in index:
+        kind = type(item)
+        if kind is slice or kind is int or item is None or item is Ellipsis:
+            template.append(item)  # (the commonest items first: x[:, 0])
+            continue
         if isinstance(item, Tracer):
             if np.issubdtype(item.dtype, np.inexact):
                 raise IndexError("an index must be integers or booleans, got a float array")
@@ -116,6 +125,8 @@ def split_index(index):
 
 
 def build_index(template, arrays) -> tuple:
+    if not arrays:  # basic indexing: the template is the index
+        return template
     it = iter(arrays)
     return tuple(next(it) if t is SLOT else t for t in template)
 

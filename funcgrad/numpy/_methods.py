@@ -19,10 +19,19 @@ MIXED_MODELS = (
 
 def _wrap(out, other):
     # a mutable Tensor operand would make an Array of neither model (NumPy even hands the
-    # Tensor its own __array_ufunc__, whose answer is a Tensor): refused, naming conversions
-    if type(other) is not Array and getattr(type(other), "__funcgrad_mutable__", False):
+    # Tensor its own __array_ufunc__, whose answer is a Tensor): refused, naming conversions.
+    # (The usual operands are let through first: a class attribute a type lacks costs ~3K
+    # instructions, CPython formatting the AttributeError that getattr then drops.)
+    if type(other) not in _PLAIN_OPERANDS and getattr(type(other), "__funcgrad_mutable__", False):
         raise TypeError(MIXED_MODELS)
-    return Array(out)
+    array = _new_object(Array)  # (Array(out) without its __init__ frame)
+    array._value = out
+    return array
+
+
+_PLAIN_OPERANDS = frozenset((Array, np.ndarray, float, int, complex, bool, np.float64,
+                             np.float32, np.int64))
+_new_object = object.__new__
 
 
 _OPERATORS = {
