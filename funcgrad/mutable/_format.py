@@ -141,8 +141,9 @@ def _add_suffixes(text: str, suffixes, indent: int) -> str:
 
 
 def tensor_repr(values: np.ndarray, dtype, default_dtype, grad_fn_name: str | None,
-                requires_grad: bool) -> str:
-    """``tensor([1., 2.], requires_grad=True)``, as PyTorch prints it."""
+                requires_grad: bool, tangent: str | None = None) -> str:
+    """``tensor([1., 2.], requires_grad=True)``, as PyTorch prints it (a dual tensor's
+    ``tangent=`` last)."""
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []
@@ -161,4 +162,6 @@ def tensor_repr(values: np.ndarray, dtype, default_dtype, grad_fn_name: str | No
         suffixes.append(f"grad_fn=<{grad_fn_name}>")
     elif requires_grad:
         suffixes.append("requires_grad=True")
+    if tangent is not None:
+        suffixes.append("tangent=" + tangent)
     return _add_suffixes(prefix + body, suffixes, indent)

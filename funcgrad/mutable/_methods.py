@@ -388,6 +388,8 @@ def _detach_(self):
             "function in torch/optim/optimizer.py as the solution.")
     self._grad_fn = None
     self._rg = False
+    if type(self._data) is not np.ndarray:
+        O.drop_tangent(self)
     return self
 
 

@@ -33,7 +33,7 @@ from ._tensor import (CUSTOM_VIEW_DETAIL, NO_GRAD_VIEW_REBASED, Tensor, _scalar_
                       edge_of, is_traced)
 
 __all__ = ["Op", "OPS", "OpNode", "apply_primitive", "edge_of", "traced_tensor",
-           "traced_apply", "traced_detach", "traced_value", "TRACED"]
+           "traced_apply", "traced_detach", "traced_value", "TRACED", "DualArray", "FORWARD", "drop_tangent"]
 
 # what a node keeps of its output (besides a `Saved` tensor or nothing): its shape and dtype
 _OUT_SPEC = object()
@@ -739,7 +739,7 @@ def apply1(op: Op, x: Tensor, const=_NO_CONST, params: dict | None = None) -> Te
     Spelled out (no `_wrap` or `_record`): at a few microseconds per op, every call and
     attribute write here shows in the per-op time."""
     data = x._data
-    if type(data) is not np.ndarray and isinstance(data, Tracer):
+    if type(data) is not np.ndarray and isinstance(data, _ROUTED):
         return traced_apply(op, (x,) if const is _NO_CONST else (x, const), params)
     dt = x._dtype
     if (not dt.is_floating_point or not op.float_fast or (const is not _NO_CONST and (
@@ -904,7 +904,7 @@ def apply2(op: Op, x, y) -> Tensor:
         return apply(op, (x, y))
     a, b = x._data, y._data
     if (type(a) is not np.ndarray or type(b) is not np.ndarray) and (
-            isinstance(a, Tracer) or isinstance(b, Tracer)):
+            isinstance(a, _ROUTED) or isinstance(b, _ROUTED)):
         return traced_apply(op, (x, y))
     try:
         ufunc = op.ufunc0
@@ -1050,7 +1050,7 @@ def apply(op: Op, args: Sequence, params: dict | None = None) -> Tensor:
     """Apply `op` out of place: compute with the primitive's impl, record if needed."""
     raws = [a._data if isinstance(a, Tensor) else a for a in args]
     for r in raws:
-        if type(r) is not np.ndarray and isinstance(r, Tracer):
+        if type(r) is not np.ndarray and isinstance(r, _ROUTED):
             return traced_apply(op, args, params)
     a0 = args[0]
     if op.result == "promote" or (op.result == "float" and len(args) == 1
@@ -1123,13 +1123,8 @@ def apply_primitive(prim, args: Sequence, params: dict) -> Tensor:
             op = _GENERIC[prim] = Op(prim.name, prim, name, [everything] * max(n, len(args)),
                                      saves_out=True, result="keep")
     raws = [a._data if isinstance(a, Tensor) else a for a in args]
-    if any(isinstance(r, Tracer) for r in raws):
-        _watch(args)
-        raws = [traced_value(a) if isinstance(a, Tensor) else a for a in args]
-        out = prim(*raws, **params) if params else prim(*raws)
-        if prim.multiple_results:
-            return tuple(traced_tensor(o) for o in out)
-        return traced_tensor(out)
+    if any(isinstance(r, _ROUTED) for r in raws):
+        return traced_primitive(prim, args, params)
     out = prim.impl(*raws, **params) if params else prim.impl(*raws)
     if prim.multiple_results:
         raise NotImplementedError(f"create_graph through {prim.name} is not supported")
@@ -1268,7 +1263,7 @@ def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None,
             # a trailing `...` makes NumPy return a 0-d view, never a scalar copy
             params = {"template": tuple(template) + (Ellipsis,)}
             data = None
-    if type(x._data) is not np.ndarray and isinstance(x._data, Tracer):
+    if type(x._data) is not np.ndarray and isinstance(x._data, _ROUTED):
         return _traced_view(op, x, params, data, replay_fn)
     if data is None:
         data = op.prim.impl(x._data, **params)
@@ -1451,14 +1446,15 @@ def inplace(op: Op, self: Tensor, others: Sequence, params: dict | None = None,
                 ufunc(a, b, out=a)
                 vc.value += 1
                 return self
-    traced = type(self._data) is not np.ndarray and is_traced(self)
+    traced = type(self._data) is not np.ndarray and isinstance(self._data, _ROUTED)
     if not traced:
         for a in others:
-            if isinstance(a, Tensor) and type(a._data) is not np.ndarray and is_traced(a):
+            if isinstance(a, Tensor) and type(a._data) is not np.ndarray and isinstance(
+                    a._data, _ROUTED):
                 traced = True
                 break
     if traced:
-        return _traced_inplace(op, self, others, params, compute)
+        return _traced_inplace(op, self, others, params, compute, check_overlap)
     check_inplace(self, any(isinstance(a, Tensor) and (a._rg if a._base is None
                                                        else a.requires_grad) for a in others))
     args = (self,) + tuple(others)
@@ -1670,6 +1666,80 @@ class _TracedState(threading.local):
 TRACED = _TracedState()
 
 
+class DualArray(np.ndarray):
+    """The data of a dual tensor (torch.autograd.forward_ad): a view of its primal's storage
+    whose type alone sends the tensor's ops to forward mode. The ops' routing tests for
+    tracers (``type(data) is not np.ndarray and isinstance(data, _ROUTED)``) see it, so
+    tensors without a tangent pay nothing more. NumPy code reading the data elsewhere
+    (printing, comparisons) computes on the plain array and gets plain results."""
+
+    __slots__ = ()
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        out = kwargs.get("out")
+        if out is not None:
+            kwargs["out"] = tuple(plain_array(o) for o in out)
+        return getattr(ufunc, method)(*[plain_array(i) for i in inputs], **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return func(*_plain_all(args), **{k: _plain_all(v) for k, v in kwargs.items()})
+
+
+def plain_array(a):
+    """`a` as a plain ndarray viewing the same memory (a dual tensor's data unmarked)."""
+    return a.view(np.ndarray) if type(a) is DualArray else a
+
+
+def _plain_all(x):
+    if type(x) is DualArray:
+        return x.view(np.ndarray)
+    if type(x) is tuple or type(x) is list:
+        return type(x)(_plain_all(v) for v in x)
+    return x
+
+
+def drop_tangent(t: Tensor) -> None:
+    """`t` without its forward-mode tangent, a plain tensor again (leaving the dual level,
+    ``detach_()``: PyTorch's detach is forward non-differentiable too)."""
+    if t._fw_grad is not None:
+        del t._fw_grad
+    t._data = plain_array(t._data)
+
+
+# what the ops' routing tests send here: tensors holding a tracer, and dual tensors
+_ROUTED = (Tracer, DualArray)
+
+
+class _ForwardSlot:
+    """Forward mode's entry points (`funcgrad.mutable._forward`), set when that module is
+    imported: it runs derivative rules through the engine's graph-recording trace, so it sits
+    above this layer. Dual tensors exist only once it is (``make_dual`` lives there)."""
+
+    apply = view = inplace = primitive = None
+
+
+FORWARD = _ForwardSlot()
+
+
+def _has_dual(args) -> bool:
+    for a in args:
+        if isinstance(a, Tensor) and type(a._data) is DualArray:
+            return True
+    return False
+
+
+def traced_primitive(prim, args: Sequence, params: dict):
+    """`apply_primitive` when an operand is traced or dual."""
+    if _has_dual(args):
+        return FORWARD.primitive(prim, args, params)
+    _watch(args)
+    raws = [traced_value(a) if isinstance(a, Tensor) else a for a in args]
+    out = prim(*raws, **params) if params else prim(*raws)
+    if prim.multiple_results:
+        return tuple(traced_tensor(o) for o in out)
+    return traced_tensor(out)
+
+
 def _watch(args) -> None:
     seen = TRACED.constants
     if seen is not None:
@@ -1730,6 +1800,8 @@ def traced_value(t: Tensor):
 
 def traced_apply(op: Op, args: Sequence, params: dict | None = None) -> Tensor:
     """`apply` when an operand is traced: the primitive through the functional dispatch."""
+    if _has_dual(args):
+        return FORWARD.apply(op, args, params)
     _watch(args)
     dt = _result_dtype(op, args)
     raws = [traced_value(a) if isinstance(a, Tensor) else a for a in args]
@@ -1747,6 +1819,8 @@ def traced_apply(op: Op, args: Sequence, params: dict | None = None) -> Tensor:
 def _traced_view(op: Op, x: Tensor, params: dict, data, replay_fn) -> Tensor:
     """`view_op` of a traced tensor: the view's value is traced too (no storage is shared);
     it remembers its base and chain, to read the base again after a write."""
+    if type(x._data) is DualArray:
+        return FORWARD.view(op, x, params, data, replay_fn)
     fn = replay_fn or op.impl
     if x._base is not None and x._traced_at != x._vc.value:
         data = None  # computed from a stale value: read the base again first
@@ -1787,9 +1861,11 @@ WRITE_THROUGH_VIEW = (
 
 
 def _traced_inplace(op: Op, self: Tensor, others: Sequence, params: dict | None,
-                    compute) -> Tensor:
+                    compute, check_overlap: bool = True) -> Tensor:
     """`inplace` when self or an operand is traced: the new value replaces self's data
     (functionalized); through an indexing view it is scattered into the base."""
+    if _has_dual((self,) + tuple(others)):
+        return FORWARD.inplace(op, self, others, params, compute, check_overlap)
     check_inplace(self)
     _watch(others)
     name = op.inplace_name

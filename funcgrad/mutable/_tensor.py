@@ -138,6 +138,9 @@ class Tensor:
     # Marks a funcgrad.mutable tensor for funcgrad.numpy, which must not take one as an
     # operand (an Array wrapping a Tensor is neither model): numpy/_methods.py refuses it
     __funcgrad_mutable__ = True
+    # a dual tensor's tangent (autograd.forward_ad; set in the instance's __dict__ by
+    # `_forward`, whose ops alone read it)
+    _fw_grad = None
     _view = None      # _ViewInfo of a view
     _hooks = None     # leaf tensor hooks
     _acc = None       # weakref to the leaf's AccumulateGrad
@@ -567,7 +570,11 @@ class Tensor:
         name = None
         if fn is not None:
             name = "Invalid" if fn is _INVALID else type(fn).__name__
-        return tensor_repr(self._data, self._dtype, D.DEFAULT_FLOAT, name, self.requires_grad)
+        tangent = self._fw_grad
+        if tangent is not None:  # a dual tensor (PyTorch prints a 0-d tangent as a number)
+            tangent = repr(tangent.item()) if tangent._data.ndim == 0 else repr(tangent)
+        return tensor_repr(self._data, self._dtype, D.DEFAULT_FLOAT, name, self.requires_grad,
+                           tangent)
 
     def __format__(self, spec: str) -> str:
         if self._data.ndim == 0 and not is_traced(self):

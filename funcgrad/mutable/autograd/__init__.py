@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from . import function, functional, grad_mode, graph
+from . import forward_ad, function, functional, grad_mode, graph
 from ._grad import _calculate_shape, backward, detect_anomaly, grad, is_anomaly_enabled, set_detect_anomaly
 from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402  (torchtests' module)
@@ -14,7 +14,7 @@ from .variable import Variable
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "InplaceFunction", "once_differentiable",
            "Variable", "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "function",
-           "functional", "grad_mode", "graph", "gradcheck", "gradgradcheck"]
+           "functional", "grad_mode", "graph", "gradcheck", "gradgradcheck", "forward_ad"]
 
 
 def __getattr__(name: str):

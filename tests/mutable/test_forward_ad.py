@@ -1,0 +1,310 @@
+"""Forward-mode AD of funcgrad.mutable (torch.autograd.forward_ad, Function.jvp, gradcheck's
+check_forward_ad), each case run on funcgrad.mutable and on real torch 2.13 (`both`).
+Tangents are checked against central finite differences in float64; behaviours (views,
+in-place writes, errors) against what torch does, ported from PyTorch's
+TestAutogradForwardMode and rewritten."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.mutable.pytorch_port import both, close, values
+
+
+def fd_jvp(torch, fn, primals, tangents, eps=1e-6):
+    """(fn(p + eps t) - fn(p - eps t)) / 2 eps, in float64, on the library under test."""
+    with torch.no_grad():
+        plus = fn(*[p + eps * t for p, t in zip(primals, tangents)])
+        minus = fn(*[p - eps * t for p, t in zip(primals, tangents)])
+    return (values(plus) - values(minus)) / (2 * eps)
+
+
+def jvp_of(torch, fn, primals, tangents):
+    fwAD = torch.autograd.forward_ad
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(p, t) for p, t in zip(primals, tangents)]
+        out = fn(*duals)
+        primal, tangent = fwAD.unpack_dual(out)
+    return primal, tangent
+
+
+FUNCTIONS = {
+    "sin_exp": lambda x, y: (x.sin() * y.exp()),
+    "div_pow": lambda x, y: x / (y * y + 1) + x ** 3,
+    "matmul": lambda x, y: x @ y.T,
+    "reductions": lambda x, y: x.sum(0) * y.mean() + (x * y).amax(0),
+    "views": lambda x, y: x.transpose(0, 1)[1:].reshape(-1) * y.view(-1)[:4],
+    "tanh_log": lambda x, y: (x.tanh() + (y * y + 1).log()).sum(1, keepdim=True),
+    "broadcast_scalar": lambda x, y: 2.0 * x - y[0] + 3,
+    "cat_stack": lambda x, y: torch_cat(x, y),
+    "where_clamp": lambda x, y: x.clamp(-0.5, 0.5) + y.relu(),
+}
+
+
+def torch_cat(x, y):
+    lib = type(x).__module__.split(".")[0]
+    mod = __import__("funcgrad.mutable", fromlist=["cat"]) if lib == "funcgrad" else __import__(lib)
+    return mod.cat([x, y * x], 0).sum(0)
+
+
+@both()
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_tangents_match_finite_differences(torch, name):
+    fn = FUNCTIONS[name]
+    rng = np.random.default_rng(3)
+    x = torch.tensor(rng.standard_normal((2, 3)), dtype=torch.float64)
+    y = torch.tensor(rng.standard_normal((2, 3)), dtype=torch.float64)
+    tx = torch.tensor(rng.standard_normal((2, 3)), dtype=torch.float64)
+    ty = torch.tensor(rng.standard_normal((2, 3)), dtype=torch.float64)
+    primal, tangent = jvp_of(torch, fn, (x, y), (tx, ty))
+    close(primal, fn(x, y))
+    np.testing.assert_allclose(values(tangent), fd_jvp(torch, fn, (x, y), (tx, ty)),
+                               rtol=1e-6, atol=1e-8)
+
+
+@both()
+def test_levels_and_errors(torch):
+    fwAD = torch.autograd.forward_ad
+    foo, bar = torch.rand(2), torch.rand(2)
+    assert fwAD._current_level == -1
+    with pytest.raises(RuntimeError, match="no level exists, make sure to enter_dual_level"):
+        fwAD.make_dual(foo, bar)
+    with fwAD.dual_level() as level:
+        assert level == 0 and fwAD._current_level == 0
+        with pytest.raises(RuntimeError, match="Nested forward mode AD is not supported"):
+            fwAD.enter_dual_level()
+        with pytest.raises(RuntimeError, match="Trying to set a forward gradient that has a "
+                           r"different size than that of the original Tensor, this is not "
+                           r"supported. Tensor is of size \[2\] while the given forward "
+                           r"gradient is of size \[3\]."):
+            fwAD.make_dual(foo, torch.rand(3))
+        with pytest.raises(RuntimeError, match="Invalid level given to _make_dual"):
+            fwAD.make_dual(foo, bar, level=3)
+        with pytest.raises(ValueError, match="Expected primal to be floating point or complex, "
+                           "but got: torch.int64"):
+            fwAD.make_dual(torch.ones(2, dtype=torch.long), bar)
+        with pytest.raises(ValueError, match="Expected tangent to be floating point or "
+                           "complex, but got: torch.int64"):
+            fwAD.make_dual(foo, torch.ones(2, dtype=torch.long))
+        dual = fwAD.make_dual(foo, bar)
+        with pytest.raises(RuntimeError, match="Making a dual Tensor based on a Tensor that "
+                           "already has a forward gradient at the same level 0"):
+            fwAD.make_dual(dual, bar)
+        with pytest.raises(RuntimeError, match="Setting a forward grad that itself has a "
+                           "forward gradient at the same level0"):
+            fwAD.make_dual(torch.rand(2), dual)
+        with pytest.raises(RuntimeError, match="Invalid level given to _fw_primal"):
+            fwAD.unpack_dual(dual, level=5)
+    with pytest.raises(RuntimeError, match="Dual level must be a positive number"):
+        fwAD.exit_dual_level()
+    assert fwAD._current_level == -1
+
+
+@both()
+def test_basic_packing_unpacking(torch):
+    fwAD = torch.autograd.forward_ad
+    foo, bar = torch.rand(2), torch.rand(2)
+    with fwAD.dual_level():
+        baz = fwAD.make_dual(foo, bar)
+        unpacked = fwAD.unpack_dual(baz)
+        assert type(unpacked).__name__ == "UnpackedDualTensor"
+        assert unpacked._fields == ("primal", "tangent")
+        close(unpacked.primal, foo)
+        assert unpacked.tangent is bar
+        assert fwAD.unpack_dual(baz).primal is not unpacked.primal  # a new view each time
+        assert fwAD.unpack_dual(foo).tangent is None
+        assert "tangent=" in str(baz) and "tangent=" not in str(foo)
+        assert "tangent=" not in str(unpacked.primal)
+    # leaving the level drops the tangents
+    assert fwAD.unpack_dual(baz).tangent is None
+    assert fwAD.unpack_dual(baz).primal is baz
+    assert "tangent=" not in str(baz)
+    with fwAD.dual_level():
+        assert fwAD.unpack_dual(baz).tangent is None
+        assert fwAD.unpack_dual(fwAD.make_dual(foo, bar) * 2).tangent is not None
+
+
+@both()
+def test_print_format(torch):
+    fwAD = torch.autograd.forward_ad
+    with fwAD.dual_level():
+        d = fwAD.make_dual(torch.tensor([1.0, 2.0]), torch.tensor([0.5, 0.25]))
+        assert repr(d) == "tensor([1., 2.], tangent=tensor([0.5000, 0.2500]))"
+        s = fwAD.make_dual(torch.tensor(3.0), torch.tensor(0.5))
+        assert repr(s) == "tensor(3., tangent=0.5)"
+
+
+@both()
+def test_storage_version_and_backward_through_packing(torch):
+    fwAD = torch.autograd.forward_ad
+    foo, bar = torch.rand(2), torch.ones(2)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(foo, bar)
+        assert dual.data_ptr() == foo.data_ptr()
+        assert dual._version == foo._version
+        foo.add_(1)
+        assert dual._version == foo._version
+        primal, tangent = fwAD.unpack_dual(dual)
+        assert primal.data_ptr() == foo.data_ptr()
+        assert tangent is bar
+    with fwAD.dual_level():
+        foo.requires_grad_()
+        bar.requires_grad_()
+        dual = fwAD.make_dual(foo, bar)
+        p, t = fwAD.unpack_dual(dual)
+        gfoo, gbar = torch.autograd.grad(p.sum(), (foo, bar), retain_graph=True,
+                                         allow_unused=True)
+        close(gfoo, [1.0, 1.0])
+        assert gbar is None
+        gfoo, gbar = torch.autograd.grad(t.sum(), (foo, bar), retain_graph=True,
+                                         allow_unused=True)
+        assert gfoo is None
+        close(gbar, [1.0, 1.0])
+        # detach() drops the tangent, no_grad keeps it (without history)
+        p, t = fwAD.unpack_dual(dual.detach() * 2)
+        assert not p.requires_grad and t is None
+        with torch.no_grad():
+            out = dual * 3
+        p, t = fwAD.unpack_dual(out)
+        assert not p.requires_grad and not t.requires_grad
+        close(t, values(bar) * 3)
+        cloned = dual.clone()
+        cloned.detach_()
+        assert fwAD.unpack_dual(cloned * 2).tangent is None
+
+
+@both()
+def test_reverse_over_forward(torch):
+    """The tangent is a tensor with history: its gradient is the second derivative."""
+    fwAD = torch.autograd.forward_ad
+    x = torch.tensor([0.3, -1.2], dtype=torch.float64, requires_grad=True)
+    v = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    with fwAD.dual_level():
+        y = fwAD.make_dual(x, v).sin() * x
+        _, t = fwAD.unpack_dual(y)
+        (g,) = torch.autograd.grad(t.sum(), x)
+    xv, vv = values(x), values(v)
+    # only the first factor carries the tangent: t = v cos(x) x, dt/dx = v (cos x - x sin x)
+    close(g, vv * (np.cos(xv) - xv * np.sin(xv)))
+
+
+@both()
+def test_inplace_updates_tangent_and_views(torch):
+    fwAD = torch.autograd.forward_ad
+    original_foo = torch.rand(2, dtype=torch.float64)
+    original_bar = torch.ones(2, dtype=torch.float64)
+    foo, bar = original_foo.clone(), original_bar.clone()
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(foo, bar)
+        dual *= 2
+        assert fwAD.unpack_dual(foo).tangent is None  # make_dual's alias: no tangent flows
+        close(bar, values(original_bar) * 2)  # the tangent was updated in place
+        close(foo, values(original_foo) * 2)
+        primal, tangent = fwAD.unpack_dual(dual)
+        primal *= 2
+        close(fwAD.unpack_dual(dual).tangent, values(original_bar) * 2)
+        tangent *= 2
+        close(fwAD.unpack_dual(dual).primal, values(original_foo) * 4)
+        close(fwAD.unpack_dual(dual).tangent, values(original_bar) * 4)
+
+    foo, bar = torch.rand(2), torch.ones(2)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(foo, bar)
+        view = dual.narrow(0, 0, 1)
+        view *= 2
+        assert fwAD.unpack_dual(foo).tangent is None
+        close(fwAD.unpack_dual(dual).tangent, [2.0, 1.0])
+        close(fwAD.unpack_dual(view).tangent, [2.0])
+        baz = torch.rand(2)
+        baz += dual
+        close(fwAD.unpack_dual(baz).tangent, fwAD.unpack_dual(dual).tangent)
+        baz = torch.rand(2)
+        baz[0] = dual[0]
+        close(fwAD.unpack_dual(baz).tangent, [2.0, 0.0])
+        baz = torch.rand(2)
+        view = baz.detach()
+        view += dual
+        assert fwAD.unpack_dual(baz).tangent is None
+
+
+@both()
+@pytest.mark.parametrize("op", ["add_", "mul_", "copy_"])
+def test_inplace_into_view_gives_base_a_tangent(torch, op):
+    fwAD = torch.autograd.forward_ad
+    base = torch.randn(2, 2)
+    view = base.transpose(0, 1)
+    primal, tangent = torch.randn(2, 2), torch.randn(2, 2)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(primal, tangent)
+        getattr(view, op)(dual)
+        p, t = fwAD.unpack_dual(base)
+        p_clone, t_clone = p.clone(), t.clone()
+        view *= 2
+        p, t = fwAD.unpack_dual(base)
+        close(p, values(p_clone) * 2)
+        close(t, values(t_clone) * 2)
+
+
+@both()
+def test_view_made_before_base_became_dual(torch):
+    fwAD = torch.autograd.forward_ad
+    base = torch.zeros(2, 3, dtype=torch.float64)
+    view = base[1]
+    with fwAD.dual_level():
+        base.add_(fwAD.make_dual(torch.ones(2, 3, dtype=torch.float64),
+                                 torch.arange(6.0, dtype=torch.float64).reshape(2, 3)))
+        close(fwAD.unpack_dual(view * 2).tangent, [6.0, 8.0, 10.0])
+
+
+@both()
+def test_non_differentiable_outputs(torch):
+    fwAD = torch.autograd.forward_ad
+    with fwAD.dual_level():
+        foo = fwAD.make_dual(torch.rand(2), torch.rand(2))
+        bar = torch.rand(2)
+        eq = foo == bar
+        assert fwAD.unpack_dual(eq).tangent is None
+        foo.eq_(bar)
+        assert fwAD.unpack_dual(foo.argmax()).tangent is None
+
+
+@both()
+def test_grad_cleanup(torch):
+    fwAD = torch.autograd.forward_ad
+    foo, bar, baz = torch.rand(2), torch.rand(2), torch.rand(2)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(foo, bar)
+        assert fwAD.unpack_dual(foo).tangent is None
+        assert fwAD.unpack_dual(dual).tangent is bar
+    assert fwAD.unpack_dual(dual).tangent is None
+    with fwAD.dual_level():
+        assert fwAD.unpack_dual(foo).tangent is None
+        new_dual = fwAD.make_dual(foo, baz)
+        close(fwAD.unpack_dual(dual).primal, fwAD.unpack_dual(new_dual).primal)
+        assert fwAD.unpack_dual(dual).tangent is None
+        assert fwAD.unpack_dual(new_dual).tangent is baz
+
+
+@both()
+def test_tangent_layout_copy(torch):
+    fwAD = torch.autograd.forward_ad
+    primal = torch.randn(5)[:4].detach()
+    tangent = torch.randn(4)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(primal, tangent)
+        _, unpacked = fwAD.unpack_dual(dual)
+        before = tangent.clone()
+        unpacked *= 2  # a copy (the storages differ in size): the given tangent is unchanged
+        close(tangent, before)
+
+
+@both()
+def test_fwd_grad_enabled(torch):
+    fwAD = torch.autograd.forward_ad
+    assert fwAD._is_fwd_grad_enabled()
+    with fwAD._set_fwd_grad_enabled(False):
+        assert not fwAD._is_fwd_grad_enabled()
+        with fwAD.dual_level():
+            d = fwAD.make_dual(torch.rand(2), torch.rand(2))
+            assert fwAD.unpack_dual(d * 2).tangent is None
+    assert fwAD._is_fwd_grad_enabled()
