@@ -76,7 +76,7 @@ class Op:
     __slots__ = ("name", "prim", "node_cls", "values", "shapes", "saves_out", "result",
                  "_plans", "is_view", "inplace_name", "records", "impl", "float_fast",
                  "unary_plan", "binary_plans", "scalar_edge", "saves_index", "ufunc", "ufunc0",
-                 "number_cls", "record1")
+                 "number_cls", "record1", "record2")
 
     def __init__(self, name: str, prim, grad_fn: str, reads: Sequence | None = None, *,
                  saves_out: bool = False, result: str = "promote", is_view: bool = False,
@@ -121,9 +121,11 @@ class Op:
         # a node that saved only a Python number is freed after backward too (as PyTorch)
         self.unary_plan = (0 in saved, keeps_out, bool(saved) or keeps_out is True)
         self.binary_plans: dict = {}
-        # `_record1` for this op's nodes alone: its writes to the new node's slots then see
-        # one class (two with `number_cls`), so CPython specializes them (see `own_copy`)
+        # `_record1` and `_record2` for this op's nodes alone: their writes to the new node's
+        # slots then see one class (two with `number_cls`), so CPython specializes them (see
+        # `own_copy`)
         self.record1 = own_copy(_record1)
+        self.record2 = own_copy(_record2)
 
     def plan2(self, mask: tuple) -> tuple:
         """For `apply2`: (saves x, saves y, keeps the output, frees anything at backward)."""
@@ -931,6 +933,14 @@ def apply2(op: Op, x, y) -> Tensor:
         res._grad_node = None
         res._rg = False
         return res
+    op.record2(op, x, y, res, rx, ry)
+    return res
+
+
+def _record2(op: Op, x: Tensor, y: Tensor, res: Tensor, rx: bool, ry: bool) -> None:
+    """`apply2`'s node, for x and y of which at least one requires grad (each op has its
+    own copy: ``op.record2``, see `_graph.own_copy`)."""
+    a, b, out = x._data, y._data, res._data
     plan = op.binary_plans.get((rx, ry))
     if plan is None:
         plan = op.binary_plans[(rx, ry)] = op.plan2((rx, ry))
@@ -956,9 +966,18 @@ def apply2(op: Op, x, y) -> Tensor:
     node._params = None
     node._meta = ((0 if rx else None, a.shape, a.dtype), (1 if ry else None, b.shape, b.dtype))
     node._freed = False
+    policy = STATE.policy
     if saves_x or saves_y:
-        node._vals = (Saved(a, x._vc, x) if saves_x else STAND_IN,
-                      Saved(b, y._vc, y) if saves_y else STAND_IN)
+        # `Saved` made here when no policy watches and no hook packs (as `_record1`)
+        plain = policy == "torch" and not STATE.saved_hooks
+        sx = sy = STAND_IN
+        if saves_x:
+            vc = x._vc
+            sx = _plain_saved(a, vc, vc.value, x) if plain and not vc.inference else Saved(a, vc, x)
+        if saves_y:
+            vc = y._vc
+            sy = _plain_saved(b, vc, vc.value, y) if plain and not vc.inference else Saved(b, vc, y)
+        node._vals = (sx, sy)
     else:
         node._vals = _STAND_IN_PAIR
     if keeps_out is True:
@@ -967,8 +986,8 @@ def apply2(op: Op, x, y) -> Tensor:
         node._out = _kept_out(keeps_out, out)
     node._has_saved = frees
     if frees:
-        node._at = user_site(3)  # named in version errors (past `apply2` and its caller)
-        if STATE.policy != "torch":
+        node._at = user_site(4)  # named in version errors (past `apply2` and its caller)
+        if policy != "torch":
             ref = weakref.ref(node)
             for v in node._vals:
                 if type(v) is Saved:
@@ -979,7 +998,6 @@ def apply2(op: Op, x, y) -> Tensor:
         node._at = None
     res._grad_node = node
     res._rg = True
-    return res
 
 
 def inplace1(op: Op, x: Tensor, const=_NO_CONST) -> Tensor:
