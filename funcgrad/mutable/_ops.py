@@ -201,8 +201,10 @@ class OpNode(Node):
     ``x.data = ...`` after the op changes what backward sees, as in PyTorch). The lone forms
     keep one or two objects fewer per node for the cyclic garbage collector (see `_graph`'s
     note on ``_next``); read ``_vals`` with `_values`, which gives `Saved` records. ``_out``
-    holds the saved output, a `Spec`, `RECOMPUTE` (made again from the saved inputs when a
-    rule needs it) or None. ``_meta`` lists (argnum or None, shape, dtype) of each argument
+    holds the saved output (a `Saved`, or for a node of one argument that saves only its
+    output, the output's array itself with its version counter in ``_version``, saved at
+    version 0: no `Saved` record and no weak reference per op; read it with `_out_saved`),
+    a `Spec`, `RECOMPUTE` (made again from the saved inputs when a rule needs it) or None. ``_meta`` lists (argnum or None, shape, dtype) of each argument
     with an edge (a Python number operand that its class keeps an edge for has no entry: its
     gradient is None).
     """
@@ -228,6 +230,15 @@ class OpNode(Node):
         if type(vals) is not Saved:  # a tensor saved as itself
             vals = self._vals = _plain_saved(vals._data, vals._vc, self._version, vals)
         return (vals,)
+
+    def _out_saved(self):
+        """``_out``, with an output saved as its array turned into its `Saved` record (kept
+        from then on: hooks may be registered on it)."""
+        out = self._out
+        if type(out) is _ndarray:  # the output's array, its counter in `_version` (`_record1`)
+            out = self._out = _plain_saved(out, self._version, 0, None)
+            out.output_node = out.owner = weakref.ref(self)
+        return out
 
     def _check_alive(self) -> None:
         if self._freed:
@@ -256,7 +267,7 @@ class OpNode(Node):
                 args.append(v.make())
             else:
                 args.append(v)
-        out = self._out
+        out = self._out_saved()
         if out is RECOMPUTE:
             out = self._prim(*args, **self._params) if self._params else self._prim(*args)
         elif type(out) is Saved:
@@ -320,7 +331,10 @@ class OpNode(Node):
         if args is None:
             args, out = self._args(graph)
         elif out is not None:
-            if type(out) is Saved:
+            if type(out) is _ndarray:  # the output's array, saved at version 0 (`_record1`)
+                if self._version.value:
+                    args, out = self._args(graph)  # written since: `_args` raises
+            elif type(out) is Saved:
                 if out.counter.value != out.version or out.unpack_fn is not None:
                     args, out = self._args(graph)
                 else:
@@ -428,8 +442,9 @@ class OpNode(Node):
             return []
         names = _ROLE_NAMES.get(len(vals)) or [f"arg{i}" for i in range(len(vals))]
         found = [(names[i], i, v) for i, v in enumerate(vals) if type(v) is Saved]
-        if type(self._out) is Saved:
-            found.append(("result", None, self._out))
+        out = self._out_saved()
+        if type(out) is Saved:
+            found.append(("result", None, out))
         return found
 
     # PyTorch's names for what a node saved are properties, not a ``__getattr__``: CPython
@@ -441,7 +456,7 @@ class OpNode(Node):
         if self._freed:
             raise freed_error()
         if where == "out":
-            saved = self._out
+            saved = self._out_saved()
         else:
             vals = self._values()
             saved = vals[where] if where < len(vals) else None
@@ -458,7 +473,8 @@ class OpNode(Node):
         saved = None
         if not self._freed:
             vals = self._values()
-            saved = self._out if where == "out" else (vals[where] if where < len(vals) else None)
+            saved = self._out_saved() if where == "out" else (vals[where] if where < len(vals)
+                                                              else None)
             if type(saved) is not Saved:
                 raise AttributeError(f"'{type(self).__name__}' object has no attribute "
                                      f"'{name}'")
@@ -822,10 +838,16 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
     else:
         node._vals = _STAND_IN_ALONE if const is _NO_CONST else (STAND_IN, const)
     if keeps_out is True:
-        if plain:  # (the output's counter is new: never an inference tensor's here)
+        vc = res._vc
+        if plain and not saves_x and vc.value == 0:
+            # the output's array itself, its counter in `_version` (see `OpNode`): tanh, exp,
+            # sigmoid... make no `Saved` record and no weak reference to the node
+            node._out = out
+            node._version = vc
+        elif plain:  # (the output's counter is new: never an inference tensor's here)
             saved = node._out = _new_object(Saved)
             saved.data = out
-            saved.counter = vc = res._vc
+            saved.counter = vc
             saved.version = vc.value
             saved.tensor = saved.fallback = saved.unpack_fn = None
             saved.output_node = saved.owner = weakref.ref(node)

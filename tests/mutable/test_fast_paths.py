@@ -574,3 +574,43 @@ def test_no_grad_update_short_path():
 def test_no_grad_update_short_path_as_torch():
     real = pytest.importorskip("torch", reason=TORCH_REASON)
     assert _no_grad_updates(torch) == _no_grad_updates(real)
+
+
+def _saved_outputs(t) -> list:
+    """Nodes of one argument that save only their output (tanh, exp, sigmoid) keep its array
+    and its counter in the node (`_ops._record1`): what the saved result reads as, its
+    version checks (a write into the output, or into a tensor sharing its counter), hooks on
+    it, and the gradient."""
+    found = []
+    for name in ("tanh", "exp", "sigmoid"):
+        x = t.tensor([0.5, -1.0, 2.0], dtype=t.float64, requires_grad=True)
+        y = getattr(x, name)()
+        r = y.grad_fn._saved_result
+        found.append((name, r.tolist() == y.tolist(), r._version, r.requires_grad,
+                      type(r.grad_fn).__name__))
+        y.sum().backward(retain_graph=True)
+        found.append([round(v, 12) for v in x.grad.tolist()])
+        y.detach().mul_(2)  # shares y's counter
+        found.append(_error(lambda: y.sum().backward()))
+    x = t.tensor([0.5, -1.0], requires_grad=True)
+    y = x.exp()
+    seen = []
+    y.grad_fn._raw_saved_result.register_hooks(lambda v: (seen.append("pack"), v)[1],
+                                               lambda v: (seen.append("unpack"), v)[1])
+    y.sum().backward()
+    found.append((seen, x.grad.tolist() == y.tolist()))
+    found.append(_error(lambda: y.grad_fn._saved_result))
+    return found
+
+
+def test_saved_output_kept_as_array():
+    found = _saved_outputs(torch)
+    assert found[0] == ("tanh", True, 0, True, "TanhBackward0")
+    assert found[2][0] == "RuntimeError" and "is at version 1; expected version 0" in found[2][1]
+    assert found[-2] == (["pack", "unpack"], True)
+    assert found[-1][0] == "RuntimeError"
+
+
+def test_saved_output_kept_as_array_as_torch():
+    real = pytest.importorskip("torch", reason=TORCH_REASON)
+    assert _saved_outputs(torch) == _saved_outputs(real)
