@@ -36,7 +36,8 @@ from ._graph import STATE
 from ._ops import COPY, FILL, ZERO, DualArray, drop_tangent, plain_array
 from ._tensor import Tensor
 
-__all__ = ["LEVEL", "make_dual", "unpack_dual", "tangent_of", "enter_level", "exit_level"]
+__all__ = ["LEVEL", "make_dual", "unpack_dual", "tangent_of", "enter_level", "exit_level",
+           "duals_in", "zeros_tangent", "set_custom_tangent", "Unmarked", "jvp"]
 
 
 class _Level:
@@ -92,6 +93,8 @@ def _attach(t: Tensor, tangent: Tensor) -> None:
 def tangent_of(t: Tensor) -> Tensor | None:
     """`t`'s tangent, or None. A view made before its base had one gets the same view of the
     base's tangent when first asked (PyTorch's views read their base's forward grad)."""
+    if not LEVEL.enabled:
+        return None  # forward grads off: none is visible (PyTorch's _set_fwd_grad_enabled)
     tangent = t._fw_grad
     if tangent is not None or t._base is None or LEVEL.current < 0:
         return tangent
@@ -126,23 +129,35 @@ def _mark_views(base: Tensor) -> None:
             tangent_of(r)
 
 
-class _Unmarked:
+class Unmarked:
     """Within: the given dual tensors' data are plain arrays, so the ordinary op code runs on
-    their primals (and records their backward history); marks put back on exit."""
+    their primals (and records their backward history); marks put back on exit. With
+    ``hidden``, no tangent is visible within either (a custom Function's forward and jvp)."""
 
-    __slots__ = ("tensors",)
+    __slots__ = ("tensors", "hidden", "was")
 
-    def __init__(self, tensors) -> None:
+    def __init__(self, tensors, hidden: bool = False) -> None:
         self.tensors = tensors
+        self.hidden = hidden
 
     def __enter__(self) -> None:
         for t in self.tensors:
             t._data = t._data.view(np.ndarray)
+        if self.hidden:
+            self.was = LEVEL.enabled
+            LEVEL.enabled = False
 
     def __exit__(self, *exc) -> None:
+        if self.hidden:
+            LEVEL.enabled = self.was
         for t in self.tensors:
             if t._fw_grad is not None and type(t._data) is not DualArray:
                 t._data = t._data.view(DualArray)
+
+
+def duals_in(args) -> list:
+    """The dual tensors among `args` (while a level is open)."""
+    return _duals(args) if LEVEL.current >= 0 else []
 
 
 def _duals(args) -> list:
@@ -188,6 +203,48 @@ def _fit(tangent: Tensor, like: Tensor) -> Tensor:
 
 def _zeros(like: Tensor) -> Tensor:
     return Tensor._wrap(np.zeros(like._data.shape, like._data.dtype))
+
+
+def zeros_tangent(t: Tensor) -> Tensor | None:
+    """The tangent a custom Function's jvp gets for a tensor input without one: zeros
+    (None for an integer or bool tensor, which has no tangent)."""
+    return _zeros(t) if _differentiable(t) else None
+
+
+def _check_size(tensor: Tensor, tangent: Tensor) -> None:
+    if tuple(tangent._data.shape) != tuple(tensor._data.shape):
+        raise RuntimeError("Trying to set a forward gradient that has a different size than "
+                           "that of the original Tensor, this is not supported. Tensor is of "
+                           f"size {list(tensor._data.shape)} while the given forward gradient "
+                           f"is of size {list(tangent._data.shape)}.")
+
+
+def set_custom_tangent(out: Tensor, tangent, inputs, in_tangents, dirty: bool) -> None:
+    """Give a custom Function's output the tangent its jvp returned, with PyTorch's checks:
+    an input written in place must have had its tangent written in place (and returned), an
+    output that is an input or a view of one must get a view of a tangent."""
+    if not isinstance(tangent, Tensor):
+        raise TypeError(f"jvp returned a {type(tangent).__name__} for a tensor output, "
+                        "expected a Tensor")
+    _check_size(out, tangent)
+    if dirty:
+        if not any(tangent is t for t in in_tangents if t is not None):
+            raise RuntimeError("An inplace custom Function is not modifying the forward mode "
+                               "gradients inplace. If the forward is modifying an input "
+                               "inplace, then the jvp function must modify the corresponding "
+                               "gradient inplace.")
+        if out._fw_grad is None:  # an input without a tangent: its zeros were written
+            _attach(out, tangent)
+        return
+    bases = [a if a._base is None else a._base for a in inputs if isinstance(a, Tensor)]
+    root = out if out._base is None else out._base
+    if any(root is b for b in bases):
+        if tangent._base is None and not any(tangent is t for t in in_tangents):
+            raise RuntimeError("A custom Function's forward is returning a view (or an input "
+                               "as-is) but the jvp is not returning a view.")
+        if any(out is a for a in inputs):
+            return  # the input itself: it keeps its own tangent
+    _attach(out, tangent)
 
 
 def jvp(prim, args: Sequence, tangents: Sequence, out, params: dict | None):
@@ -249,7 +306,7 @@ def _give(out, tangent) -> None:
 def forward_apply(op, args: Sequence, params: dict | None):
     """`_ops.apply` with a dual operand."""
     tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
-    with _Unmarked(_duals(args)):
+    with Unmarked(_duals(args)):
         out = O.apply(op, args, params)
         if LEVEL.enabled and op.records and any(t is not None for t in tangents):
             _give(out, jvp(op.prim, args, tangents, out, params))
@@ -259,7 +316,7 @@ def forward_apply(op, args: Sequence, params: dict | None):
 def forward_primitive(prim, args: Sequence, params: dict):
     """`_ops.apply_primitive` with a dual operand."""
     tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
-    with _Unmarked(_duals(args)):
+    with Unmarked(_duals(args)):
         out = O.apply_primitive(prim, args, params)
         if LEVEL.enabled and any(t is not None for t in tangents):
             _give(out, jvp(prim, args, tangents, out, params))
@@ -269,7 +326,7 @@ def forward_primitive(prim, args: Sequence, params: dict):
 def forward_view(op, x: Tensor, params: dict, data, replay_fn):
     """`_ops.view_op` of a dual tensor: the view's tangent is the same view of x's tangent."""
     tangent = tangent_of(x)
-    with _Unmarked((x,)):
+    with Unmarked((x,)):
         out = O.view_op(op, x, params, None if data is None else plain_array(data), replay_fn)
         if tangent is not None and LEVEL.enabled:
             fn = replay_fn or op.impl
@@ -289,7 +346,7 @@ def forward_inplace(op, self: Tensor, others: Sequence, params: dict | None, com
     args = (self,) + tuple(others)
     tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
     prim = op.prim
-    with _Unmarked(_duals(args)):
+    with Unmarked(_duals(args)):
         live = LEVEL.enabled and any(t is not None for t in tangents) and _differentiable(self)
         old = None
         if live and prim is not None and not prim.linear:
@@ -370,11 +427,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, level) -> Tensor:
         raise RuntimeError("Setting a forward grad that itself has a forward gradient at the "
                            f"same level{LEVEL.current} is not supported.")
     _check_level(level, "_make_dual")
-    if tuple(tangent._data.shape) != tuple(tensor._data.shape):
-        raise RuntimeError("Trying to set a forward gradient that has a different size than "
-                           "that of the original Tensor, this is not supported. Tensor is of "
-                           f"size {list(tensor._data.shape)} while the given forward gradient "
-                           f"is of size {list(tangent._data.shape)}.")
+    _check_size(tensor, tangent)
     if not _same_layout(tensor._data, tangent._data):
         tangent = O.apply(O.CLONE, (tangent,))  # PyTorch copies a tangent laid out otherwise
     dual = _alias(tensor)
@@ -386,7 +439,7 @@ def _alias(t: Tensor) -> Tensor:
     """A view of `t` (same storage and version counter, backward flows through it) across
     which tangents do not flow."""
     shape = tuple(t._data.shape)
-    with _Unmarked(_duals((t,))):
+    with Unmarked(_duals((t,))):
         return O.view_op(O.VIEW, t, {"shape": shape}, t._data.view(np.ndarray).reshape(shape),
                          replay_fn=_dual_alias)
 

@@ -29,28 +29,25 @@ def jvp_of(torch, fn, primals, tangents):
 
 
 FUNCTIONS = {
-    "sin_exp": lambda x, y: (x.sin() * y.exp()),
-    "div_pow": lambda x, y: x / (y * y + 1) + x ** 3,
-    "matmul": lambda x, y: x @ y.T,
-    "reductions": lambda x, y: x.sum(0) * y.mean() + (x * y).amax(0),
-    "views": lambda x, y: x.transpose(0, 1)[1:].reshape(-1) * y.view(-1)[:4],
-    "tanh_log": lambda x, y: (x.tanh() + (y * y + 1).log()).sum(1, keepdim=True),
-    "broadcast_scalar": lambda x, y: 2.0 * x - y[0] + 3,
-    "cat_stack": lambda x, y: torch_cat(x, y),
-    "where_clamp": lambda x, y: x.clamp(-0.5, 0.5) + y.relu(),
+    "sin_exp": lambda torch, x, y: (x.sin() * y.exp()),
+    "div_pow": lambda torch, x, y: x / (y * y + 1) + x ** 3,
+    "matmul": lambda torch, x, y: x @ y.T,
+    "reductions": lambda torch, x, y: x.sum(0) * y.mean() + (x * y).amax(0),
+    "views": lambda torch, x, y: x.transpose(0, 1)[1:].reshape(-1) * y.view(-1)[:4],
+    "tanh_log": lambda torch, x, y: (x.tanh() + (y * y + 1).log()).sum(1, keepdim=True),
+    "broadcast_scalar": lambda torch, x, y: 2.0 * x - y[0] + 3,
+    "cat_stack": lambda torch, x, y: (torch.cat([x, y * x], 0).sum(0)
+                                      + torch.stack([x, y]).prod(0)[0]),
+    "where_clamp": lambda torch, x, y: x.clamp(-0.5, 0.5) + y.relu() + torch.where(x > 0, x, y),
 }
-
-
-def torch_cat(x, y):
-    lib = type(x).__module__.split(".")[0]
-    mod = __import__("funcgrad.mutable", fromlist=["cat"]) if lib == "funcgrad" else __import__(lib)
-    return mod.cat([x, y * x], 0).sum(0)
 
 
 @both()
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_tangents_match_finite_differences(torch, name):
-    fn = FUNCTIONS[name]
+    def fn(x, y):
+        return FUNCTIONS[name](torch, x, y)
+
     rng = np.random.default_rng(3)
     x = torch.tensor(rng.standard_normal((2, 3)), dtype=torch.float64)
     y = torch.tensor(rng.standard_normal((2, 3)), dtype=torch.float64)
@@ -308,3 +305,210 @@ def test_fwd_grad_enabled(torch):
             d = fwAD.make_dual(torch.rand(2), torch.rand(2))
             assert fwAD.unpack_dual(d * 2).tangent is None
     assert fwAD._is_fwd_grad_enabled()
+
+
+# --- custom Functions in forward mode --------------------------------------------------------
+def mul_function(torch):
+    class Mul(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y, k):
+            ctx.save_for_forward(x, y)
+            ctx.k = k
+            ctx.tangent_seen = torch.autograd.forward_ad.unpack_dual(x).tangent
+            return x * y * k
+
+        @staticmethod
+        def jvp(ctx, tx, ty, tk):
+            assert tk is None  # a number has no tangent
+            x, y = ctx.saved_tensors  # save_for_forward's, without tangents
+            assert torch.autograd.forward_ad.unpack_dual(x).tangent is None
+            return (tx * y + ty * x) * ctx.k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g, None
+
+    return Mul
+
+
+@both()
+def test_custom_function_jvp(torch):
+    fwAD = torch.autograd.forward_ad
+    Mul = mul_function(torch)
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    y = torch.tensor([3.0, 4.0], dtype=torch.float64)
+    with fwAD.dual_level():
+        out = Mul.apply(fwAD.make_dual(x, torch.tensor([1.0, -1.0], dtype=torch.float64)), y,
+                        2.0)
+        p, t = fwAD.unpack_dual(out)
+    close(p, [6.0, 16.0])
+    close(t, [6.0, -8.0])  # y's tangent is given to jvp as zeros
+
+    class Exp(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_forward(output)
+
+        @staticmethod
+        def jvp(ctx, t):
+            (y,) = ctx.saved_tensors
+            return t * y
+
+    with fwAD.dual_level():
+        _, t = fwAD.unpack_dual(Exp.apply(fwAD.make_dual(x, torch.ones(2, dtype=torch.float64))))
+    close(t, np.exp([1.0, 2.0]))
+
+
+@both()
+def test_custom_function_jvp_errors(torch):
+    fwAD = torch.autograd.forward_ad
+    Function = torch.autograd.Function
+
+    class NoJvp(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    class TwoOutputs(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 2
+
+    class WrongSize(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t[:1]
+
+    class DirtyOutOfPlace(Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 2
+
+    class ViewNotView(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x[:1]
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t[:1].clone()
+
+    with fwAD.dual_level():
+        d = fwAD.make_dual(torch.tensor([1.0, 2.0]), torch.ones(2))
+        with pytest.raises(NotImplementedError, match="You must implement the jvp function for "
+                           "custom autograd.Function to use it with forward mode AD."):
+            NoJvp.apply(d)
+        with pytest.raises(RuntimeError, match=r"Function's jvp returned an invalid number of "
+                           r"forward gradients \(expected 2 but got 1\)"):
+            TwoOutputs.apply(d)
+        with pytest.raises(RuntimeError, match="Trying to set a forward gradient that has a "
+                           "different size"):
+            WrongSize.apply(d)
+        with pytest.raises(RuntimeError, match="An inplace custom Function is not modifying the "
+                           "forward mode gradients inplace"):
+            DirtyOutOfPlace.apply(d.clone())
+        with pytest.raises(RuntimeError, match=r"A custom Function's forward is returning a view "
+                           r"\(or an input as-is\) but the jvp is not returning a view."):
+            ViewNotView.apply(d)
+
+
+@both()
+def test_custom_function_jvp_inplace_and_view(torch):
+    fwAD = torch.autograd.forward_ad
+    Function = torch.autograd.Function
+
+    class Double(Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def jvp(ctx, t):
+            t.mul_(2)
+            return t
+
+    class Head(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x[:1]
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t[:1]
+
+    with fwAD.dual_level():
+        tangent = torch.ones(2)
+        d = fwAD.make_dual(torch.tensor([1.0, 2.0]), tangent)
+        out = Double.apply(d)
+        close(fwAD.unpack_dual(out).primal, [2.0, 4.0])
+        close(fwAD.unpack_dual(out).tangent, [2.0, 2.0])
+        close(tangent, [2.0, 2.0])  # written in place
+        head = Head.apply(fwAD.make_dual(torch.tensor([1.0, 2.0]), torch.tensor([5.0, 6.0])))
+        close(fwAD.unpack_dual(head).tangent, [5.0])
+
+
+# --- gradcheck(check_forward_ad=True) --------------------------------------------------------
+@both()
+def test_gradcheck_forward_ad(torch):
+    gradcheck = torch.autograd.gradcheck
+    x = torch.rand(3, dtype=torch.float64, requires_grad=True)
+    y = torch.rand(3, 2, dtype=torch.float64, requires_grad=True)
+    fn = lambda a, b: (a.sin() @ b).exp()  # noqa: E731
+    assert gradcheck(fn, (x, y), check_forward_ad=True)
+    assert gradcheck(fn, (x, y), check_forward_ad=True, check_backward_ad=False)
+    z = torch.rand(3, dtype=torch.complex128, requires_grad=True)
+    assert gradcheck(lambda a: (a * a.conj()).real + a.abs(), (z,), check_forward_ad=True)
+    assert gradcheck(lambda a: a.exp() * 2j, (z,), check_forward_ad=True)
+    assert torch.autograd.gradgradcheck(lambda a: (a ** 3).sin(), (x,), check_fwd_over_rev=True)
+
+
+@both()
+def test_gradcheck_forward_ad_catches_a_wrong_jvp(torch):
+    class WrongJvp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_forward(a)
+            ctx.save_for_backward(a)
+            return a.sin()
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            return g * a.cos()
+
+        @staticmethod
+        def jvp(ctx, t):
+            (a,) = ctx.saved_tensors
+            return t * a.cos() * 2  # twice the derivative
+
+    x = torch.rand(3, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(WrongJvp.apply, (x,))  # backward alone is right
+    with pytest.raises(RuntimeError, match="Jacobian computed with forward mode mismatch for "
+                       "output 0 with respect to input 0"):
+        torch.autograd.gradcheck(WrongJvp.apply, (x,), check_forward_ad=True)
+    assert not torch.autograd.gradcheck(WrongJvp.apply, (x,), check_forward_ad=True,
+                                        raise_exception=False)

@@ -11,6 +11,7 @@ import numpy as np
 
 from ...numpy import _primitives as NP
 from .._graph import STATE, Node, Saved, freed_error, node_class, version_error
+from .. import _forward
 from .._ops import SavedTensor, _attach_inplace, check_inplace, edge_of, saved_tensor
 from .._tensor import Tensor, _ViewInfo, is_traced
 
@@ -29,6 +30,8 @@ class FunctionCtx:
         self._freed = False
         self.materialize_grads = True
         self._materialize_non_diff_grads = True
+        self._saved_forward = None
+        self._in_jvp = False
 
     def save_for_backward(self, *tensors) -> None:
         for k, t in enumerate(tensors):
@@ -36,6 +39,14 @@ class FunctionCtx:
                 raise TypeError(f"save_for_backward can only save variables, but argument {k} "
                                 f"is of type {type(t).__name__}")
         self._saved = tensors
+
+    def save_for_forward(self, *tensors) -> None:
+        """Keep tensors for ``jvp`` (forward mode), where ``ctx.saved_tensors`` gives them."""
+        for k, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_forward expects all arguments to be tensors; you "
+                                f"should save non-tensors as attributes on ctx.")
+        self._saved_forward = tensors
 
     def mark_dirty(self, *tensors) -> None:
         self._dirty = tensors
@@ -55,6 +66,8 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple:
+        if self._in_jvp:  # in jvp: what save_for_forward kept (primals: no tangents)
+            return tuple(self._saved_forward or ())
         if self._freed:
             if self._freed == "on access":
                 raise RuntimeError(
@@ -256,6 +269,13 @@ class Function(metaclass=_FunctionMeta):
     def vjp(cls, ctx, *grad_outputs):
         return cls.backward(ctx, *grad_outputs)
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        """Forward mode: the outputs' tangents given the inputs' (``ctx.saved_tensors`` holds
+        what forward passed to ``ctx.save_for_forward``)."""
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
     def __init__(self, *args, **kwargs) -> None:
         warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd "
                       "functions are all static, so you should invoke them on the class itself. "
@@ -270,6 +290,37 @@ class Function(metaclass=_FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        duals = _forward.duals_in(args)
+        if not duals or not _forward.LEVEL.enabled:
+            return cls._apply_function(args, kwargs)[0]
+        # forward mode: forward runs on the primals (no tangent flows through its ops), then
+        # jvp maps the inputs' tangents (zeros for tensors without one) to the outputs'
+        if getattr(cls.jvp, "__func__", cls.jvp) is getattr(Function.jvp, "__func__", None):
+            raise NotImplementedError("You must implement the jvp function for custom "
+                                      "autograd.Function to use it with forward mode AD.")
+        tangents = [None if not isinstance(a, Tensor) else
+                    (_forward.tangent_of(a) if _forward.tangent_of(a) is not None
+                     else _forward.zeros_tangent(a)) for a in args]
+        with _forward.Unmarked(duals, hidden=True):
+            result, ctx, dirty = cls._apply_function(args, kwargs)
+            ctx._in_jvp = True
+            try:
+                got = cls.jvp(ctx, *tangents)
+            finally:
+                ctx._in_jvp = False
+            outs = result if isinstance(result, tuple) else (result,)
+            got = got if isinstance(got, tuple) else (got,)
+            if len(got) != len(outs):
+                raise RuntimeError(f"Function's jvp returned an invalid number of forward "
+                                   f"gradients (expected {len(outs)} but got {len(got)})")
+            for o, t in zip(outs, got):
+                if isinstance(o, Tensor) and t is not None:
+                    _forward.set_custom_tangent(o, t, args, tangents, id(o) in dirty)
+        return result
+
+    @classmethod
+    def _apply_function(cls, args, kwargs):
+        """`apply` without forward mode: (the outputs, ctx, ids of the tensors marked dirty)."""
         if any(isinstance(a, Tensor) and is_traced(a) for a in args):
             # under torch.autograd.functional: forward's ops would be differentiated, not
             # the Function's own backward (a straight-through estimator would silently lose)
@@ -295,6 +346,7 @@ class Function(metaclass=_FunctionMeta):
                 outputs = cls.forward(ctx, *args, **kwargs)
         finally:
             STATE.grad_enabled = prev
+        dirty_ids = {id(t) for t in ctx._dirty}
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
         rg = prev and any(ctx.needs_input_grad)
@@ -311,7 +363,7 @@ class Function(metaclass=_FunctionMeta):
                 if isinstance(o, Tensor) and o._base is not None and any(
                         o._base is (a._base if a._base is not None else a) for a in tensors):
                     o._view.custom = True
-            return outputs
+            return outputs, ctx, dirty_ids
         cls_node = cls._backward_cls
         node = cls_node.__new__(cls_node)
         node._init(tuple(edge_of(a) if isinstance(a, Tensor) and a.requires_grad else None
@@ -368,7 +420,7 @@ class Function(metaclass=_FunctionMeta):
                 (_saved_output(item[0], item[1], node) if item[2]
                  else _saved_input(item[0], item[1]), item[1], item[2])
                 for item in ctx._saved)
-        return new_outs[0] if single else tuple(new_outs)
+        return new_outs[0] if single else tuple(new_outs), ctx, dirty_ids
 
 
 def _saved_input(t: Tensor, version: int) -> Saved:

@@ -14,6 +14,7 @@ import numpy as np
 from .._C._functions import UndefinedGrad
 from .._functions import randn_like, tensor, zeros_like
 from .._tensor import Tensor
+from . import forward_ad as _fwAD
 from ._grad import grad as _grad
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
@@ -131,6 +132,52 @@ def _analytical(outs, inputs, wanted, scale=1.0) -> dict:
     return jac
 
 
+def _forward_jacobian(func, inputs, wanted, outs) -> dict:
+    """{(input, input part, output, output part): Jacobian} column by column from forward
+    mode: each input element's real (tangent 1) or imaginary part (tangent 1j) in turn, the
+    other inputs with zero tangents; an output without a tangent gives a zero column."""
+    jac = {}
+    for i in wanted:
+        size = inputs[i]._data.size
+        for p in _parts(inputs[i]):
+            cols = {(k, q): np.zeros((outs[k]._data.size, size))
+                    for k in range(len(outs)) for q in _parts(outs[k])}
+            for e in range(size):
+                with _fwAD.dual_level():
+                    duals = list(inputs)
+                    for j in wanted:
+                        tangent = zeros_like(inputs[j])
+                        if j == i:
+                            tangent._data.reshape(-1)[e] = 1 if p == "r" else 1j
+                        duals[j] = _fwAD.make_dual(inputs[j].detach(), tangent)
+                    got = _outputs(func, tuple(duals))
+                    for (k, q), col in cols.items():
+                        t = _fwAD.unpack_dual(got[k]).tangent
+                        if t is not None:
+                            value = np.asarray(t._data).reshape(-1)
+                            col[:, e] = value.real if q == "r" else value.imag
+            for (k, q), col in cols.items():
+                jac[i, p, k, q] = col
+    return jac
+
+
+def _check_forward(func, inputs, wanted, outs, numerical, rtol, atol, raise_exception) -> bool:
+    """Forward mode's Jacobian against the numerical one (torch's order: the imaginary parts
+    of complex inputs first), with torch's message."""
+    forward = _forward_jacobian(func, inputs, wanted, outs)
+    for key in sorted(forward, key=lambda key: (key[1] != "i", key[0], key[2], key[3])):
+        i, p, k, q = key
+        if np.allclose(forward[key], numerical[key], rtol=rtol, atol=atol):
+            continue
+        part = "imaginary" if p == "i" else "real"
+        prefix = (f"While considering the {part} part of complex inputs only, "
+                  if inputs[i]._dtype.is_complex else "")
+        return _fail(f"{prefix}Jacobian computed with forward mode mismatch for output {k} "
+                     f"with respect to input {i},\nnumerical:{numerical[key]}\n"
+                     f"analytical:{forward[key]}\n", raise_exception)
+    return True
+
+
 def _mismatch(i: int, p: str, k: int, q: str) -> str:
     """torch's words for a mismatch in an imaginary part of an output, or of an input."""
     where = ("While considering the imaginary part of complex outputs only, " if q == "i" else
@@ -164,6 +211,9 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5,
     wanted = _checked_inputs(inputs)
     outs = _outputs(func, inputs)
     numerical = _numerical(func, inputs, wanted, outs, eps)
+    if not check_backward_ad:
+        return _check_forward(func, inputs, wanted, outs, numerical, rtol, atol,
+                              raise_exception)
     for k, out in enumerate(outs):
         if not out.requires_grad or not _is_float(out):
             for key, jac in numerical.items():
@@ -190,8 +240,12 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5,
     zero = _analytical(outs, inputs, wanted, scale=0.0)
     if any(np.any(jac != 0) for jac in zero.values()):
         return _fail("backward not multiplied by grad_output", raise_exception)
-    if check_undefined_grad:
-        return _undefined_grads_handled(func, inputs, wanted, raise_exception)
+    if check_undefined_grad and not _undefined_grads_handled(func, inputs, wanted,
+                                                             raise_exception):
+        return False
+    if check_forward_ad:
+        return _check_forward(func, inputs, wanted, outs, numerical, rtol, atol,
+                              raise_exception)
     return True
 
 
@@ -256,13 +310,21 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
         grad_outputs = tuple(randn_like(o).requires_grad_() for o in outs)
     grad_outputs = _as_tuple(grad_outputs)
     n = len(inputs)
+    diff_outputs = {k for k, g in enumerate(grad_outputs) if g.requires_grad}
 
     def first_derivatives(*args):
+        # forward mode's check gives detached duals: what required grad does again
+        args = [a.requires_grad_() if (k in wanted or k - n in diff_outputs)
+                and not a.requires_grad else a for k, a in enumerate(args)]
         diff = [args[i] for i in wanted]
         got = [o for o in _outputs(func, args[:n]) if o.requires_grad]
         grads = _grad(got, diff, list(args[n:]), create_graph=True, allow_unused=True)
         return tuple(g if g is not None else zeros_like(d) for g, d in zip(grads, diff))
 
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError("Expected at least one of check_fwd_over_rev or check_rev_over_rev "
+                             "to be True")
     return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, nondet_tol=nondet_tol,
-                     check_undefined_grad=check_undefined_grad)
+                     check_undefined_grad=check_undefined_grad,
+                     check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev)
