@@ -29,6 +29,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._src.core import Array
+from .._src.reverse import ReverseTracer, backward
+from .._src.transforms import _trace_reverse
 from ..numpy import _primitives as NP
 from . import _ops as O
 from ._autograd import GraphTrace, GraphTracer
@@ -270,18 +272,18 @@ def jvp(prim, args: Sequence, tangents: Sequence, out, params: dict | None):
                 moved.append(primals[i])
         result = prim(*moved, **params)
     else:
-        if prim.jvps is None:
-            raise _no_rule(prim)
         lifted_out = (tuple(GraphTracer(trace, o) for o in out) if type(out) is tuple
                       else GraphTracer(trace, out))
         result = None
         for i, t in enumerate(tangents):
             if t is None:
                 continue
-            rule = prim.jvps[i] if i < len(prim.jvps) else None
-            if rule is None:
-                raise _no_rule(prim)
-            part = rule(GraphTracer(trace, t), lifted_out, *primals, **params)
+            rule = prim.jvps[i] if prim.jvps is not None and i < len(prim.jvps) else None
+            if rule is not None:
+                part = rule(GraphTracer(trace, t), lifted_out, *primals, **params)
+            else:
+                part = _transposed_vjp(prim, i, GraphTracer(trace, t), out, lifted_out,
+                                       primals, params)
             if part is None:
                 continue
             result = part if result is None else (
@@ -292,6 +294,46 @@ def jvp(prim, args: Sequence, tangents: Sequence, out, params: dict | None):
     if type(out) is tuple:
         return tuple(None if r is None else _fit(_lower(r), o) for r, o in zip(result, out))
     return _fit(_lower(result), out)
+
+
+def _transposed_vjp(prim, i: int, tangent, out, lifted_out, primals, params):
+    """Argument `i`'s share of the output tangent for a primitive with a VJP rule but no JVP
+    rule: the VJP rule is linear in the cotangent, and its transpose is the JVP (the one
+    table's rule, transposed by funcgrad's reverse mode: no second record of the
+    derivative). The cotangent's map is closed over graph-recording values, so the tangent
+    keeps its backward history."""
+    rules = prim.vjps
+    rule = rules[i] if rules is not None and i < len(rules) else None
+    if rule is None:
+        raise _no_rule(prim)
+    arg = primals[i]
+    shape = tuple(np.shape(arg._value if type(arg) is GraphTracer else arg))
+    dtype = (arg._value if type(arg) is GraphTracer else np.asarray(arg)).dtype
+    if type(out) is tuple:
+        raise _no_rule(prim)
+
+    complex_ = out._data.dtype.kind == "c" or dtype.kind == "c" or tangent.dtype.kind == "c"
+
+    def cotangent_map(ct):
+        # PyTorch's VJP, conj(rule(conj(ct))) as the engine applies the rule (`OpNode`): the
+        # adjoint of the JVP for the real inner product Re<a, b>, so the JVP is the conjugate
+        # of funcgrad's (JAX-convention) transpose at the conjugated tangent
+        g = rule(NP.conjugate(ct) if complex_ else ct, lifted_out, *primals, **params)
+        if complex_:
+            g = NP.conjugate(g)
+        if tuple(g.shape) != shape:
+            g = NP.sum_to_shape(g, shape=shape)
+        return NP.astype(g, dtype=dtype) if g.dtype != dtype else g
+
+    # funcgrad's reverse mode, below its public vjp (whose cotangent check would read the
+    # graph-recording tangent's shape through NumPy's dispatch, recording it)
+    zeros = np.zeros(out._data.shape, out._data.dtype)
+    trace, mapped, _ = _trace_reverse(cotangent_map, (zeros,), {}, (0,), "jvp")
+    if not (isinstance(mapped, ReverseTracer) and mapped._trace is trace):
+        return None  # the map does not depend on the cotangent: no contribution
+    (part,) = backward(trace.tape, [mapped._id], [NP.conjugate(tangent) if complex_ else tangent],
+                       1, consume=True)
+    return NP.conjugate(part) if complex_ and part is not None else part
 
 
 # --- ops meeting a dual tensor (called through `_ops.FORWARD`) ---------------------------------
@@ -354,7 +396,7 @@ def forward_inplace(op, self: Tensor, others: Sequence, params: dict | None, com
         O.inplace(op, self, others, params, compute, check_overlap)
         if not live:
             return self
-        if op is COPY or (op is FILL and isinstance(others[0], Tensor)):
+        if op is COPY or (op is FILL and others and isinstance(others[0], Tensor)):
             new = None if tangents[1] is None else _fit(tangents[1], self)
         elif prim is None or op is ZERO or op is FILL:
             new = None  # fill_ with a number, zero_: a constant

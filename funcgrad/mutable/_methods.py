@@ -447,6 +447,8 @@ def _become_view(self: Tensor, op, params: dict) -> Tensor:
     O.check_inplace(self)
     out = O.view_op(op, self, params)
     self._data = out._data
+    if out._fw_grad is not None:  # a dual tensor: its tangent takes the same view
+        self._fw_grad = out._fw_grad
     self._vc.value += 1
     if self._base is not None:
         if STATE.grad_enabled:

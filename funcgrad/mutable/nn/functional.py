@@ -188,6 +188,10 @@ class _Gelu(Function):
     def backward(ctx, grad):
         return grad * ctx.slope
 
+    @staticmethod
+    def jvp(ctx, tangent):
+        return tangent * ctx.slope
+
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """GELU: ``x * Phi(x)``, or its tanh approximation (``approximate="tanh"``).
