@@ -34,6 +34,7 @@ from .._src.transforms import _trace_reverse
 from ..numpy import _primitives as NP
 from . import _ops as O
 from ._autograd import GraphTrace, GraphTracer
+from ._functions import as_strided
 from ._graph import STATE
 from ._ops import COPY, FILL, ZERO, DualArray, drop_tangent, plain_array
 from ._tensor import Tensor
@@ -471,7 +472,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, level) -> Tensor:
     _check_level(level, "_make_dual")
     _check_size(tensor, tangent)
     if not _same_layout(tensor._data, tangent._data):
-        tangent = O.apply(O.CLONE, (tangent,))  # PyTorch copies a tangent laid out otherwise
+        tangent = _laid_out_like(tensor, tangent)
     dual = _alias(tensor)
     _attach(dual, tangent)
     return dual
@@ -487,17 +488,41 @@ def _alias(t: Tensor) -> Tensor:
 
 
 def _same_layout(primal: np.ndarray, tangent: np.ndarray) -> bool:
-    """Whether PyTorch keeps the tangent as it is: same strides over storages of one size."""
+    """Whether PyTorch keeps the tangent as it is: same strides and offset over storages of
+    one size (in elements)."""
     if primal.size == 0 or tangent.size == 0:
         return True
-    return (primal.strides == tangent.strides
-            and _storage_size(primal) == _storage_size(tangent))
+    p_root, t_root = _root(primal), _root(tangent)
+    return ([s // primal.itemsize for s in primal.strides]
+            == [s // tangent.itemsize for s in tangent.strides]
+            and p_root.size == t_root.size
+            and _offset(primal, p_root) == _offset(tangent, t_root))
 
 
-def _storage_size(a: np.ndarray) -> int:
+def _root(a: np.ndarray) -> np.ndarray:
     while isinstance(a.base, np.ndarray):
         a = a.base
-    return a.nbytes
+    return a
+
+
+def _offset(a: np.ndarray, root: np.ndarray) -> int:
+    """Where `a` starts in its root array's memory, in elements."""
+    return (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // a.itemsize
+
+
+def _laid_out_like(primal: Tensor, tangent: Tensor) -> Tensor:
+    """A copy of `tangent` laid out as `primal` is (a storage of the primal's size, the same
+    strides and offset), as PyTorch copies a tangent of another layout: views the dual
+    tensor makes of its storage (``as_strided``) then fit the tangent too. The copy is
+    recorded (``copy_``), so the tangent keeps its backward history."""
+    data = primal._data
+    root = _root(data)
+    if not root.flags.c_contiguous and not root.flags.f_contiguous:
+        return O.apply(O.CLONE, (tangent,))
+    storage = Tensor._wrap(np.zeros(root.size, tangent._data.dtype))
+    view = as_strided(storage, data.shape, [s // data.itemsize for s in data.strides],
+                      _offset(data, root))
+    return O.inplace(COPY, view, (tangent,), compute=_second)
 
 
 def unpack_dual(tensor: Tensor, level):

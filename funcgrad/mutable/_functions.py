@@ -489,6 +489,9 @@ def write_out(name: str, result: Tensor, out: Tensor, inputs) -> Tensor:
     never cast to a lower dtype category."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if any(type(t._data) is O.DualArray for t in (out, *inputs)):
+        raise RuntimeError(f"Trying to use forward AD with {name}_out that does not support it "
+                           "because it is an out= function")
     if STATE.grad_enabled and (out.requires_grad or any(t.requires_grad for t in inputs)):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")

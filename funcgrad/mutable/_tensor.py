@@ -550,6 +550,8 @@ class Tensor:
         if self.requires_grad and not force and STATE.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if type(self._data) is not np.ndarray:
+            return np.asarray(self._data)  # a dual tensor's marked data, as a plain array
         return self._data
 
     def __array__(self, dtype=None, copy=None):

@@ -597,3 +597,56 @@ def test_transposed_rule_keeps_backward_history(torch):
     mask = np.tril(np.ones((2, 2)))
     close(gx, mask * values(v))
     close(gv, mask * values(x))
+
+
+@both()
+def test_copied_tangent_has_the_primals_storage_layout(torch):
+    """A tangent laid out otherwise is copied into the primal's layout, so views the dual
+    makes of its storage (as_strided beyond its own elements) fit the tangent too."""
+    fwAD = torch.autograd.forward_ad
+    primal = torch.arange(5.0)[:4].detach()
+    tangent = torch.arange(10.0, 14.0)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(primal, tangent)
+        assert fwAD.unpack_dual(dual).tangent is not tangent
+        p, t = fwAD.unpack_dual(dual.as_strided((5,), (1,), 0))
+        close(p, [0.0, 1.0, 2.0, 3.0, 4.0])
+        close(t, [10.0, 11.0, 12.0, 13.0, 0.0])
+        same = torch.arange(4.0)
+        assert fwAD.unpack_dual(fwAD.make_dual(torch.ones(4), same)).tangent is same
+
+
+@both()
+def test_out_variant_refused_and_inference_tensors(torch):
+    fwAD = torch.autograd.forward_ad
+    with fwAD.dual_level():
+        foo = fwAD.make_dual(torch.rand(2), torch.rand(2))
+        bar = torch.rand(2)
+        for out, args in ((foo, (bar, bar)), (bar, (foo, bar))):
+            with pytest.raises(RuntimeError, match="Trying to use forward AD with add_out that "
+                               "does not support it because it is an out= function"):
+                torch.add(*args, out=out)
+        assert type(foo.detach().numpy()) is np.ndarray
+    with torch.inference_mode():
+        foo = torch.rand(2)
+        copy = foo.clone()
+        with fwAD.dual_level():
+            dual = fwAD.make_dual(foo, torch.rand(2))
+            assert not dual._is_view()
+            dual += 1
+            close(foo, values(copy) + 1)
+
+
+@both()
+def test_level_keeps_no_tangent_alive(torch):
+    fwAD = torch.autograd.forward_ad
+    foo = torch.rand(2)
+    with fwAD.dual_level():
+        tangent = torch.rand(2, requires_grad=True)
+        ref = torch._C._WeakTensorRef(tangent)
+        dual = fwAD.make_dual(foo, tangent)
+        assert fwAD.unpack_dual(dual).tangent is tangent
+        del tangent
+        assert not ref.expired()  # the dual keeps it
+        del dual
+        assert ref.expired()  # the level does not
