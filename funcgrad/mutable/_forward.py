@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._src.core import Array
+from .._src.core import Array, Tracer
 from .._src.reverse import ReverseTracer, backward
 from .._src.transforms import _trace_reverse
 from ..numpy import _primitives as NP
@@ -156,6 +156,17 @@ class Unmarked:
         for t in self.tensors:
             if t._fw_grad is not None and type(t._data) is not DualArray:
                 t._data = t._data.view(DualArray)
+
+
+def _refuse_traced(args) -> None:
+    """Dual tensors meeting tensors of torch.autograd.functional (tracer data) in one op: the
+    two mechanisms do not compose yet, so refuse instead of dropping a derivative."""
+    for a in args:
+        if isinstance(a, Tensor) and isinstance(a._data, Tracer):
+            raise RuntimeError("forward-mode AD (dual tensors of torch.autograd.forward_ad) is "
+                               "not supported inside torch.autograd.functional (jacobian, hvp, "
+                               "jvp...) yet: use torch.autograd.functional.jvp, or make the "
+                               "dual tensors outside the function")
 
 
 def duals_in(args) -> list:
@@ -348,6 +359,7 @@ def _give(out, tangent) -> None:
 
 def forward_apply(op, args: Sequence, params: dict | None):
     """`_ops.apply` with a dual operand."""
+    _refuse_traced(args)
     tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
     with Unmarked(_duals(args)):
         out = O.apply(op, args, params)
@@ -358,6 +370,7 @@ def forward_apply(op, args: Sequence, params: dict | None):
 
 def forward_primitive(prim, args: Sequence, params: dict):
     """`_ops.apply_primitive` with a dual operand."""
+    _refuse_traced(args)
     tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
     with Unmarked(_duals(args)):
         out = O.apply_primitive(prim, args, params)
@@ -387,6 +400,7 @@ def forward_inplace(op, self: Tensor, others: Sequence, params: dict | None, com
     """`_ops.inplace` with a dual operand: the primal written as usual, then self's tangent
     updated in place (or created)."""
     args = (self,) + tuple(others)
+    _refuse_traced(args)
     tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
     prim = op.prim
     with Unmarked(_duals(args)):

@@ -650,3 +650,53 @@ def test_level_keeps_no_tangent_alive(torch):
         assert not ref.expired()  # the dual keeps it
         del dual
         assert ref.expired()  # the level does not
+
+
+@both()
+def test_custom_function_jvp_outputs_without_tangent(torch):
+    fwAD = torch.autograd.forward_ad
+    Function = torch.autograd.Function
+
+    class WithIndex(Function):
+        @staticmethod
+        def forward(ctx, x):
+            index = x.clone()
+            ctx.mark_non_differentiable(index)
+            return x * 2, index
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 2, t
+
+    class WithNumber(Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            return x * k, k
+
+        @staticmethod
+        def jvp(ctx, t, tk):
+            return t * 2, None
+
+    with fwAD.dual_level():
+        d = fwAD.make_dual(torch.tensor([1.0, 2.0]), torch.ones(2))
+        with pytest.raises(RuntimeError, match="Function's jvp returned a gradient at position "
+                           "1, but  the corresponding forward output is not a differentiable "
+                           "Tensor"):
+            WithIndex.apply(d)
+        out, k = WithNumber.apply(d, 2.0)
+        assert k == 2.0
+        close(fwAD.unpack_dual(out).tangent, [2.0, 2.0])
+        ctx = torch.autograd.function.FunctionCtx()
+        with pytest.raises(AssertionError, match="save_for_forward expects all arguments to be "
+                           "tensors"):
+            ctx.save_for_forward(d, 1.0)
+
+
+@both(xfail="dual tensors inside torch.autograd.functional are refused with a clear error "
+            "(the two mechanisms do not compose yet)")
+def test_dual_tensor_closed_over_by_autograd_functional(torch):
+    fwAD = torch.autograd.forward_ad
+    with fwAD.dual_level():
+        d = fwAD.make_dual(torch.tensor([2.0, 3.0]), torch.ones(2))
+        jac = torch.autograd.functional.jacobian(lambda x: x * d, torch.ones(2))
+    close(jac, [[2.0, 0.0], [0.0, 3.0]])

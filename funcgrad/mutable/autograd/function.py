@@ -42,10 +42,10 @@ class FunctionCtx:
 
     def save_for_forward(self, *tensors) -> None:
         """Keep tensors for ``jvp`` (forward mode), where ``ctx.saved_tensors`` gives them."""
-        for k, t in enumerate(tensors):
+        for t in tensors:
             if t is not None and not isinstance(t, Tensor):
-                raise TypeError(f"save_for_forward expects all arguments to be tensors; you "
-                                f"should save non-tensors as attributes on ctx.")
+                raise AssertionError("save_for_forward expects all arguments to be tensors; "
+                                     "you should save non-tensors as attributes on ctx.")
         self._saved_forward = tensors
 
     def mark_dirty(self, *tensors) -> None:
@@ -302,7 +302,7 @@ class Function(metaclass=_FunctionMeta):
                     (_forward.tangent_of(a) if _forward.tangent_of(a) is not None
                      else _forward.zeros_tangent(a)) for a in args]
         with _forward.Unmarked(duals, hidden=True):
-            result, ctx, dirty = cls._apply_function(args, kwargs)
+            result, ctx, dirty, non_diff = cls._apply_function(args, kwargs)
             ctx._in_jvp = True
             try:
                 got = cls.jvp(ctx, *tangents)
@@ -313,14 +313,22 @@ class Function(metaclass=_FunctionMeta):
             if len(got) != len(outs):
                 raise RuntimeError(f"Function's jvp returned an invalid number of forward "
                                    f"gradients (expected {len(outs)} but got {len(got)})")
-            for o, t in zip(outs, got):
-                if isinstance(o, Tensor) and t is not None:
-                    _forward.set_custom_tangent(o, t, args, tangents, id(o) in dirty)
+            for k, (o, t) in enumerate(zip(outs, got)):
+                if t is None:
+                    continue
+                if (not isinstance(o, Tensor) or id(o) in non_diff
+                        or not (o._dtype.is_floating_point or o._dtype.is_complex)):
+                    raise RuntimeError(f"Function's jvp returned a gradient at position {k}, but "
+                                       " the corresponding forward output is not a "
+                                       "differentiable Tensor.You should return None at that "
+                                       "position instead.")
+                _forward.set_custom_tangent(o, t, args, tangents, id(o) in dirty)
         return result
 
     @classmethod
     def _apply_function(cls, args, kwargs):
-        """`apply` without forward mode: (the outputs, ctx, ids of the tensors marked dirty)."""
+        """`apply` without forward mode: (the outputs, ctx, ids of the tensors marked dirty,
+        ids of those marked non-differentiable)."""
         if any(isinstance(a, Tensor) and is_traced(a) for a in args):
             # under torch.autograd.functional: forward's ops would be differentiated, not
             # the Function's own backward (a straight-through estimator would silently lose)
@@ -347,6 +355,7 @@ class Function(metaclass=_FunctionMeta):
         finally:
             STATE.grad_enabled = prev
         dirty_ids = {id(t) for t in ctx._dirty}
+        non_diff_ids = {id(t) for t in ctx._non_diff}
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
         rg = prev and any(ctx.needs_input_grad)
@@ -363,7 +372,7 @@ class Function(metaclass=_FunctionMeta):
                 if isinstance(o, Tensor) and o._base is not None and any(
                         o._base is (a._base if a._base is not None else a) for a in tensors):
                     o._view.custom = True
-            return outputs, ctx, dirty_ids
+            return outputs, ctx, dirty_ids, non_diff_ids
         cls_node = cls._backward_cls
         node = cls_node.__new__(cls_node)
         node._init(tuple(edge_of(a) if isinstance(a, Tensor) and a.requires_grad else None
@@ -420,7 +429,7 @@ class Function(metaclass=_FunctionMeta):
                 (_saved_output(item[0], item[1], node) if item[2]
                  else _saved_input(item[0], item[1]), item[1], item[2])
                 for item in ctx._saved)
-        return new_outs[0] if single else tuple(new_outs), ctx, dirty_ids
+        return new_outs[0] if single else tuple(new_outs), ctx, dirty_ids, non_diff_ids
 
 
 def _saved_input(t: Tensor, version: int) -> Saved:
