@@ -196,7 +196,7 @@ class ReverseTrace(Trace):
     def _record(self, prim: Primitive, params: dict, out: Any, nodes: Sequence, values: list):
         """The general path of recording: checks the rules, keeps what they read (all of it
         on an unpruned trace), and returns the tracer(s) of `out`."""
-        if not prim.differentiable or all(n is None for n in nodes):
+        if not prim.differentiable or nodes.count(None) == len(nodes):
             return out
         vjps = prim.vjps
         for argnum, node in enumerate(nodes):
@@ -222,7 +222,7 @@ class ReverseTrace(Trace):
         tape.append(tuple(entry))
         if prim.multiple_results:
             return self._outputs(out)
-        return ReverseTracer(self, out, len(tape) - 1)
+        return _tracer(self, out, len(tape) - 1)
 
     def _outputs(self, outs: tuple) -> tuple:
         """Tracers for a multiple-result entry; the extra ids are placeholder entries."""
@@ -369,7 +369,7 @@ def _elementwise_vjp(rule, ct, out, args, may_overwrite_ct: bool):
     if type(d) is np.ndarray:
         if d.dtype.kind == "c" or ct.dtype.kind == "c":
             return rule(ct, out, *args)  # (the rule conjugates complex slopes)
-        dtype = np.result_type(ct, d)
+        dtype = d.dtype if d.dtype == ct.dtype else np.result_type(ct, d)
         if d.shape == ct.shape and d.dtype == dtype:
             if _refcount(d) == _HELD_BY_HELPER and d.base is None and d.flags.writeable:
                 return np.multiply(ct, d, out=d)

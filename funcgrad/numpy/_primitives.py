@@ -87,13 +87,24 @@ def _pick_slope_impl(x, y, smallest=False, skip_nan=False):
         wins |= np.isnan(y)
     # The result's dtype, worked out from x and y so the rules never read the result (and
     # the tape need not keep it); integers (which carry no derivative) get a float slope.
-    dtype = np.result_type(x, y)
-    if dtype.kind not in "fc":
-        dtype = np.dtype(float)
+    if type(x) is np.ndarray and type(y) is float and x.dtype.kind in "fc":
+        dtype = x.dtype  # (a Python float takes the array's type: result_type's answer)
+    else:
+        dtype = np.result_type(x, y)
+        if dtype.kind not in "fc":
+            dtype = np.dtype(float)
     ties = np.equal(x, y)
-    if ties.any():
+    if _any(ties):
         return np.where(ties, 0.5, wins).astype(dtype, copy=False)
     return wins.astype(dtype)
+
+
+def _any(mask) -> bool:
+    """Whether boolean `mask` holds a True: for a big array, read at its first True, whose
+    position argmax finds in a fast scan (a quarter of the time of mask.any())."""
+    if type(mask) is np.ndarray and mask.size >= 1024:
+        return bool(mask.flat[mask.argmax()])
+    return bool(mask.any())
 
 
 # The slope in x of the larger (the `smallest`: the smaller) of x and y: 1 where x is picked,
