@@ -46,10 +46,10 @@ __all__ = ["LEVEL", "make_dual", "unpack_dual", "tangent_of", "enter_level", "ex
 class _Level:
     """The forward AD level (PyTorch keeps one at most: nesting is refused) and the dual
     tensors made in it, by id, as weak references: leaving the level strips their tangents.
-    ``enabled`` is PyTorch's forward-grad mode (``torch._C._set_fwd_grad_enabled``)."""
+    PyTorch's forward-grad mode (``torch._C._set_fwd_grad_enabled``) is ``_ops.FORWARD.enabled``
+    (low enough for ``_C`` to reach)."""
 
     current = -1
-    enabled = True
     duals: dict = {}
 
 
@@ -96,7 +96,7 @@ def _attach(t: Tensor, tangent: Tensor) -> None:
 def tangent_of(t: Tensor) -> Tensor | None:
     """`t`'s tangent, or None. A view made before its base had one gets the same view of the
     base's tangent when first asked (PyTorch's views read their base's forward grad)."""
-    if not LEVEL.enabled:
+    if not O.FORWARD.enabled:
         return None  # forward grads off: none is visible (PyTorch's _set_fwd_grad_enabled)
     tangent = t._fw_grad
     if tangent is not None or t._base is None or LEVEL.current < 0:
@@ -147,12 +147,12 @@ class Unmarked:
         for t in self.tensors:
             t._data = t._data.view(np.ndarray)
         if self.hidden:
-            self.was = LEVEL.enabled
-            LEVEL.enabled = False
+            self.was = O.FORWARD.enabled
+            O.FORWARD.enabled = False
 
     def __exit__(self, *exc) -> None:
         if self.hidden:
-            LEVEL.enabled = self.was
+            O.FORWARD.enabled = self.was
         for t in self.tensors:
             if t._fw_grad is not None and type(t._data) is not DualArray:
                 t._data = t._data.view(DualArray)
@@ -363,7 +363,7 @@ def forward_apply(op, args: Sequence, params: dict | None):
     tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
     with Unmarked(_duals(args)):
         out = O.apply(op, args, params)
-        if LEVEL.enabled and op.records and any(t is not None for t in tangents):
+        if O.FORWARD.enabled and op.records and any(t is not None for t in tangents):
             _give(out, jvp(op.prim, args, tangents, out, params))
     return out
 
@@ -374,7 +374,7 @@ def forward_primitive(prim, args: Sequence, params: dict):
     tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
     with Unmarked(_duals(args)):
         out = O.apply_primitive(prim, args, params)
-        if LEVEL.enabled and any(t is not None for t in tangents):
+        if O.FORWARD.enabled and any(t is not None for t in tangents):
             _give(out, jvp(prim, args, tangents, out, params))
     return out
 
@@ -384,7 +384,7 @@ def forward_view(op, x: Tensor, params: dict, data, replay_fn):
     tangent = tangent_of(x)
     with Unmarked((x,)):
         out = O.view_op(op, x, params, None if data is None else plain_array(data), replay_fn)
-        if tangent is not None and LEVEL.enabled:
+        if tangent is not None and O.FORWARD.enabled:
             fn = replay_fn or op.impl
             view_params = params
             if op.prim is NP.getitem and out._base is not None:
@@ -404,7 +404,7 @@ def forward_inplace(op, self: Tensor, others: Sequence, params: dict | None, com
     tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
     prim = op.prim
     with Unmarked(_duals(args)):
-        live = LEVEL.enabled and any(t is not None for t in tangents) and _differentiable(self)
+        live = O.FORWARD.enabled and any(t is not None for t in tangents) and _differentiable(self)
         old = None
         if live and prim is not None and not prim.linear:
             old = O.apply(O.CLONE, (self,))  # the rules read the value before the write

@@ -1756,6 +1756,7 @@ class _ForwardSlot:
     above this layer. Dual tensors exist only once it is (``make_dual`` lives there)."""
 
     apply = view = inplace = primitive = None
+    enabled = True  # PyTorch's forward-grad mode (torch._C._set_fwd_grad_enabled)
 
 
 FORWARD = _ForwardSlot()

@@ -700,3 +700,18 @@ def test_dual_tensor_closed_over_by_autograd_functional(torch):
         d = fwAD.make_dual(torch.tensor([2.0, 3.0]), torch.ones(2))
         jac = torch.autograd.functional.jacobian(lambda x: x * d, torch.ones(2))
     close(jac, [[2.0, 0.0], [0.0, 3.0]])
+
+
+@both()
+def test_fwd_grad_mode_through_torch_C(torch):
+    fwAD = torch.autograd.forward_ad
+    assert fwAD._is_fwd_grad_enabled() and torch._C._is_fwd_grad_enabled()
+    try:
+        torch._C._set_fwd_grad_enabled(False)
+        assert not fwAD._is_fwd_grad_enabled()
+        with fwAD._set_fwd_grad_enabled(True):
+            assert fwAD._is_fwd_grad_enabled()
+        assert not fwAD._is_fwd_grad_enabled()
+    finally:
+        torch._C._set_fwd_grad_enabled(True)
+    assert fwAD._is_fwd_grad_enabled()

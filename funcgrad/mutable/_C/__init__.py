@@ -2,11 +2,22 @@
 import weakref
 
 from .._grad_mode import is_grad_enabled
+from .._ops import FORWARD
 from . import _autograd, _functions
 
-__all__ = ["_autograd", "_functions", "is_grad_enabled", "has_lapack", "_WeakTensorRef"]
+__all__ = ["_autograd", "_functions", "is_grad_enabled", "has_lapack", "_WeakTensorRef",
+           "_is_fwd_grad_enabled", "_set_fwd_grad_enabled"]
 
 has_lapack = True  # linalg.qr and the other decompositions are NumPy's LAPACK
+
+
+def _is_fwd_grad_enabled() -> bool:
+    """Whether forward-mode AD computes tangents (torch.autograd.forward_ad)."""
+    return FORWARD.enabled
+
+
+def _set_fwd_grad_enabled(mode: bool) -> None:
+    FORWARD.enabled = bool(mode)
 
 
 class _WeakTensorRef:

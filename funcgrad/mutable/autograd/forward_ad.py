@@ -16,6 +16,7 @@ import functools
 from typing import Any, NamedTuple
 
 from .. import _forward
+from .._ops import FORWARD
 from .._tensor import Tensor
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
@@ -106,7 +107,7 @@ class dual_level:
 
 
 def _is_fwd_grad_enabled() -> bool:
-    return _forward.LEVEL.enabled
+    return FORWARD.enabled
 
 
 class _set_fwd_grad_enabled:
@@ -114,11 +115,11 @@ class _set_fwd_grad_enabled:
     construction, restored on leaving the block."""
 
     def __init__(self, mode: bool) -> None:
-        self.prev = _forward.LEVEL.enabled
-        _forward.LEVEL.enabled = bool(mode)
+        self.prev = FORWARD.enabled
+        FORWARD.enabled = bool(mode)
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, *exc: Any) -> None:
-        _forward.LEVEL.enabled = self.prev
+        FORWARD.enabled = self.prev

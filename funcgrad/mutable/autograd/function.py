@@ -12,7 +12,7 @@ import numpy as np
 from ...numpy import _primitives as NP
 from .._graph import STATE, Node, Saved, freed_error, node_class, version_error
 from .. import _forward
-from .._ops import SavedTensor, _attach_inplace, check_inplace, edge_of, saved_tensor
+from .._ops import FORWARD, SavedTensor, _attach_inplace, check_inplace, edge_of, saved_tensor
 from .._tensor import Tensor, _ViewInfo, is_traced
 
 __all__ = ["Function", "FunctionCtx", "InplaceFunction", "once_differentiable", "BackwardCFunction"]
@@ -291,7 +291,7 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args, **kwargs):
         duals = _forward.duals_in(args)
-        if not duals or not _forward.LEVEL.enabled:
+        if not duals or not FORWARD.enabled:
             return cls._apply_function(args, kwargs)[0]
         # forward mode: forward runs on the primals (no tangent flows through its ops), then
         # jvp maps the inputs' tangents (zeros for tensors without one) to the outputs'
