@@ -76,7 +76,7 @@ class Op:
     __slots__ = ("name", "prim", "node_cls", "values", "shapes", "saves_out", "result",
                  "_plans", "is_view", "inplace_name", "records", "impl", "float_fast",
                  "unary_plan", "binary_plans", "scalar_edge", "saves_index", "ufunc", "ufunc0",
-                 "number_cls", "record1", "record2")
+                 "number_cls", "record", "record1", "record2")
 
     def __init__(self, name: str, prim, grad_fn: str, reads: Sequence | None = None, *,
                  saves_out: bool = False, result: str = "promote", is_view: bool = False,
@@ -121,9 +121,10 @@ class Op:
         # a node that saved only a Python number is freed after backward too (as PyTorch)
         self.unary_plan = (0 in saved, keeps_out, bool(saved) or keeps_out is True)
         self.binary_plans: dict = {}
-        # `_record1` and `_record2` for this op's nodes alone: their writes to the new node's
-        # slots then see one class (two with `number_cls`), so CPython specializes them (see
-        # `own_copy`)
+        # `_record`, `_record1` and `_record2` for this op's nodes alone: their writes to the
+        # new node's slots then see one class (two with `number_cls`), so CPython specializes
+        # them (see `own_copy`)
+        self.record = own_copy(_record)
         self.record1 = own_copy(_record1)
         self.record2 = own_copy(_record2)
 
@@ -212,7 +213,7 @@ class OpNode(Node):
     __slots__ = ("_prim", "_params", "_vals", "_out", "_meta", "_has_saved", "_freed",
                  "_version")
     # copied per node class: they read and write the node's slots (see `_graph.own_copy`)
-    _own_copies = ("_apply", "_release", "_stand_ins")
+    _own_copies = ("_apply", "_release", "_stand_ins", "_init")
 
     def _release(self) -> None:
         if self._has_saved:
@@ -1124,7 +1125,7 @@ def apply(op: Op, args: Sequence, params: dict | None = None) -> Tensor:
     if STATE.grad_enabled and op.records:
         for a in args:
             if isinstance(a, Tensor) and (a._rg if a._base is None else a.requires_grad):
-                _record(op, res, args, raws, params)
+                op.record(op, res, args, raws, params)
                 break
     return res
 
@@ -1171,7 +1172,7 @@ def apply_primitive(prim, args: Sequence, params: dict) -> Tensor:
     res = Tensor._wrap(np.asarray(out))
     if STATE.grad_enabled and prim.differentiable and any(
             isinstance(a, Tensor) and _requires_grad(a) for a in args):
-        _record(op, res, args, raws, params or None)
+        op.record(op, res, args, raws, params or None)
     return res
 
 
@@ -1632,7 +1633,8 @@ def _record_inplace(op, self, args, raws, params, old_edge, orig, where=None) ->
         node._meta = tuple((a._data.shape, a._data.dtype) if isinstance(a, Tensor) else ((), None)
                            for a in args)
     else:
-        node = _record(op, self, args, raws, params, inplace_orig=(old_edge, orig), where=where)
+        node = op.record(op, self, args, raws, params, inplace_orig=(old_edge, orig),
+                         where=where)
         self._grad_node = old_fn
     _attach_inplace(self, node)
 
