@@ -154,8 +154,26 @@ def _along_index(indices, axis, keepdims):
         shape = indices.shape
         indices = indices.reshape(shape[:axis] + (1,) + shape[axis:])
     nd = indices.ndim
-    return tuple(indices if d == axis else np.arange(n).reshape((n,) + (1,) * (nd - 1 - d))
+    return tuple(indices if d == axis else _position(n, nd, d)
                  for d, n in enumerate(indices.shape))
+
+
+def _position(n: int, nd: int, d: int) -> np.ndarray:
+    """``arange(n)`` laid along axis `d` of `nd` (each position reads its own place), made
+    once per shape: read-only, shared by every pick (torch.max(x, dim) makes one per call
+    forward and one backward; building it was half of `_take_along_impl`'s time)."""
+    key = (n, nd, d)
+    found = _POSITIONS.get(key)
+    if found is None:
+        if len(_POSITIONS) > 1024:
+            _POSITIONS.clear()
+        found = np.arange(n).reshape((n,) + (1,) * (nd - 1 - d))
+        found.flags.writeable = False
+        _POSITIONS[key] = found
+    return found
+
+
+_POSITIONS: dict = {}
 
 
 def _take_along_impl(arr, indices, axis, keepdims=True):
