@@ -113,9 +113,13 @@ def _stealable(new, like: np.ndarray) -> bool:
     """Whether gradient `new` can become ``.grad`` without a copy, as PyTorch's
     AccumulateGrad steals a gradient no one else holds: an array owning its memory, of the
     leaf's shape and dtype, writable, and referenced only by the caller's local name."""
-    return (type(new) is np.ndarray and new.base is None and new.shape == like.shape
-            and new.dtype == like.dtype and new.flags.writeable and new.flags.c_contiguous
-            and sys.getrefcount(new) <= _UNSHARED)
+    if type(new) is not np.ndarray or new.base is not None or new.shape != like.shape:
+        return False
+    flags = new.flags  # (a new flags object at each read; it holds a reference to `new`)
+    if new.dtype != like.dtype or not (flags.writeable and flags.c_contiguous):
+        return False
+    del flags
+    return sys.getrefcount(new) <= _UNSHARED
 
 
 # references to an unshared gradient seen from `_stealable`: the caller's local, this
@@ -389,8 +393,13 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
         else:
             break
         run = True
-        if node._x is not None or captures is not None or type(node) is AccumulateGrad:
+        if node._x is not None or captures is not None:
             buf, run = _before_node(node, buf, graph, captures, results, needed, accumulate)
+        elif type(node) is AccumulateGrad:  # (`_before_node`'s part for a plain leaf sink)
+            if node.variable._hooks:
+                buf, run = _before_node(node, buf, graph, captures, results, needed, accumulate)
+            elif not accumulate:
+                run = False
         grads_out = None
         if run:
             if buf[0] is not None or (node._nout > 1 and any(b is not None for b in buf)):
