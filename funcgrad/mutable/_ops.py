@@ -70,7 +70,8 @@ class Op:
     ``"out_shape"``, the output's shape only) its rule reads; a shorter list repeats its
     last entry. ``saves_out``: PyTorch saves the result (else a rule needing it recomputes
     it from the saved inputs). ``result``: how the dtype is found: "promote", "float" (true
-    division), "same" (first argument), "bool", "keep".
+    division), "same" (first argument), "real" (the first argument's, made real), "bool",
+    "keep".
     """
 
     __slots__ = ("name", "prim", "node_cls", "values", "shapes", "saves_out", "result",
@@ -737,6 +738,9 @@ def _result_dtype(op: Op, args) -> D.dtype:
         return D.bool_
     if kind == "keep":
         return None
+    if kind == "real":  # a norm or moment: real for a complex input, as torch
+        dt = args[0]._dtype
+        return (D.float32 if dt is D.complex64 else D.float64) if dt.is_complex else dt
     dt = D.result_type_of(args)
     if kind == "float" and not (dt.is_floating_point or dt.is_complex):
         return D.DEFAULT_FLOAT

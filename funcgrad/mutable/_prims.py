@@ -93,20 +93,24 @@ def _safe_divisor(d):
     return NP.where(NP.equal(d, 0), 1.0, d)
 
 
+# The rules here follow JAX's convention, as every rule of the table: the VJP of a real
+# function of a complex x is the plain transpose, whose slope is conj(x) / |x| where PyTorch
+# shows x / |x| (the mutable layer conjugates it back: `_graph.conj`).
 def _vector_norm_vjp(ct, out, x, ord=2.0, axis=None, keepdims=False):
     ct = _keep(ct, x, axis, keepdims)
     out = _keep(out, x, axis, keepdims)
     if ord == 0:
         return ct * 0.0 * x
     if ord == 1:
-        return ct * NP.sign(x)
+        return ct * NP.conj_if_complex(NP.sign(x))
     if ord == 2:
-        return ct * x / _safe_divisor(out)
+        return ct * NP.conj_if_complex(x) / _safe_divisor(out)
     if ord in (np.inf, -np.inf):
-        hits = NP.astype(NP.equal(NP.absolute(x), out), H.dtype(x))
-        return ct * NP.sign(x) * hits / NP.sum(hits, axis=axis, keepdims=True)
+        hits = NP.astype(NP.equal(NP.absolute(x), out), H.dtype(out))
+        return ct * NP.conj_if_complex(NP.sign(x)) * hits / NP.sum(hits, axis=axis, keepdims=True)
     a = NP.absolute(x)
-    return ct * NP.sign(x) * NP.power(a, ord - 1) / _safe_divisor(NP.power(out, ord - 1))
+    return (ct * NP.conj_if_complex(NP.sign(x)) * NP.power(a, ord - 1)
+            / _safe_divisor(NP.power(out, ord - 1)))
 
 
 vector_norm_p = primitive("vector_norm", _vector_norm_impl, params=("ord", "axis", "keepdims"),
@@ -128,12 +132,13 @@ def _centered(x, axis):
 
 def _var_vjp(ct, out, x, axis=None, correction=1, keepdims=False):
     n = H.count(x, axis) - correction
-    return _keep(ct, x, axis, keepdims) * _centered(x, axis) * (2.0 / n)
+    return _keep(ct, x, axis, keepdims) * NP.conj_if_complex(_centered(x, axis)) * (2.0 / n)
 
 
 def _std_vjp(ct, out, x, axis=None, correction=1, keepdims=False):
     n = H.count(x, axis) - correction
-    return _keep(ct, x, axis, keepdims) * _centered(x, axis) / (n * _keep(out, x, axis, keepdims))
+    return (_keep(ct, x, axis, keepdims) * NP.conj_if_complex(_centered(x, axis))
+            / (n * _keep(out, x, axis, keepdims)))
 
 
 var_p = primitive("var", _var_impl, params=("axis", "correction", "keepdims"),

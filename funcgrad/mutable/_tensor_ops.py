@@ -43,12 +43,12 @@ LOG_SOFTMAX = _decl("log_softmax", P.log_softmax_p, "LogSoftmaxBackward0",
                     saves_out=True, result="same")
 LOGSUMEXP = _decl("logsumexp", P.logsumexp_p, "LogsumexpBackward0",
                   saves_out=True, result="same")
-VECTOR_NORM = _decl("linalg_vector_norm", P.vector_norm_p, "LinalgVectorNormBackward0", saves_out=True, result="same")
-VAR = _decl("var", P.var_p, "VarBackward0", result="same")
-STD = _decl("std", P.std_p, "StdBackward0", saves_out=True, result="same")
-VAR_MEAN = _decl("var_mean", P.var_p, "VarMeanBackward0", result="same")
+VECTOR_NORM = _decl("linalg_vector_norm", P.vector_norm_p, "LinalgVectorNormBackward0", saves_out=True, result="real")
+VAR = _decl("var", P.var_p, "VarBackward0", result="real")
+STD = _decl("std", P.std_p, "StdBackward0", saves_out=True, result="real")
+VAR_MEAN = _decl("var_mean", P.var_p, "VarMeanBackward0", result="real")
 STD_MEAN = _decl("std_mean", P.std_p, "StdMeanBackward0", saves_out=True,
-                 result="same")
+                 result="real")
 MEAN_OF_VAR = _decl("var_mean_mean", NP.mean, "VarMeanBackward0", result="same")
 MEAN_OF_STD = _decl("std_mean_mean", NP.mean, "StdMeanBackward0", result="same")
 CUMSUM = _decl("cumsum", NP.cumsum, "CumsumBackward0", result="same")
@@ -168,10 +168,7 @@ def vector_norm(x: Tensor, ord=2.0, dim=None, keepdim: bool = False, *, dtype=No
     x = _cast(x, dtype)
     _float_input("linalg.vector_norm", x)
     axis = _dims(dim, x._data.ndim)
-    res = apply(VECTOR_NORM, (x,), {"ord": float(ord), "axis": axis, "keepdims": keepdim})
-    if x._dtype.is_complex:
-        res = res.to(D.float32 if x._dtype is D.complex64 else D.float64)
-    return res
+    return apply(VECTOR_NORM, (x,), {"ord": float(ord), "axis": axis, "keepdims": keepdim})
 
 
 def _correction(dim, unbiased, correction):
