@@ -80,6 +80,7 @@ class ReverseTracer(Tracer):
 
 _new_object = object.__new__
 _PRUNE_MIN_SIZE = residuals.PRUNE_MIN_SIZE
+_ShapeOnly = residuals.ShapeOnly
 
 
 def _tracer(trace, value, node_id):
@@ -126,7 +127,10 @@ class ReverseTrace(Trace):
         if shape_only:  # (`_record`'s pruning, spelled out)
             if type(x) is np.ndarray:
                 if x.size >= _PRUNE_MIN_SIZE:
-                    x = residuals.ShapeOnly(x)
+                    kept = _new_object(_ShapeOnly)  # (ShapeOnly(x) without its __init__ frame)
+                    kept.shape = x.shape
+                    kept.dtype = x.dtype
+                    x = kept
             else:
                 x = _SCALAR_STANDINS.get(type(x), x)
         tape = self.tape
@@ -159,13 +163,19 @@ class ReverseTrace(Trace):
         if shape_only_a:
             if type(xa) is np.ndarray:
                 if xa.size >= _PRUNE_MIN_SIZE:
-                    xa = residuals.ShapeOnly(xa)
+                    kept = _new_object(_ShapeOnly)  # (ShapeOnly(xa) without its __init__ frame)
+                    kept.shape = xa.shape
+                    kept.dtype = xa.dtype
+                    xa = kept
             else:
                 xa = _SCALAR_STANDINS.get(type(xa), xa)
         if shape_only_b:
             if type(xb) is np.ndarray:
                 if xb.size >= _PRUNE_MIN_SIZE:
-                    xb = residuals.ShapeOnly(xb)
+                    kept = _new_object(_ShapeOnly)  # (ShapeOnly(xb) without its __init__ frame)
+                    kept.shape = xb.shape
+                    kept.dtype = xb.dtype
+                    xb = kept
             else:
                 xb = _SCALAR_STANDINS.get(type(xb), xb)
         tape = self.tape
