@@ -26,7 +26,7 @@ from ._tensor import OWN_DTYPE, Tensor
 
 __all__ = ["STATE", "Node", "OpNode", "AccumulateGrad", "Saved", "Version", "RemovableHandle",
            "run_backward", "node_class", "freed_error", "version_error", "Graph", "call_node",
-           "EXECUTION_ENGINE"]
+           "EXECUTION_ENGINE", "current_graph_task_id"]
 
 
 # --- one backward call -------------------------------------------------------------------------
@@ -240,6 +240,7 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
     callbacks: list = []
     _CALLBACKS.stack.append(callbacks)
     _CALLBACKS.partial.append(inputs is not None)
+    _CALLBACKS.task_ids.append(next(_TASK_IDS))
     try:
         # a backward pass computes nan and inf silently, as PyTorch's does (NumPy would warn
         # from rules and custom backwards whatever warning filters a program put in front)
@@ -254,6 +255,7 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
     finally:
         _CALLBACKS.stack.pop()
         _CALLBACKS.partial.pop()
+        _CALLBACKS.task_ids.pop()
         STATE.grad_enabled = prev_mode
         STATE.saved_hooks = prev_hooks
 
@@ -288,9 +290,18 @@ class _Callbacks(threading.local):
     def __init__(self) -> None:
         self.stack: list = []
         self.partial: list = []  # per pass: runs toward chosen inputs (grad, backward(inputs=))
+        self.task_ids: list = []  # per pass: its number (torch's graph task id)
 
 
 _CALLBACKS = _Callbacks()
+_TASK_IDS = itertools.count()  # one number per backward pass, process-wide, as torch's
+
+
+def current_graph_task_id() -> int:
+    """``torch._C._current_graph_task_id()``: the number of the backward pass running in
+    this thread (innermost), -1 outside any."""
+    ids = _CALLBACKS.task_ids
+    return ids[-1] if ids else -1
 
 
 class ExecutionEngine:

@@ -618,3 +618,36 @@ def test_hooks_on_views_after_in_place_on_one(torch):
     view2.register_hook(fresh)
     (view + view2).sum().backward()
     assert count[0] == 1
+
+
+@both()
+def test_current_graph_task_id(torch):
+    # -1 outside backward; inside, one number per backward call, one more for each call
+    # after it, the same for every hook of one call; a backward nested in a hook has its own
+    seen = []
+    t = torch.tensor(1.0, requires_grad=True).clone()
+    t.register_hook(lambda g: seen.append(torch._C._current_graph_task_id()))
+    t.register_hook(lambda g: seen.append(torch._C._current_graph_task_id()))
+    for _ in range(3):
+        t.backward(retain_graph=True)
+    assert seen[0] >= 0 and seen == [seen[0]] * 2 + [seen[0] + 1] * 2 + [seen[0] + 2] * 2
+    assert torch._C._current_graph_task_id() == -1
+
+    inner = []
+
+    def nested(g):
+        before = torch._C._current_graph_task_id()
+        x = torch.tensor(2.0, requires_grad=True)
+        with torch.enable_grad():  # (backward runs its hooks with grad mode off)
+            y = x * x
+        y.register_hook(lambda g: inner.append(torch._C._current_graph_task_id()))
+        y.backward()
+        inner.append((before, torch._C._current_graph_task_id()))
+        return g
+
+    u = torch.tensor(3.0, requires_grad=True).clone()
+    u.register_hook(nested)
+    u.backward()
+    (nested_id, (outer_before, outer_after)) = inner
+    assert outer_before == outer_after != nested_id != -1
+    assert torch._C._current_graph_task_id() == -1

@@ -1,12 +1,13 @@
 """The few pieces of ``torch._C`` that Python code (PyTorch's own tests) reaches for."""
 import weakref
 
+from .._autograd import current_graph_task_id as _current_graph_task_id
 from .._grad_mode import is_grad_enabled
 from .._ops import FORWARD
 from . import _autograd, _functions
 
 __all__ = ["_autograd", "_functions", "is_grad_enabled", "has_lapack", "_WeakTensorRef",
-           "_is_fwd_grad_enabled", "_set_fwd_grad_enabled"]
+           "_is_fwd_grad_enabled", "_set_fwd_grad_enabled", "_current_graph_task_id"]
 
 has_lapack = True  # linalg.qr and the other decompositions are NumPy's LAPACK
 
