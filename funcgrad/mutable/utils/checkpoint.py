@@ -99,18 +99,18 @@ def _graph_task():
 
 
 def _checkpoint_without_reentrant(fn: Callable, preserve_rng_state: bool, args: tuple,
-                                  kwargs: dict):
+                                  kwargs: dict, check: bool = True):
     """Each tensor saved inside `fn` is packed as its position in the order of saving. The
     first unpack in a backward pass (or each unpack outside one) runs `fn` again (grad on,
     same random stream) and keeps what that run saves: detached where it requires grad, else
     the very tensor. Within one pass each value is handed out once, as in PyTorch."""
     replay = _Replay(preserve_rng_state)
     run = {"task": None, "values": {}}  # the pass that ran `fn` last, and what is left of it
-    count = [0]
+    saved: list = []  # per tensor saved by the first run, in order: its metadata
 
-    def pack(_tensor: Tensor) -> int:
-        count[0] += 1
-        return count[0] - 1
+    def pack(tensor: Tensor) -> int:
+        saved.append(_metadata(tensor))
+        return len(saved) - 1
 
     def recompute() -> dict:
         values: dict = {}
@@ -120,6 +120,8 @@ def _checkpoint_without_reentrant(fn: Callable, preserve_rng_state: bool, args: 
 
         with saved_tensors_hooks(keep, lambda _: None), enable_grad():
             replay(fn, args, kwargs)
+        if check:
+            _check_same_saves(saved, values)
         return values
 
     def unpack(position: int) -> Tensor:
@@ -137,6 +139,39 @@ def _checkpoint_without_reentrant(fn: Callable, preserve_rng_state: bool, args: 
 
     with saved_tensors_hooks(pack, unpack):
         return fn(*args, **kwargs)
+
+
+def _metadata(t: Tensor) -> dict:
+    return {"shape": t.shape, "dtype": t.dtype, "device": t.device}
+
+
+# A function that saves other tensors when run again (it branches on state, or draws random
+# numbers without preserve_rng_state) would get gradients from values it never computed:
+# the recomputation is checked against the first run, as torch's default determinism check.
+_NON_DETERMINISM_TIP = (
+    "\n\nTip: the function given to checkpoint must save the same tensors (number, shape, "
+    "dtype, device) each time it runs: make it deterministic, or keep its activations "
+    "by calling it without checkpoint.")
+
+
+def _check_same_saves(saved: list, values: dict) -> None:
+    """Raise torch's CheckpointError if the recomputation saved other tensors than the first
+    run: fewer (more are never read, as with torch's early stop) or of other metadata."""
+    if len(values) < len(saved):
+        raise CheckpointError(
+            "torch.utils.checkpoint: A different number of tensors was saved during the "
+            "original forward and recomputation.\n"
+            f"Number of tensors saved during forward: {len(saved)}\n"
+            f"Number of tensors saved during recomputation: {len(values)}."
+            + _NON_DETERMINISM_TIP)
+    wrong = [k for k, meta in enumerate(saved) if _metadata(values[k]) != meta]
+    if wrong:
+        lines = "".join(f"tensor at position {k}:\nsaved metadata: {saved[k]}\n"
+                        f"recomputed metadata: {_metadata(values[k])}\n" for k in wrong)
+        raise CheckpointError(
+            "torch.utils.checkpoint: Recomputed values for the following tensors have "
+            f"different metadata than during the forward pass.\n{lines}."
+            + _NON_DETERMINISM_TIP)
 
 
 def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
@@ -163,7 +198,11 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
         return CheckpointFunction.apply(function, preserve_rng_state, *args)
-    return _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs)
+    if determinism_check not in ("default", "none"):
+        raise ValueError("determinism_check should be one of ['default', 'none'], but got "
+                         f"{determinism_check}")
+    return _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs,
+                                         check=determinism_check == "default")
 
 
 def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None,

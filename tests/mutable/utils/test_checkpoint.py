@@ -145,3 +145,47 @@ def test_non_reentrant_keeps_a_saved_tensor_that_needs_no_grad_itself(torch):
     b = torch.tensor(1.0)
     torch.utils.checkpoint.checkpoint(Keeps.apply, a, b, use_reentrant=False).backward()
     assert seen[0] is b
+
+
+def _changes_on_second_run(first, second):
+    runs = [0]
+
+    def fn(x):
+        runs[0] += 1
+        return first(x) if runs[0] == 1 else second(x)
+    return fn
+
+
+@both()
+def test_non_reentrant_checkpoint_checks_what_the_recomputation_saves(torch):
+    from_three = lambda x: x.sin().exp().sin()  # noqa: E731  (saves three tensors)
+    from_two = lambda x: x.sin().exp()  # noqa: E731
+    other_shape = lambda x: x.sin() * torch.tensor([1.0, 2.0])  # noqa: E731
+    checkpoint = torch.utils.checkpoint.checkpoint
+    a = torch.tensor([0.5], requires_grad=True)
+
+    out = checkpoint(_changes_on_second_run(from_three, from_two), a, use_reentrant=False)
+    with pytest.raises(torch.utils.checkpoint.CheckpointError,
+                       match="A different number of tensors was saved during the original "
+                             "forward and recomputation.\nNumber of tensors saved during "
+                             "forward: 3\nNumber of tensors saved during recomputation: 2."):
+        out.sum().backward()
+
+    out = checkpoint(_changes_on_second_run(from_two, other_shape), a, use_reentrant=False)
+    with pytest.raises(RuntimeError, match=r"have different metadata than during the forward "
+                       r"pass.\ntensor at position 1:\nsaved metadata: \{'shape': "
+                       r"torch.Size\(\[1\]\), 'dtype': torch.float32, 'device': "
+                       r"device\(type='cpu'\)\}\nrecomputed metadata: \{'shape': "
+                       r"torch.Size\(\[2\]\)"):
+        out.sum().backward()
+
+    # more tensors saved again: never read (the recomputation stops early in torch)
+    a.grad = None
+    out = checkpoint(_changes_on_second_run(from_two, from_three), a, use_reentrant=False)
+    out.sum().backward()
+    np.testing.assert_allclose(values(a.grad), np.exp(np.sin(0.5)) * np.cos(0.5), rtol=1e-6)
+
+    # determinism_check takes "default" or "none" (no check)
+    with pytest.raises(ValueError, match=r"determinism_check should be one of \['default', "
+                                         r"'none'\], but got always"):
+        checkpoint(from_two, a, use_reentrant=False, determinism_check="always")
