@@ -26,7 +26,7 @@ from ._tensor import OWN_DTYPE, Tensor
 
 __all__ = ["STATE", "Node", "OpNode", "AccumulateGrad", "Saved", "Version", "RemovableHandle",
            "run_backward", "node_class", "freed_error", "version_error", "Graph", "call_node",
-           "EXECUTION_ENGINE", "current_graph_task_id"]
+           "EXECUTION_ENGINE", "GraphTask", "current_graph_task", "current_graph_task_id"]
 
 
 # --- one backward call -------------------------------------------------------------------------
@@ -223,7 +223,7 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
     ``backward(inputs=...)``, besides) accumulating into leaves; `run_inputs` (backward's
     way) runs the inputs' own nodes too, hooks included, where ``grad`` stops before them.
     """
-    if len(_CALLBACKS.stack) >= REENTRANT_DEPTH:
+    if len(_TASKS.stack) >= REENTRANT_DEPTH:
         # a backward nested in backward (a custom Function's backward calling backward) this
         # deep continues in a fresh thread, with a fresh Python stack, as PyTorch's engine
         # does, so re-entrant depth is not bounded by the recursion limit
@@ -237,10 +237,9 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
     STATE.grad_enabled = create_graph
     prev_hooks = STATE.saved_hooks
     STATE.saved_hooks = prev_hooks.copy()
-    callbacks: list = []
-    _CALLBACKS.stack.append(callbacks)
-    _CALLBACKS.partial.append(inputs is not None)
-    _CALLBACKS.task_ids.append(next(_TASK_IDS))
+    task = GraphTask(inputs is not None)
+    callbacks = task.callbacks
+    _TASKS.stack.append(task)
     try:
         # a backward pass computes nan and inf silently, as PyTorch's does (NumPy would warn
         # from rules and custom backwards whatever warning filters a program put in front)
@@ -253,9 +252,7 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
             k += 1
         return found
     finally:
-        _CALLBACKS.stack.pop()
-        _CALLBACKS.partial.pop()
-        _CALLBACKS.task_ids.pop()
+        _TASKS.stack.pop()
         STATE.grad_enabled = prev_mode
         STATE.saved_hooks = prev_hooks
 
@@ -284,24 +281,41 @@ def _in_fresh_thread(fn, *args, **kwargs):
     return found[0]
 
 
-class _Callbacks(threading.local):
-    """Per thread, the callback lists of the backward passes running (innermost last)."""
+class GraphTask:
+    """One backward pass running: its number (torch's graph task id, process-wide), whether
+    it runs toward chosen inputs (grad, backward(inputs=...)) and the callbacks queued for
+    its end."""
+
+    __slots__ = ("id", "partial", "callbacks")
+    _ids = itertools.count()
+
+    def __init__(self, partial: bool) -> None:
+        self.id = next(GraphTask._ids)
+        self.partial = partial
+        self.callbacks: list = []
+
+
+class _Tasks(threading.local):
+    """Per thread, the backward passes running (innermost last)."""
 
     def __init__(self) -> None:
         self.stack: list = []
-        self.partial: list = []  # per pass: runs toward chosen inputs (grad, backward(inputs=))
-        self.task_ids: list = []  # per pass: its number (torch's graph task id)
 
 
-_CALLBACKS = _Callbacks()
-_TASK_IDS = itertools.count()  # one number per backward pass, process-wide, as torch's
+_TASKS = _Tasks()
+
+
+def current_graph_task() -> GraphTask | None:
+    """The backward pass running in this thread (innermost), or None outside any."""
+    stack = _TASKS.stack
+    return stack[-1] if stack else None
 
 
 def current_graph_task_id() -> int:
     """``torch._C._current_graph_task_id()``: the number of the backward pass running in
     this thread (innermost), -1 outside any."""
-    ids = _CALLBACKS.task_ids
-    return ids[-1] if ids else -1
+    task = current_graph_task()
+    return -1 if task is None else task.id
 
 
 class ExecutionEngine:
@@ -309,9 +323,10 @@ class ExecutionEngine:
     the backward pass in progress (in this thread) has finished."""
 
     def queue_callback(self, callback) -> None:
-        if not _CALLBACKS.stack:
+        task = current_graph_task()
+        if task is None:
             raise RuntimeError("Final callbacks can only be installed during backward pass.")
-        _CALLBACKS.stack[-1].append(callback)
+        task.callbacks.append(callback)
 
 
 EXECUTION_ENGINE = ExecutionEngine()

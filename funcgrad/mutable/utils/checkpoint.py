@@ -7,7 +7,7 @@ import warnings
 from typing import Any, Callable
 
 from .. import _random
-from .._autograd import _CALLBACKS
+from .._autograd import current_graph_task
 from .._grad_mode import enable_grad, no_grad
 from .._tensor import Tensor
 from ..autograd import backward as autograd_backward
@@ -72,7 +72,8 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        if _CALLBACKS.partial and _CALLBACKS.partial[-1]:
+        task = current_graph_task()
+        if task is not None and task.partial:
             raise RuntimeError(
                 "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or "
                 "passing an `inputs` parameter to .backward(). To resolve this error, you can "
@@ -91,11 +92,6 @@ class CheckpointFunction(Function):
                                "necessary")
         autograd_backward([o for o, _ in pairs], [g for _, g in pairs])
         return (None, None) + tuple(t.grad if isinstance(t, Tensor) else None for t in inputs)
-
-
-def _graph_task():
-    """The backward pass running in this thread (its callback list), or None outside one."""
-    return _CALLBACKS.stack[-1] if _CALLBACKS.stack else None
 
 
 def _checkpoint_without_reentrant(fn: Callable, preserve_rng_state: bool, args: tuple,
@@ -125,7 +121,7 @@ def _checkpoint_without_reentrant(fn: Callable, preserve_rng_state: bool, args: 
         return values
 
     def unpack(position: int) -> Tensor:
-        task = _graph_task()
+        task = current_graph_task()
         if task is None or task is not run["task"]:
             run["task"], run["values"] = task, recompute()
         values = run["values"]
