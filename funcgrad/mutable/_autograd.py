@@ -26,7 +26,9 @@ from ._tensor import OWN_DTYPE, Tensor
 
 __all__ = ["STATE", "Node", "OpNode", "AccumulateGrad", "Saved", "Version", "RemovableHandle",
            "run_backward", "node_class", "freed_error", "version_error", "Graph", "call_node",
-           "EXECUTION_ENGINE", "GraphTask", "current_graph_task", "current_graph_task_id"]
+           "EXECUTION_ENGINE", "GraphTask", "current_graph_task", "current_graph_task_id",
+           "current_autograd_node", "will_engine_execute_node",
+           "current_graph_task_execution_order"]
 
 
 # --- one backward call -------------------------------------------------------------------------
@@ -244,7 +246,8 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
         # a backward pass computes nan and inf silently, as PyTorch's does (NumPy would warn
         # from rules and custom backwards whatever warning filters a program put in front)
         with np.errstate(all="ignore"):
-            found = _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_inputs)
+            found = _run(task, roots, grads, retain_graph, create_graph, inputs, accumulate,
+                         run_inputs)
         # callbacks queued during the pass run once it is done, in order (one may queue more)
         k = 0
         while k < len(callbacks):
@@ -286,13 +289,20 @@ class GraphTask:
     it runs toward chosen inputs (grad, backward(inputs=...)) and the callbacks queued for
     its end."""
 
-    __slots__ = ("id", "partial", "callbacks")
+    __slots__ = ("id", "partial", "callbacks", "roots", "reachable", "needed", "accumulate")
     _ids = itertools.count()
 
     def __init__(self, partial: bool) -> None:
         self.id = next(GraphTask._ids)
         self.partial = partial
         self.callbacks: list = []
+        # set by the walk once it has discovered the graph, for the questions hooks may ask
+        # (`will_engine_execute_node`, `current_graph_task_execution_order`): the root edges,
+        # the nodes reachable from them, and (toward chosen inputs) the nodes that matter
+        self.roots: list = []
+        self.reachable: dict = {}
+        self.needed: dict | None = None
+        self.accumulate = True
 
 
 class _Tasks(threading.local):
@@ -318,6 +328,76 @@ def current_graph_task_id() -> int:
     return -1 if task is None else task.id
 
 
+def current_autograd_node() -> Node | None:
+    """``torch._C._current_autograd_node()``: the node whose backward (or whose hooks) runs
+    now in this thread, None outside a backward pass.
+
+    Read off the innermost frame of the walk (`_run`'s local ``node``) rather than recorded
+    per node: the question is rare, the walk is the hot path."""
+    if not _TASKS.stack:
+        return None
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is _RUN_CODE:
+            return frame.f_locals.get("node")
+        frame = frame.f_back
+    return None  # (the pass's end-of-pass callbacks run after the walk)
+
+
+def will_engine_execute_node(node) -> bool:
+    """``torch._C._will_engine_execute_node(node)``, asked during a backward pass: whether
+    this pass runs `node` (toward chosen inputs, whether some input lies beyond it)."""
+    if not isinstance(node, Node):
+        raise RuntimeError("_will_engine_execute_node expects an grad_fn, but got "
+                           + type(node).__name__)
+    task = current_graph_task()
+    if task is None:
+        raise RuntimeError("_get_should_execute_nodes should only be called during the "
+                           "backward pass")
+    if task.needed is None:
+        return node in task.reachable
+    if node not in task.needed:
+        return False
+    if type(node) is AccumulateGrad and not task.accumulate:
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are "
+                           "currently running autograd.grad(). This is currently not "
+                           "supported.")
+    return True
+
+
+def current_graph_task_execution_order() -> list:
+    """``torch._C._current_graph_task_execution_order()``: the nodes the backward pass
+    running in this thread runs, in the order it runs them (its walk replayed from the
+    roots on fresh edge counts)."""
+    task = current_graph_task()
+    if task is None:
+        raise RuntimeError("_current_graph_task_execution_order should only be called during "
+                           "the backward pass")
+    if STATE.multithreading:
+        raise RuntimeError(
+            "get_current_graph_task_execution_order expects the current backward to be "
+            "executed with multithreading disabled, e.g. by running:\n\n"
+            ">>> with torch.autograd.set_multithreading_enabled(False):\n"
+            "...     torch.autograd.grad(...)\n")
+    deps = _count_edges(task.roots)
+    pushes = itertools.count()
+    ready = [(_priority(node, pushes), node) for node in deps if deps[node] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, node = heapq.heappop(ready)
+        if task.needed is None or node in task.needed:
+            order.append(node)
+        for e in node._edges():
+            if e is None:
+                continue
+            nxt = edge_pair(e)[0]
+            deps[nxt] -= 1
+            if not deps[nxt]:
+                heapq.heappush(ready, (_priority(nxt, pushes), nxt))
+    return order
+
+
 class ExecutionEngine:
     """``torch.autograd.Variable._execution_engine``: ``queue_callback(fn)`` runs `fn` once
     the backward pass in progress (in this thread) has finished."""
@@ -341,17 +421,15 @@ def _priority(node, pushes) -> int:
 _FIRST = 1 << 62
 
 
-def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_inputs):
-    graph = Graph(create_graph, accumulate)
-    pushes = itertools.count()
-    # 1. discover the reachable graph, counting how many edges enter each node
+def _count_edges(roots, order: list | None = None) -> dict:
+    """The graph reachable from the root edges: for each node, how many edges enter it.
+    `order`, if given, receives the nodes in the order they are discovered."""
     deps: dict = {}
     stack = []
     for e in roots:
         if e is not None and e[0] not in deps:
             deps[e[0]] = 0
             stack.append(e[0])
-    order = [] if inputs is not None else None  # (visiting order: for `inputs` only)
     while stack:
         node = stack.pop()
         if order is not None:
@@ -369,6 +447,18 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
                 stack.append(nxt)
             else:
                 deps[nxt] = count + 1
+    return deps
+
+
+def _run(task, roots, grads, retain_graph, create_graph, inputs, accumulate, run_inputs):
+    graph = Graph(create_graph, accumulate)
+    pushes = itertools.count()
+    # 1. discover the reachable graph, counting how many edges enter each node
+    order = [] if inputs is not None else None  # (visiting order: for `inputs` only)
+    deps = _count_edges(roots, order)
+    task.roots = roots
+    task.reachable = deps  # (its counts fall during the walk; its keys stay)
+    task.accumulate = accumulate
     captures = None
     needed = None
     if inputs is not None:
@@ -388,6 +478,7 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
         needed = {node: (run_inputs and node in targets)
                   or any(e is not None and edge_pair(e)[0] in needed for e in node._edges())
                   for node in needed}
+        task.needed = needed
     results = [None] * (len(inputs) if inputs is not None else 0)
     # 2. seed the buffers
     buffers: dict = {}
@@ -494,6 +585,9 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate, run_input
     if inputs is None:
         return None
     return results
+
+
+_RUN_CODE = _run.__code__
 
 
 def _padded(node, grads_out) -> list:

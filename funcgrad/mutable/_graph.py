@@ -52,6 +52,8 @@ class _State(threading.local):
         self.running = None  # in anomaly mode: the node whose backward runs now (a parent)
         self.saved_hooks = []  # (pack, unpack, as_tensor) of saved_tensors_hooks, innermost last
         self.hooks_disabled = None  # disable_saved_tensors_hooks' message while it is active
+        self.multithreading = True  # set_multithreading_enabled (nothing here runs on threads
+        # of the engine's own; torch's _current_graph_task_execution_order asks for it off)
 
 
 def set_anomaly(enabled: bool, check_nan: bool = True) -> None:

@@ -1,13 +1,20 @@
 """The few pieces of ``torch._C`` that Python code (PyTorch's own tests) reaches for."""
 import weakref
 
+from .._autograd import current_autograd_node as _current_autograd_node
+from .._autograd import current_graph_task_execution_order as _current_graph_task_execution_order
 from .._autograd import current_graph_task_id as _current_graph_task_id
+from .._autograd import will_engine_execute_node as _will_engine_execute_node
+from .._graph import STATE
 from .._grad_mode import is_grad_enabled
 from .._ops import FORWARD
 from . import _autograd, _functions
 
 __all__ = ["_autograd", "_functions", "is_grad_enabled", "has_lapack", "_WeakTensorRef",
-           "_is_fwd_grad_enabled", "_set_fwd_grad_enabled", "_current_graph_task_id"]
+           "_is_fwd_grad_enabled", "_set_fwd_grad_enabled", "_current_graph_task_id",
+           "_current_autograd_node", "_current_graph_task_execution_order",
+           "_will_engine_execute_node", "_is_multithreading_enabled",
+           "_set_multithreading_enabled"]
 
 has_lapack = True  # linalg.qr and the other decompositions are NumPy's LAPACK
 
@@ -19,6 +26,15 @@ def _is_fwd_grad_enabled() -> bool:
 
 def _set_fwd_grad_enabled(mode: bool) -> None:
     FORWARD.enabled = bool(mode)
+
+
+def _is_multithreading_enabled() -> bool:
+    """Whether backward passes started in this thread may use worker threads (per thread)."""
+    return STATE.multithreading
+
+
+def _set_multithreading_enabled(mode: bool) -> None:
+    STATE.multithreading = bool(mode)
 
 
 class _WeakTensorRef:
