@@ -30,7 +30,7 @@ from ._device import cpu
 __all__ = ["STATE", "PROCESS", "set_anomaly", "Version", "Saved", "Node", "AccumulateGrad",
            "RemovableHandle",
            "Spec", "STAND_IN", "RECOMPUTE", "node_class", "version_error", "freed_error",
-           "user_frame", "user_site", "site_line", "stand_in", "replay", "AsStridedBackward0", "conj", "fix_array",
+           "user_frame", "user_site", "site_line", "stand_in", "replay", "AsStridedBackward0", "VIEW_NODE_NAMES", "conj", "fix_array",
            "edge_pair", "InputMetadata", "own_copy"]
 
 
@@ -52,6 +52,8 @@ class _State(threading.local):
         self.running = None  # in anomaly mode: the node whose backward runs now (a parent)
         self.saved_hooks = []  # (pack, unpack, as_tensor) of saved_tensors_hooks, innermost last
         self.hooks_disabled = None  # disable_saved_tensors_hooks' message while it is active
+        self.view_replay = False  # _force_original_view_tracking: regenerated view grad_fns
+        # replay the view's own ops instead of one AsStridedBackward0
         self.multithreading = True  # set_multithreading_enabled (nothing here runs on threads
         # of the engine's own; torch's _current_graph_task_execution_order asks for it off)
 
@@ -641,6 +643,12 @@ def _across_dtypes(ct, size: int, shape, dtype, chain):
                         template=(SLOT,))
     flat = NP.index_add(flat, NP.imag(ct), where.imag.astype(np.int64), template=(SLOT,))
     return NP.reshape(flat, shape)
+
+
+#: The grad_fn name of each view function (a chain link's ``impl``), as the op table declares
+#: it, or a function of the link's parameters giving it: what a view's grad_fn regenerated
+#: by replay is called (see `_tensor`).
+VIEW_NODE_NAMES: dict = {}
 
 
 class AsStridedBackward0(Node):

@@ -24,9 +24,10 @@ from .._src.transforms import stop_gradient
 from ..numpy import _primitives as NP
 from . import _dtypes as D
 from . import _prims as P
-from ._graph import (INFERENCE_INPLACE, PROCESS, RECOMPUTE, STAND_IN, STATE, AsStridedBackward0,
-                     Node, Saved, Spec, Version, _seq, _short_name, conj, fix_array, freed_error,
-                     node_class, own_copy, replay, stand_in, user_frame, user_site, version_error)
+from ._graph import (INFERENCE_INPLACE, PROCESS, RECOMPUTE, STAND_IN, STATE, VIEW_NODE_NAMES,
+                     AsStridedBackward0, Node, Saved, Spec, Version, _seq, _short_name, conj,
+                     fix_array, freed_error, node_class, own_copy, replay, stand_in, user_frame,
+                     user_site, version_error)
 from ._policy import on_write
 from ._saves import OUT, value_reads
 from ._tensor import (CUSTOM_VIEW_DETAIL, NO_GRAD_VIEW_REBASED, Tensor, _scalar_name, _ViewInfo,
@@ -1287,6 +1288,10 @@ for _op in (ADD, SUB, MUL, DIV, NEG, EXP, LOG, SQRT, SIN, COS, TAN, TANH, SIGMOI
 _BY_PRIM[NP.power] = POW_T
 _BY_PRIM[P.torch_power_p] = POW_T
 _BY_PRIM[NP.astype] = TO_COPY
+# (a rule's broadcast and reshape, recorded under create_graph, as PyTorch's own derivative
+# formulas record them: expand and view)
+_BY_PRIM[NP.broadcast_to] = EXPAND
+_BY_PRIM[NP.reshape] = VIEW
 
 
 # --- views ----------------------------------------------------------------------------------
@@ -1398,6 +1403,10 @@ def _replay_tensor(t: Tensor, chain) -> Tensor:
 
 _VIEW_BY_IMPL = {expand_impl: EXPAND, NP.getitem.impl: SLICE, NP.reshape.impl: VIEW, NP.transpose.impl: PERMUTE,
                  NP.swapaxes.impl: TRANSPOSE, NP.broadcast_to.impl: EXPAND}
+VIEW_NODE_NAMES.update((impl, op.node_cls.__name__) for impl, op in _VIEW_BY_IMPL.items())
+# (an index view taking one position along an axis is PyTorch's select)
+VIEW_NODE_NAMES[NP.getitem.impl] = lambda params: (
+    "SelectBackward0" if any(type(i) is int for i in params["template"]) else "SliceBackward0")
 
 
 # --- in-place -----------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ __all__ = ["_autograd", "_functions", "is_grad_enabled", "has_lapack", "_WeakTen
            "_is_fwd_grad_enabled", "_set_fwd_grad_enabled", "_current_graph_task_id",
            "_current_autograd_node", "_current_graph_task_execution_order",
            "_will_engine_execute_node", "_is_multithreading_enabled",
-           "_set_multithreading_enabled"]
+           "_set_multithreading_enabled", "_is_view_replay_enabled", "_set_view_replay_enabled"]
 
 has_lapack = True  # linalg.qr and the other decompositions are NumPy's LAPACK
 
@@ -26,6 +26,15 @@ def _is_fwd_grad_enabled() -> bool:
 
 def _set_fwd_grad_enabled(mode: bool) -> None:
     FORWARD.enabled = bool(mode)
+
+
+def _is_view_replay_enabled() -> bool:
+    """Whether regenerated view grad_fns replay the view's ops (per thread)."""
+    return STATE.view_replay
+
+
+def _set_view_replay_enabled(mode: bool) -> None:
+    STATE.view_replay = bool(mode)
 
 
 def _is_multithreading_enabled() -> bool:
