@@ -121,6 +121,8 @@ def _inplace_function(name: str) -> Callable:
 from ._pointwise import FUNCTIONS as _POINTWISE, INPLACE_FUNCTIONS as _POINTWISE_INPLACE  # noqa: E402
 globals().update(_POINTWISE)  # floor, asin, hypot, lerp, scatter... (one table, _pointwise)
 globals().update({_name: _inplace_function(_name) for _name in _POINTWISE_INPLACE})
+from ._foreach import FUNCTIONS as _FOREACH  # noqa: E402
+globals().update(_FOREACH)  # _foreach_exp, _foreach_add_... (each op tensor by tensor)
 __version__ = "2.13.0+funcgrad"
 inf = _math.inf
 nan = _math.nan
