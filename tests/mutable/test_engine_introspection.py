@@ -184,3 +184,16 @@ def test_multithreading_switch_is_per_thread(torch):
     with switch:
         pass
     assert torch._C._is_multithreading_enabled()
+
+
+@both()
+def test_multithreading_switch_as_block_and_call(torch):
+    with torch.autograd.set_multithreading_enabled(False):
+        assert not torch.autograd.is_multithreading_enabled()
+        torch.autograd.set_multithreading_enabled(True)  # a call inside the block
+        assert torch.autograd.is_multithreading_enabled()
+    assert torch.autograd.is_multithreading_enabled()
+    torch.autograd.set_multithreading_enabled(False)
+    assert not torch.autograd.is_multithreading_enabled()
+    torch.autograd.set_multithreading_enabled(True)
+    assert torch.autograd.is_multithreading_enabled()

@@ -8,7 +8,8 @@ from . import forward_ad, function, functional, grad_mode, graph
 from ._grad import _calculate_shape, backward, detect_anomaly, grad, is_anomaly_enabled, set_detect_anomaly
 from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402  (torchtests' module)
-from .grad_mode import _force_original_view_tracking, is_view_replay_enabled, set_multithreading_enabled
+from .grad_mode import (_force_original_view_tracking, is_multithreading_enabled,
+                        is_view_replay_enabled, set_multithreading_enabled)
 from .graph import _unsafe_preserve_version_counter
 from .variable import Variable
 

@@ -8,7 +8,8 @@ from .._graph import STATE
 from .._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "set_multithreading_enabled", "_force_original_view_tracking"]
+           "set_multithreading_enabled", "is_multithreading_enabled",
+           "_force_original_view_tracking"]
 
 
 class set_multithreading_enabled:
@@ -38,6 +39,12 @@ class set_multithreading_enabled:
 
     def clone(self) -> "set_multithreading_enabled":
         return set_multithreading_enabled(self.mode)
+
+
+def is_multithreading_enabled() -> bool:
+    """Whether backward passes started in this thread may use worker threads (see
+    `set_multithreading_enabled`)."""
+    return STATE.multithreading
 
 
 class _force_original_view_tracking:

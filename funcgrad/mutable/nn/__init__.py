@@ -7,9 +7,10 @@
 >>> model(torch.ones(4, 2)).shape
 torch.Size([4, 1])
 """
-from . import functional, init
+from . import functional, init, parallel
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
 from .parameter import Parameter
+from .parallel import DataParallel
 
-__all__ = ["Parameter", "functional", "init"] + list(_modules_all)
+__all__ = ["Parameter", "DataParallel", "functional", "init", "parallel"] + list(_modules_all)
