@@ -111,8 +111,8 @@ def tangent_of(t: Tensor) -> Tensor | None:
 
 def _forward_view(chain) -> bool:
     """Whether tangents flow along a view's chain (no make_dual/unpack_dual alias in it)."""
-    for fn, _ in chain:
-        if fn is _dual_alias:
+    for link in chain:
+        if link[0] is _dual_alias:
             return False
     return True
 

@@ -27,10 +27,10 @@ from ..numpy._helpers import SLOT
 from . import _dtypes as D
 from ._device import cpu
 
-__all__ = ["STATE", "PROCESS", "set_anomaly", "Version", "Saved", "Node", "AccumulateGrad",
+__all__ = ["STATE", "PROCESS", "set_anomaly", "set_view_replay", "Version", "Saved", "Node", "AccumulateGrad",
            "RemovableHandle",
            "Spec", "STAND_IN", "RECOMPUTE", "node_class", "version_error", "freed_error",
-           "user_frame", "user_site", "site_line", "stand_in", "replay", "AsStridedBackward0", "VIEW_NODE_NAMES", "conj", "fix_array",
+           "user_frame", "user_site", "site_line", "stand_in", "replay", "AsStridedBackward0", "conj", "fix_array",
            "edge_pair", "InputMetadata", "own_copy"]
 
 
@@ -44,6 +44,9 @@ class _State(threading.local):
     anomaly = False
     check_nan = True
     mutation_block = None  # the open allow_mutation_on_saved_tensors block (per thread)
+    # whether any thread ever turned view replay on: a view op reads the per-thread switch
+    # (about 50 ns) only then
+    view_replay_used = False
 
     def __init__(self) -> None:
         self.grad_enabled = True
@@ -52,10 +55,19 @@ class _State(threading.local):
         self.running = None  # in anomaly mode: the node whose backward runs now (a parent)
         self.saved_hooks = []  # (pack, unpack, as_tensor) of saved_tensors_hooks, innermost last
         self.hooks_disabled = None  # disable_saved_tensors_hooks' message while it is active
-        self.view_replay = False  # _force_original_view_tracking: regenerated view grad_fns
-        # replay the view's own ops instead of one AsStridedBackward0
         self.multithreading = True  # set_multithreading_enabled (nothing here runs on threads
         # of the engine's own; torch's _current_graph_task_execution_order asks for it off)
+        # torch.autograd._force_original_view_tracking: views made while it is on remember
+        # their view ops, and a write into their storage replays them (their own grad_fn
+        # names) instead of one AsStridedBackward0
+        self.view_replay = False
+
+
+def set_view_replay(mode: bool) -> None:
+    """View replay on or off in this thread (``torch._C._set_view_replay_enabled``)."""
+    if mode:
+        _State.view_replay_used = True
+    STATE.view_replay = mode
 
 
 def set_anomaly(enabled: bool, check_nan: bool = True) -> None:
@@ -619,8 +631,8 @@ def fix_array(g, shape, np_dtype):
 
 # --- a view's grad_fn after its storage was written ----------------------------------------
 def replay(array: np.ndarray, chain) -> np.ndarray:
-    """Apply a view's chain of view functions (``(impl, params)`` pairs) to `array`."""
-    for fn, params in chain:
+    """Apply a view's chain of view functions (``(impl, params, op)`` links) to `array`."""
+    for fn, params, _ in chain:
         array = fn(array, **params)
     return array
 
@@ -643,12 +655,6 @@ def _across_dtypes(ct, size: int, shape, dtype, chain):
                         template=(SLOT,))
     flat = NP.index_add(flat, NP.imag(ct), where.imag.astype(np.int64), template=(SLOT,))
     return NP.reshape(flat, shape)
-
-
-#: The grad_fn name of each view function (a chain link's ``impl``), as the op table declares
-#: it, or a function of the link's parameters giving it: what a view's grad_fn regenerated
-#: by replay is called (see `_tensor`).
-VIEW_NODE_NAMES: dict = {}
 
 
 class AsStridedBackward0(Node):

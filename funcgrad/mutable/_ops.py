@@ -24,7 +24,7 @@ from .._src.transforms import stop_gradient
 from ..numpy import _primitives as NP
 from . import _dtypes as D
 from . import _prims as P
-from ._graph import (INFERENCE_INPLACE, PROCESS, RECOMPUTE, STAND_IN, STATE, VIEW_NODE_NAMES,
+from ._graph import (INFERENCE_INPLACE, PROCESS, RECOMPUTE, STAND_IN, STATE,
                      AsStridedBackward0, Node, Saved, Spec, Version, _seq, _short_name, conj,
                      fix_array, freed_error, node_class, own_copy, replay, stand_in, user_frame,
                      user_site, version_error)
@@ -1332,7 +1332,7 @@ def view_op(op: Op, x: Tensor, params: dict, data: np.ndarray | None = None,
     out._grad_node = None
     out._rg = False
     base = x._base
-    link = (replay_fn or op.impl, params)
+    link = (replay_fn or op.impl, params, op)
     if base is None:
         out._base = x
         out._view = _ViewInfo((link,), x._vc.value, not STATE.grad_enabled)
@@ -1396,17 +1396,14 @@ def _zeros_tensor(shape, dtype) -> Tensor:
 
 
 def _replay_tensor(t: Tensor, chain) -> Tensor:
-    for fn, params in chain:
-        t = view_op(_VIEW_BY_IMPL.get(fn, ALIAS), t, params, fn(t._data, **params))
+    for fn, params, op in chain:
+        t = view_op(op or _VIEW_BY_IMPL.get(fn, ALIAS), t, params, fn(t._data, **params),
+                    None if op is None or fn is op.impl else fn)
     return t
 
 
 _VIEW_BY_IMPL = {expand_impl: EXPAND, NP.getitem.impl: SLICE, NP.reshape.impl: VIEW, NP.transpose.impl: PERMUTE,
                  NP.swapaxes.impl: TRANSPOSE, NP.broadcast_to.impl: EXPAND}
-VIEW_NODE_NAMES.update((impl, op.node_cls.__name__) for impl, op in _VIEW_BY_IMPL.items())
-# (an index view taking one position along an axis is PyTorch's select)
-VIEW_NODE_NAMES[NP.getitem.impl] = lambda params: (
-    "SelectBackward0" if any(type(i) is int for i in params["template"]) else "SliceBackward0")
 
 
 # --- in-place -----------------------------------------------------------------------------------
@@ -1841,7 +1838,7 @@ def traced_value(t: Tensor):
     again from the base (its chain of view ops replayed through the primitives)."""
     if t._base is not None and t._traced_at != t._vc.value and is_traced(t._base):
         value = t._base._data
-        for fn, params in t._view.chain:
+        for fn, params, _ in t._view.chain:
             view = _VIEW_BY_IMPL.get(fn)
             if view is None:
                 raise RuntimeError(f"a view made by {getattr(fn, '__name__', fn)} of a traced "
@@ -1889,7 +1886,7 @@ def _traced_view(op: Op, x: Tensor, params: dict, data, replay_fn) -> Tensor:
         data = view.prim(traced_value(x), **params)
     out = traced_tensor(data, x._dtype)
     out._vc = x._vc
-    link = (fn, params)
+    link = (fn, params, None)
     base = x._base
     if base is None:
         out._base = x
@@ -1972,7 +1969,7 @@ def _write_through_view(view: Tensor, new, name: str) -> None:
     base = view._base
     values = [traced_value(base)]
     templates = []
-    for fn, params in view._view.chain:
+    for fn, params, _ in view._view.chain:
         if fn is not NP.getitem.impl:
             label = getattr(_VIEW_BY_IMPL.get(fn), "name", getattr(fn, "__name__", "a view op"))
             raise RuntimeError(WRITE_THROUGH_VIEW.format(name=name, view=label))

@@ -1199,6 +1199,32 @@ def _layout(self: Tensor) -> layout:
     return strided
 
 
+def _storage_offset(self: Tensor) -> int:
+    """Where the tensor's first element sits in its storage, in elements of its dtype."""
+    return F._storage_geometry(self._data)[0]
+
+
+def _view_func(self: Tensor, new_base) -> Tensor | None:
+    """This view made again the same way from `new_base`, a tensor laid out as the view's base
+    (same sizes, strides and storage offset; else None, and None for a tensor that is no
+    view): its view ops replayed when it was made with view replay on (or it changes the
+    dtype), else one ``as_strided`` with the view's own sizes, strides and offset."""
+    if not isinstance(new_base, Tensor):
+        raise TypeError("_view_func(): argument 'new_base' (position 1) must be Tensor, not "
+                        f"{type(new_base).__name__}")
+    base = self._base
+    if base is None or new_base.shape != base.shape or new_base.stride() != base.stride() \
+            or _storage_offset(new_base) != _storage_offset(base):
+        return None
+    info = self._view
+    if info.replay or base._data.dtype.kind != self._data.dtype.kind:
+        return O._replay_tensor(new_base, info.chain)
+    return F.as_strided(new_base, self.shape, self.stride(), _storage_offset(self))
+
+
+Tensor.storage_offset = _storage_offset
+Tensor._view_func = _view_func
+Tensor._view_func_unsafe = _view_func
 Tensor.real = property(real)
 Tensor.imag = property(imag)
 Tensor.volatile = property(_volatile)

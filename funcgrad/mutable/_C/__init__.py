@@ -8,6 +8,7 @@ from .._autograd import will_engine_execute_node as _will_engine_execute_node
 from .._graph import STATE
 from .._grad_mode import is_grad_enabled
 from .._ops import FORWARD
+from ..autograd.grad_mode import _is_view_replay_enabled, _set_view_replay_enabled
 from . import _autograd, _functions
 
 __all__ = ["_autograd", "_functions", "is_grad_enabled", "has_lapack", "_WeakTensorRef",
@@ -26,15 +27,6 @@ def _is_fwd_grad_enabled() -> bool:
 
 def _set_fwd_grad_enabled(mode: bool) -> None:
     FORWARD.enabled = bool(mode)
-
-
-def _is_view_replay_enabled() -> bool:
-    """Whether regenerated view grad_fns replay the view's ops (per thread)."""
-    return STATE.view_replay
-
-
-def _set_view_replay_enabled(mode: bool) -> None:
-    STATE.view_replay = bool(mode)
 
 
 def _is_multithreading_enabled() -> bool:

@@ -478,7 +478,7 @@ def _alias(t: Tensor) -> Tensor:
     return out
 
 
-_WHOLE = ((NP.getitem.impl, {"template": (Ellipsis,)}),)  # the view chain of an alias
+_WHOLE = ((NP.getitem.impl, {"template": (Ellipsis,)}, None),)  # the view chain of an alias
 
 
 def _output_view(t: Tensor, inputs: list, multi: bool) -> Tensor:
