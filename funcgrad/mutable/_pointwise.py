@@ -48,6 +48,21 @@ round_decimals_p = primitive("round_decimals", lambda x, decimals: np.round(x, d
                              vjps=(lambda ct, out, x, decimals: NP.zeros_like(x),))
 frac_p = elementwise("frac", lambda x: x - np.trunc(x), lambda out, x: NP.ones_like(x))
 rsqrt_p = elementwise("rsqrt", lambda x: 1 / np.sqrt(x), lambda out, x: -0.5 * out * out * out)
+def _nextafter(x, y):
+    for v in (x, y):
+        if np.asarray(v).dtype.kind not in "fc":
+            raise NotImplementedError('"nextafter_cpu" not implemented for '
+                                      f"'{_scalar_name(D.from_numpy_dtype(np.asarray(v).dtype))}'")
+    return np.nextafter(x, y)
+
+
+# torch 2.13 differentiates nextafter as the identity in `input` where it moves (the step is
+# below rounding), zero where input equals other, and a constant in `other`; funcgrad.numpy
+# keeps NumPy's and JAX's: no derivative
+nextafter_p = elementwise(
+    "torch_nextafter", _nextafter,
+    lambda out, x, y: NP.where(NP.equal(x, y), NP.zeros_like(out), NP.ones_like(out)),
+    lambda out, x, y: NP.zeros_like(out))
 
 
 def _digamma(x):
@@ -328,6 +343,7 @@ HYPOT = _binary_family("hypot", NP.hypot, "HypotBackward0", result="float",
 FMOD = _binary_family("fmod", NP.fmod, "FmodBackward1", "FmodBackward0", module_inplace=False)
 COPYSIGN = _binary_family("copysign", NP.copysign, "CopysignBackward0", "CopysignBackward1",
                           result="float", module_inplace=False)
+NEXTAFTER = _binary_family("nextafter", nextafter_p, "NextafterBackward0", module_inplace=False)
 LOGADDEXP = _binary_family("logaddexp", NP.logaddexp, "LogaddexpBackward0", result="float",
                            module_inplace=False)
 LOGADDEXP2 = _binary_family("logaddexp2", NP.logaddexp2, "Logaddexp2Backward0",

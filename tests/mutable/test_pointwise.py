@@ -451,3 +451,20 @@ def test_index_fill_with_a_value_tensor_that_requires_grad_as_torch(inplace):
         assert lib.autograd.gradcheck(lambda a, b: a.index_fill(1, index, b), (x, v))
     assert got[0] == got[1]
     assert got[0][0] == "IndexFillBackward1" and got[0][3] == 10.0
+
+
+@pytest.mark.parametrize("T", MODULES)
+def test_nextafter_steps_and_differentiates_as_torch_2_13(T):
+    x = T.tensor([1.0, 2.0, -3.0], dtype=T.float64, requires_grad=True)
+    y = T.tensor([2.0, 0.0, -3.0], dtype=T.float64, requires_grad=True)
+    z = T.nextafter(x, y)
+    assert z.tolist() == [float(np.nextafter(1.0, 2.0)), float(np.nextafter(2.0, 0.0)), -3.0]
+    assert type(z.grad_fn).__name__ == "NextafterBackward0"
+    z.sum().backward()
+    # the identity in `input` where it moves, zero where it equals `other`; none for `other`
+    assert x.grad.tolist() == [1.0, 1.0, 0.0] and y.grad.tolist() == [0.0, 0.0, 0.0]
+    a = T.tensor([1.0])
+    a.nextafter_(T.tensor([0.0]))
+    assert a.tolist() == [float(np.nextafter(np.float32(1.0), np.float32(0.0)))] and a._version == 1
+    with pytest.raises(NotImplementedError, match="\"nextafter_cpu\" not implemented for 'Long'"):
+        T.nextafter(T.tensor([1, 2]), T.tensor([3, 4]))
