@@ -248,7 +248,7 @@ def _short_name(node) -> str:
     return m.group(1) + ("" if m.group(2) == "0" else m.group(2))
 
 
-def version_error(saved: Saved, node: "Node", now: int | None = None) -> RuntimeError:
+def version_error(saved: Saved, node: "Node | None", now: int | None = None) -> RuntimeError:
     """PyTorch's error for a saved tensor whose storage was written since (at version `now`,
     by default the counter's value), with notes naming who saved it and who wrote it."""
     data = saved.data
@@ -265,13 +265,14 @@ def version_error(saved: Saved, node: "Node", now: int | None = None) -> Runtime
     first = (f"one of the variables needed for gradient computation has been modified by an "
              f"inplace operation: [torch.{kind} [{shape}]]{which} is at version "
              f"{now}; expected version {saved.version} instead. {hint}")
-    saver = f"{node.name()}"
-    where = node._where
-    if where:
-        saver += f" at {where[0]}:{where[1]}"
     # str(error) stays PyTorch's exact message; the details show in the traceback as notes
     err = RuntimeError(first)
-    err.add_note(f"  saved by: {saver} (as version {saved.version})")
+    if node is not None:  # (None: saved by torch._C._autograd._make_saved_tensor)
+        saver = f"{node.name()}"
+        where = node._where
+        if where:
+            saver += f" at {where[0]}:{where[1]}"
+        err.add_note(f"  saved by: {saver} (as version {saved.version})")
     for op, path, line, version in saved.counter.writes_since(saved.version):
         err.add_note(f"  modified by: {op} at {path}:{line} (now version {version})")
     err.add_note("  fix: clone() the tensor before modifying it, use the out-of-place op, "

@@ -24,7 +24,7 @@ from .._src.transforms import stop_gradient
 from ..numpy import _primitives as NP
 from . import _dtypes as D
 from . import _prims as P
-from ._graph import (INFERENCE_INPLACE, PROCESS, RECOMPUTE, STAND_IN, STATE,
+from ._graph import (INFERENCE_INPLACE, PROCESS, RECOMPUTE, STAND_IN, STATE, AccumulateGrad,
                      AsStridedBackward0, Node, Saved, Spec, Version, _seq, _short_name, conj,
                      fix_array, freed_error, node_class, own_copy, replay, stand_in, user_frame,
                      user_site, version_error)
@@ -481,7 +481,7 @@ class OpNode(Node):
             if type(saved) is not Saved:
                 raise AttributeError(f"'{type(self).__name__}' object has no attribute "
                                      f"'{name}'")
-        return SavedTensor(saved, self)
+        return SavedTensor._of(saved, self)
 
     def _saved_attribute(self, name: str):
         """PyTorch's saved non-tensor attributes: ``_saved_self_sym_sizes`` (the first
@@ -533,15 +533,56 @@ _TORCH_NAMES = {v: k for k, v in _TORCH_PARAMS.items()}
 _ROLE_NAMES = {1: ["self"], 2: ["self", "other"]}
 
 
+SAVED_TENSOR_FROM_PYTHON = "Trying to create a SavedTensor object from Python is forbidden."
+DETACHED_SAVED = ("Trying to use a saved tensor that has been detached in-place, i.e. with "
+                  ".detach_().This is not supported, please use out-of-place `.detach()` instead")
+
+
 class SavedTensor:
     """PyTorch's ``torch._C._autograd.SavedTensor``: one value a node saved, as
     ``grad_fn._raw_saved_self`` gives it, with hooks for that value alone."""
 
     __slots__ = ("_saved", "_node")
 
-    def __init__(self, saved: Saved | None, node: Node) -> None:
-        self._saved = saved  # None: the value was None, or the node has been freed since
-        self._node = node
+    def __init__(self, *args) -> None:
+        # made only here, from a node's record (`_of`); the two-argument form is that
+        # record and its node (the op table's index nodes build theirs so)
+        if len(args) == 2 and (args[0] is None or type(args[0]) is Saved) \
+                and isinstance(args[1], Node):
+            self._saved, self._node = args
+            return
+        if args:  # (torch's binding declares a constructor of no arguments)
+            raise TypeError(
+                "__init__(): incompatible constructor arguments. The following argument types "
+                "are supported:\n    1. torch._C._autograd.SavedTensor()\n\nInvoked with: "
+                + ", ".join(repr(a) for a in args))
+        raise RuntimeError(SAVED_TENSOR_FROM_PYTHON)
+
+    @classmethod
+    def _of(cls, saved: Saved | None, node: Node | None) -> "SavedTensor":
+        """The record of `saved` (None: the value was None, or the node has been freed
+        since) as `node` saved it (None: saved by ``torch._C._autograd._make_saved_tensor``,
+        outside any node)."""
+        out = object.__new__(cls)
+        out._saved = saved
+        out._node = node
+        return out
+
+    def unpack(self):
+        """The saved tensor, as the node it belongs to would read it at backward: the version
+        checked, the unpack hook run."""
+        saved = self._saved
+        if getattr(self._node, "_freed", False):
+            raise freed_error()
+        if saved is None:
+            return None
+        if saved.tensor is None:
+            # a saved output: torch's unpack() is given no grad_fn to attach it to, and
+            # refuses it so (as for an output detached in place)
+            raise RuntimeError(DETACHED_SAVED)
+        if saved.unpack_fn is None and saved.counter.value != saved.version:
+            raise version_error(saved, self._node)
+        return saved_tensor(saved, self._node)
 
     def register_hooks(self, *hooks) -> None:
         """Pack the saved value now with ``hooks[0]``; ``hooks[1]`` unpacks it at each use."""
@@ -622,8 +663,15 @@ def unpacked(saved: Saved, node: Node) -> Tensor:
     if t is None:
         out._grad_node, out._rg = node, True
     elif _requires_grad(t):
-        fn, nr = edge_of(t) or (t._accumulator(), 0)
-        out._grad_node, out._nr, out._rg = fn, nr, True
+        edge = edge_of(t)
+        if edge is None or type(edge[0]) is AccumulateGrad:
+            # a leaf's value: a leaf itself (no grad_fn), whose gradient goes to the saved
+            # leaf's accumulator (PyTorch's SavedVariable keeps it), held here
+            acc = t._accumulator()
+            out._rg = True
+            out._acc = lambda: acc
+        else:
+            out._grad_node, out._nr, out._rg = edge[0], edge[1], True
     return out
 
 

@@ -12,6 +12,7 @@ from .grad_mode import (_force_original_view_tracking, is_multithreading_enabled
                         is_view_replay_enabled, set_multithreading_enabled)
 from .graph import _unsafe_preserve_version_counter
 from .variable import Variable
+from .._ops import SavedTensor  # (torch.autograd re-exports torch._C._autograd's)
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "InplaceFunction", "once_differentiable",
            "Variable", "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "function",

@@ -130,7 +130,7 @@ class _FunctionNode(Node):
             if item is not None and type(item[0]) is not Saved:
                 item = (_saved_input(item[0], item[1]),) + item[1:]
             items.append(item)
-            raw.append(SavedTensor(None if item is None else item[0], self))
+            raw.append(SavedTensor._of(None if item is None else item[0], self))
         ctx._saved = tuple(items)
         return tuple(raw)
 
