@@ -500,25 +500,41 @@ def _pdist_impl(x, p, pairs):
     return np.asarray(d, dtype=x.dtype)
 
 
-def _pdist_vjp(ct, out, x, p, pairs):
+def _pdist_backward_impl(ct, x, out, p, pairs):
     """PyTorch's _pdist_backward: each pair's slope spread back to its two rows."""
-    e = pairs.astype(H.dtype(x))
-    diff = NP.matmul(e, x)
-    dist = NP.reshape(out, (-1, 1))
-    zero = NP.equal(dist, 0)
-    safe = NP.where(zero, 1, dist)
+    e = pairs.astype(x.dtype)
+    diff = e @ x
+    dist = np.reshape(out, (-1, 1))
+    zero = dist == 0
+    safe = np.where(zero, 1, dist)
     if p == 0:
-        return NP.zeros_like(x)
-    if p == 1:
-        slope = NP.sign(diff)
-    elif p == 2:
-        slope = diff / safe
-    elif p == np.inf:
-        slope = NP.sign(diff) * NP.astype(NP.equal(NP.absolute(diff), dist), H.dtype(x))
-    else:
-        slope = NP.sign(diff) * NP.power(NP.absolute(diff), p - 1) / NP.power(safe, p - 1)
-    slope = NP.where(zero, 0, slope)
-    return NP.matmul(NP.transpose(e), NP.reshape(ct, (-1, 1)) * slope)
+        return np.zeros_like(x)
+    with np.errstate(all="ignore"):
+        if p == 1:
+            slope = np.sign(diff)
+        elif p == 2:
+            slope = diff / safe
+        elif p == np.inf:
+            slope = np.sign(diff) * (np.abs(diff) == dist)
+        else:
+            slope = np.sign(diff) * np.abs(diff) ** (p - 1) / safe ** (p - 1)
+    slope = np.where(zero, 0, slope).astype(x.dtype)
+    return np.asarray(e.T @ (np.reshape(ct, (-1, 1)) * slope), dtype=x.dtype)
+
+
+def _pdist_backward_not_differentiable(ct, out, g, x, dist, p, pairs):
+    raise NotImplementedError("the derivative for '_pdist_backward' is not implemented.")
+
+
+# PyTorch has no formula for pdist's backward: its double backward fails at the
+# PdistBackwardBackward0 node, as here (one primitive, so create_graph records that node)
+pdist_backward_p = primitive("pdist_backward", _pdist_backward_impl, nargs=3,
+                             params=("p", "pairs"),
+                             vjps=(_pdist_backward_not_differentiable,) * 3)
+
+
+def _pdist_vjp(ct, out, x, p, pairs):
+    return pdist_backward_p(ct, x, out, p, pairs)
 
 
 pdist_p = primitive("pdist", _pdist_impl, params=("p", "pairs"), vjps=(_pdist_vjp,))
