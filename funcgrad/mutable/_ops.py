@@ -262,7 +262,7 @@ class OpNode(Node):
                     u = unpacked(v, self)
                     args.append(graph.lift(u) if create_graph else u._data)
                     continue
-                args.append(graph.lift(saved_tensor(v, self)) if create_graph else v.data)
+                args.append(graph.lift(saved_tensor(v, self)) if create_graph else _now(v))
             elif v is STAND_IN:
                 _, shape, dtype = self._meta[len(args)]
                 args.append(stand_in(shape, dtype))
@@ -325,7 +325,8 @@ class OpNode(Node):
                         or (t is not None and not t._rg and t._grad_node is None)):
                     args = None
                     break
-                args.append(v.data)
+                # (`_now`, spelled out)
+                args.append(v.data if t is None or v.counter is not t._vc else t._data)
             elif type(v) is Spec:
                 args.append(v.make())
             else:
@@ -927,6 +928,15 @@ def _record1(op: Op, x: Tensor, res: Tensor, params, const=_NO_CONST) -> None:
         node._at = None
     res._grad_node = node  # (its callers made `res` with ``_nr = 0``)
     res._rg = True
+
+
+def _now(saved: Saved):
+    """What a rule reads of a saved value: an input saved as itself is read through its tensor,
+    as PyTorch's SavedVariable keeps the input tensor itself, so ``x.data = ...`` after the op
+    changes what backward sees (any in-place write since is a version error first). Not when
+    the copy-on-write policy gave the record its own copy (and counter), nor for an output."""
+    t = saved.tensor
+    return saved.data if t is None or saved.counter is not t._vc else t._data
 
 
 def _plain_saved(data, counter: Version, version: int, tensor: Tensor) -> Saved:
