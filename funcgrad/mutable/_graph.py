@@ -187,7 +187,7 @@ class Saved:
     """A tensor a node needs at backward, with the version it had when saved."""
 
     __slots__ = ("data", "version", "counter", "tensor", "output_node", "owner", "fallback",
-                 "packed", "unpack_fn", "view", "__weakref__")
+                 "packed", "unpack_fn", "view", "edge", "__weakref__")
 
     def __init__(self, data, counter: Version, tensor=None, output_node=None) -> None:
         if counter.inference and not STATE.inference:
@@ -230,6 +230,16 @@ class Saved:
                 "in-place operations on the input to a pack hook.")
         self.packed = packed
         self.unpack_fn = unpack
+        self.remember_edge()
+
+    def remember_edge(self) -> None:
+        """Keep the saved input's grad_fn edge of now: a value its unpack hook gives back
+        takes the tensor's place in the graph AS SAVED (PyTorch's SavedVariable keeps its
+        grad_fn), even if the tensor was written in place since (a new grad_fn)."""
+        t = self.tensor
+        if t is not None:
+            fn = t.grad_fn
+            self.edge = None if fn is None else (fn, t._nr)
 
     def current_grad_fn(self):
         if self.output_node is not None:

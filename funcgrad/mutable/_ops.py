@@ -254,7 +254,9 @@ class OpNode(Node):
         for v in self._values():
             t = type(v)
             if t is Saved:
-                if v.counter.value != v.version:
+                if v.unpack_fn is None and v.counter.value != v.version:
+                    # (a value packed by a saved-tensor hook is the hook's to keep: PyTorch
+                    # checks no version then)
                     raise version_error(v, self)
                 if v.tensor is not None and not v.tensor._rg and v.tensor._grad_node is None:
                     self._check_not_detached(len(args))
@@ -274,7 +276,7 @@ class OpNode(Node):
         if out is RECOMPUTE:
             out = self._prim(*args, **self._params) if self._params else self._prim(*args)
         elif type(out) is Saved:
-            if out.counter.value != out.version:
+            if out.unpack_fn is None and out.counter.value != out.version:
                 raise version_error(out, self)
             if out.unpack_fn is not None:  # packed by a saved-tensor hook
                 u = unpacked(out, self)
@@ -664,7 +666,7 @@ def unpacked(saved: Saved, node: Node) -> Tensor:
     if t is None:
         out._grad_node, out._rg = node, True
     elif _requires_grad(t):
-        edge = edge_of(t)
+        edge = getattr(saved, "edge", None) or edge_of(t)
         if edge is None or type(edge[0]) is AccumulateGrad:
             # a leaf's value: a leaf itself (no grad_fn), whose gradient goes to the saved
             # leaf's accumulator (PyTorch's SavedVariable keeps it), held here

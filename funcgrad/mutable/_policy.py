@@ -86,6 +86,9 @@ def on_write(vc: Version, tensor, op_name: str, where: tuple) -> None:
         raise err
     for saved, node in live:
         saved.data = np.array(saved.data, copy=True)
+        keep = getattr(saved.packed, "keep_copy", None) if saved.unpack_fn is not None else None
+        if keep is not None:  # an allow_mutation_on_saved_tensors block reads its handle's
+            keep(saved.data)
         saved.counter = Version()
         saved.version = 0
         w = node._where or ("<unknown>", 0)

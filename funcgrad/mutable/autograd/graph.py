@@ -221,8 +221,11 @@ class allow_mutation_on_saved_tensors:
     """
 
     def __init__(self) -> None:
-        self.cloned: dict = {}  # PyTorch's bookkeeping, kept for code that reads it
-        self.tid_to_weakhandle: dict = {}
+        # PyTorch's bookkeeping, with its meaning (tests count the entries): one handle per
+        # saved tensor at one version (its "tid"), alive while a graph holds a saved record
+        # of it; `cloned` maps a handle to the copy kept when that tensor was written
+        self.cloned: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.tid_to_weakhandle: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
     def __enter__(self) -> "allow_mutation_on_saved_tensors":
         if getattr(_MUTATION, "active", False):
@@ -241,21 +244,52 @@ class allow_mutation_on_saved_tensors:
         STATE.policy = self._policy
         STATE.mutation_block = None
         _MUTATION.active = False
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget the bookkeeping (done on leaving the block, as PyTorch's)."""
+        self.cloned.clear()
+        self.tid_to_weakhandle.clear()
 
     def record(self, saved) -> None:
-        """A tensor saved in this block is read back through `_unpack` (as PyTorch's block
-        does with saved-tensor hooks): only while this block is open."""
-        saved.packed = saved
+        """A tensor saved in this block is packed as the handle of that tensor at that
+        version (records of the same one share it) and read back through `_unpack` (as
+        PyTorch's block does with saved-tensor hooks): only while this block is open."""
+        owner = saved.tensor if saved.tensor is not None else saved.counter
+        tid = (id(owner), saved.data.__array_interface__["data"][0], saved.version)
+        handle = self.tid_to_weakhandle.get(tid)
+        if handle is None:
+            handle = self.tid_to_weakhandle[tid] = _SavedHandle(self, saved.data)
+        saved.packed = handle
         saved.unpack_fn = self._unpack
+        saved.remember_edge()
 
-    def _unpack(self, saved) -> Tensor:
+    def _unpack(self, handle: "_SavedHandle") -> Tensor:
         if STATE.mutation_block is not self:
             raise AssertionError("Trying to backward outside of the "
                                  "'allow_mutation_on_saved_tensors' contextin which the graph "
                                  "was originally recorded.")
-        out = Tensor._wrap(saved.data)  # (the copy kept before a write, if one was written)
-        out._dtype = D.from_numpy_dtype(saved.data.dtype)
+        data = self.cloned.get(handle, handle.data)  # the copy kept before a write, if any
+        out = Tensor._wrap(data)
+        out._dtype = D.from_numpy_dtype(data.dtype)
         return out
+
+
+class _SavedHandle:
+    """A saved tensor at one version inside an allow_mutation_on_saved_tensors block: what
+    its records pack; dies with the last graph holding one (so the block's entries go)."""
+
+    __slots__ = ("block", "data", "__weakref__")
+
+    def __init__(self, block: allow_mutation_on_saved_tensors, data) -> None:
+        self.block = weakref.proxy(block)
+        self.data = data
+
+    def keep_copy(self, copy) -> None:
+        """The tensor is being written (`_policy.on_write`): keep `copy`, its value before,
+        once per handle."""
+        if self not in self.block.cloned:
+            self.block.cloned[self] = copy
 
 
 class SavedTensorInfo(NamedTuple):
