@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._src.declare import primitive
+from ..numpy import _helpers as H
 from ..numpy import _primitives as NP
 from . import _ops as O
 from . import return_types
@@ -26,18 +27,41 @@ def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None):
     return vector_norm(A, 2.0 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
+def _qr_impl(a, mode, k):
+    """Q (k = 0) or R (k = 1) of `a`; mode 'r' computes both as 'reduced' (torch returns an
+    empty Q; R alone is recorded)."""
+    return np.linalg.qr(a, mode="complete" if mode == "complete" else "reduced")[k]
+
+
 def _qr_vjp(k: int):
     def vjp(ct, out, a, mode):
         # the rule of the pair (funcgrad's qr), with the other result's cotangent zero; Q and R
         # through the one-result primitives, so that create_graph records them too
+        m, n = a.shape[-2:]
+        if mode == "r":
+            raise RuntimeError("The derivative of linalg.qr depends on Q, which is not "
+                               "computed when mode='r'. Please use linalg.qr(A, "
+                               "mode='reduced') if you are going to differentiate through "
+                               "linalg.qr.")
+        if mode == "complete" and m > n:
+            raise RuntimeError("The QR decomposition is not differentiable when "
+                               "mode='complete' and nrows > ncols.")
         q, r = _QR_PRIMS[0](a, mode=mode), _QR_PRIMS[1](a, mode=mode)
-        cts = (ct, NP.zeros_like(r)) if k == 0 else (NP.zeros_like(q), ct)
-        return NP.qr.vjps[0](cts, (q, r), a, mode=mode)
+        gq, gr = (ct, NP.zeros_like(r)) if k == 0 else (NP.zeros_like(q), ct)
+        if m >= n:
+            return NP.qr.vjps[0]((gq, gr), (q, r), a, mode=mode)
+        # a wide matrix A = [X | Y] (X square): X = QU is a square QR and V = Q^T Y, so Y's
+        # gradient is Q gV and V's dependence on Q adds Y gV^T to Q's cotangent (PyTorch
+        # differentiates the wide case this way; funcgrad.numpy, like JAX, refuses it)
+        gu, gv = gr[..., :, :m], gr[..., :, m:]
+        x, y = a[..., :, :m], a[..., :, m:]
+        gq = gq + NP.matmul(y, NP.swapaxes(gv, -1, -2))
+        gx = NP.qr.vjps[0]((gq, gu), (q, r[..., :, :m]), x, mode="reduced")
+        return NP.concatenate(gx, NP.matmul(q, gv), axis=H.ndim(a) - 1)
     return vjp
 
 
-_QR_PRIMS = tuple(primitive(f"linalg_qr_{'qr'[k]}",
-                            lambda a, mode, k=k: np.linalg.qr(a, mode=mode)[k],
+_QR_PRIMS = tuple(primitive(f"linalg_qr_{'qr'[k]}", lambda a, mode, k=k: _qr_impl(a, mode, k),
                             params=("mode",), vjps=(_qr_vjp(k),)) for k in (0, 1))
 _QR = tuple(O.Op(f"linalg_qr_{'qr'[k]}", _QR_PRIMS[k], "LinalgQrBackward0", result="same")
             for k in (0, 1))
@@ -59,7 +83,7 @@ def qr(A: Tensor, mode: str = "reduced"):
     if A.dim() < 2:
         raise RuntimeError(f"linalg.qr: The input tensor A must have at least 2 dimensions.")
     if mode == "r":
-        r = apply(_QR[1], (A,), {"mode": "reduced"})
+        r = apply(_QR[1], (A,), {"mode": "r"})
         return return_types.linalg_qr(Tensor._wrap(np.zeros((0,), A._data.dtype)), r)
     q = apply(_QR[0], (A,), {"mode": mode})
     r = apply(_QR[1], (A,), {"mode": mode})
