@@ -240,6 +240,7 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
     prev_hooks = STATE.saved_hooks
     STATE.saved_hooks = prev_hooks.copy()
     task = GraphTask(inputs is not None)
+    task.keep_graph = retain_graph
     callbacks = task.callbacks
     _TASKS.stack.append(task)
     try:
@@ -289,7 +290,8 @@ class GraphTask:
     it runs toward chosen inputs (grad, backward(inputs=...)) and the callbacks queued for
     its end."""
 
-    __slots__ = ("id", "partial", "callbacks", "roots", "reachable", "needed", "accumulate")
+    __slots__ = ("id", "partial", "callbacks", "roots", "reachable", "needed", "accumulate",
+                 "keep_graph")
     _ids = itertools.count()
 
     def __init__(self, partial: bool) -> None:
@@ -319,6 +321,13 @@ def current_graph_task() -> GraphTask | None:
     """The backward pass running in this thread (innermost), or None outside any."""
     stack = _TASKS.stack
     return stack[-1] if stack else None
+
+
+def current_graph_task_keep_graph() -> bool:
+    """``torch._C._autograd._get_current_graph_task_keep_graph()``: whether the backward pass
+    running in this thread keeps its graph (retain_graph); True outside any, as torch's."""
+    task = current_graph_task()
+    return True if task is None else task.keep_graph
 
 
 def current_graph_task_id() -> int:

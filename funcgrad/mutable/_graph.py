@@ -81,6 +81,7 @@ STATE = _State()
 # read skips the per-thread lookup every attribute of `STATE` costs (about 50 ns)
 PROCESS = _State
 _seq = itertools.count()
+_LAST_SEQ = (1 << 64) - 1  # PyTorch's sequence numbers are unsigned 64-bit
 _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -364,6 +365,26 @@ class Node:
     _where = property(lambda self: site_line(self._at),
                       lambda self, v: setattr(self, "_at", v))
 
+    def _sequence_nr(self) -> int:
+        """The node's place in the order of creation: among nodes ready at once in backward,
+        the higher number runs first (leaves' accumulators aside)."""
+        return self._seq
+
+    def _set_sequence_nr(self, n) -> None:
+        """Change `_sequence_nr` (and so when the node runs among those ready with it)."""
+        if not isinstance(n, int):  # (a NumPy integer too: torch's binding takes ints)
+            raise TypeError("an integer is required")
+        if n < 0:
+            raise OverflowError("can't convert negative int to unsigned")
+        if n > _LAST_SEQ:
+            raise OverflowError("int too big to convert")
+        self._seq = n
+
+    def __lt__(self, other) -> bool:
+        # two ready nodes given one sequence number (`_set_sequence_nr`) tie in the
+        # engine's queue: neither goes first by comparison (heapq then keeps its order)
+        return False
+
     def name(self) -> str:
         return self._display or type(self).__name__
 
@@ -513,6 +534,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable) -> None:
         self._init(())
+        self._seq = _LAST_SEQ  # (PyTorch's: an accumulator's sequence number is UINT64_MAX)
         self.variable = variable
 
     def _apply(self, cts, graph):

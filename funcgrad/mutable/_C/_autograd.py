@@ -2,13 +2,14 @@
 and the few state helpers PyTorch's tests read."""
 from __future__ import annotations
 
+from .._autograd import current_graph_task_keep_graph as _get_current_graph_task_keep_graph
 from .._graph import STATE, Saved
 from .._graph import InputMetadata as _InputMetadata
 from .._ops import SavedTensor
 from .._tensor import Tensor
 
 __all__ = ["SavedTensor", "_InputMetadata", "_saved_tensors_hooks_is_enabled",
-           "_unsafe_set_version_counter", "_make_saved_tensor"]
+           "_unsafe_set_version_counter", "_make_saved_tensor", "_get_current_graph_task_keep_graph"]
 
 _MAKE_SAVED_SIGNATURE = (
     "_make_saved_tensor(): incompatible function arguments. The following argument types are "

@@ -3,8 +3,9 @@ compute it again during backward (the reentrant variant through a custom Functio
 non-reentrant one through saved-tensor hooks), with the random stream replayed."""
 from __future__ import annotations
 
+import contextlib
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from .. import _random
 from .._autograd import current_graph_task
@@ -14,11 +15,45 @@ from ..autograd import backward as autograd_backward
 from ..autograd.function import Function
 from ..autograd.graph import saved_tensors_hooks
 
-__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "set_checkpoint_early_stop"]
 
 
 class CheckpointError(RuntimeError):
     """A non-reentrant checkpoint used in a way it cannot serve (torch's class)."""
+
+
+class _StopRecomputation(Exception):
+    """Raised by the recomputation's pack hook once every saved tensor is computed again."""
+
+
+_EARLY_STOP: list = [None]  # set_checkpoint_early_stop's setting (process-wide, as torch's)
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool) -> Iterator[None]:
+    """Whether non-reentrant checkpoints made in the block stop their recomputation as soon
+    as it has given back every tensor the first run saved (the default), overriding their
+    `early_stop` argument. Only the forward needs to run in the block.
+
+    >>> import funcgrad.mutable as torch
+    >>> from funcgrad.mutable.utils.checkpoint import checkpoint, set_checkpoint_early_stop
+    >>> runs = []
+    >>> def fn(x):
+    ...     y = x.sin().cos()
+    ...     runs.append(1)  # after the last saving op: not reached when stopping early
+    ...     return y
+    >>> x = torch.tensor(1.0, requires_grad=True)
+    >>> with set_checkpoint_early_stop(False):
+    ...     out = checkpoint(fn, x, use_reentrant=False)
+    >>> out.backward(); len(runs)
+    2
+    """
+    prev = _EARLY_STOP[0]
+    _EARLY_STOP[0] = enable
+    try:
+        yield
+    finally:
+        _EARLY_STOP[0] = prev
 
 USE_REENTRANT_WARNING = (
     "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting "
@@ -95,13 +130,19 @@ class CheckpointFunction(Function):
 
 
 def _checkpoint_without_reentrant(fn: Callable, preserve_rng_state: bool, args: tuple,
-                                  kwargs: dict, check: bool = True):
+                                  kwargs: dict, check: bool = True, early_stop: bool = True):
     """Each tensor saved inside `fn` is packed as its position in the order of saving. The
     first unpack in a backward pass (or each unpack outside one) runs `fn` again (grad on,
     same random stream) and keeps what that run saves: detached where it requires grad, else
-    the very tensor. Within one pass each value is handed out once, as in PyTorch."""
+    the very tensor; with `early_stop` the run stops once it has saved as many as the first
+    (the rest of `fn` does not run), else saving more is an error. Within one pass each value
+    is handed out once, as in PyTorch."""
     replay = _Replay(preserve_rng_state)
-    run = {"task": None, "values": {}}  # the pass that ran `fn` last, and what is left of it
+    # the number of the backward pass that ran `fn` last (not the pass itself: it holds its
+    # graph, whose saved records hold `unpack`, a cycle that would keep the graph alive),
+    # what is left of that run, and whether the first run has returned (a backward inside
+    # `fn` may recompute before it has: what it saves beyond the first run's is not compared)
+    run = {"task": None, "values": {}, "done": False}
     saved: list = []  # per tensor saved by the first run, in order: its metadata
 
     def pack(tensor: Tensor) -> int:
@@ -111,19 +152,36 @@ def _checkpoint_without_reentrant(fn: Callable, preserve_rng_state: bool, args: 
     def recompute() -> dict:
         values: dict = {}
 
-        def keep(t: Tensor) -> None:
-            values[len(values)] = t.detach() if t.requires_grad else t
+        extra = [0]  # saved beyond the first run's count
 
-        with saved_tensors_hooks(keep, lambda _: None), enable_grad():
-            replay(fn, args, kwargs)
-        if check:
+        def keep(t: Tensor) -> Tensor:
+            t = t.detach() if t.requires_grad else t
+            if len(values) == len(saved):  # (only without early stop)
+                if not run["done"]:
+                    extra[0] += 1
+                    return t
+                raise CheckpointError(
+                    "torch.utils.checkpoint: trying to save more tensors during recomputation "
+                    "than during the original forward pass." + _NON_DETERMINISM_TIP)
+            values[len(values)] = t
+            if early_stop and len(values) == len(saved):
+                raise _StopRecomputation
+            return t  # (read back as is by a backward inside `fn`)
+
+        try:
+            with saved_tensors_hooks(keep, lambda t: t), enable_grad():
+                replay(fn, args, kwargs)
+        except _StopRecomputation:
+            pass
+        if check and not extra[0]:
             _check_same_saves(saved, values)
         return values
 
     def unpack(position: int) -> Tensor:
         task = current_graph_task()
-        if task is None or task is not run["task"]:
-            run["task"], run["values"] = task, recompute()
+        task_id = None if task is None else task.id
+        if task is None or task_id != run["task"]:
+            run["task"], run["values"] = task_id, recompute()
         values = run["values"]
         if position not in values:
             raise CheckpointError(
@@ -134,7 +192,9 @@ def _checkpoint_without_reentrant(fn: Callable, preserve_rng_state: bool, args: 
         return values.pop(position)
 
     with saved_tensors_hooks(pack, unpack):
-        return fn(*args, **kwargs)
+        out = fn(*args, **kwargs)
+    run["done"] = True
+    return out
 
 
 def _metadata(t: Tensor) -> dict:
@@ -172,7 +232,8 @@ def _check_same_saves(saved: list, values: dict) -> None:
 
 def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
                context_fn: Callable | None = None, determinism_check: str = "default",
-               debug: bool = False, preserve_rng_state: bool = True, **kwargs) -> Any:
+               debug: bool = False, preserve_rng_state: bool = True, early_stop: bool = True,
+               **kwargs) -> Any:
     """``torch.utils.checkpoint.checkpoint``: `function(*args, **kwargs)` whose intermediate
     values are not kept for backward but computed again when backward needs them. Pass
     `use_reentrant` (False is recommended, as in PyTorch; leaving it out warns and uses True).
@@ -197,8 +258,11 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
     if determinism_check not in ("default", "none"):
         raise ValueError("determinism_check should be one of ['default', 'none'], but got "
                          f"{determinism_check}")
+    if _EARLY_STOP[0] is not None:
+        early_stop = _EARLY_STOP[0]
     return _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs,
-                                         check=determinism_check == "default")
+                                         check=determinism_check == "default",
+                                         early_stop=bool(early_stop))
 
 
 def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None,
