@@ -174,3 +174,34 @@ def test_nested_checkpoint_graphs_are_freed(torch):
             assert alive_after(fn) == []
     finally:
         gc.enable()
+
+
+@both()
+@pytest.mark.parametrize("mode", ["all", "any"])
+def test_multi_grad_hook_per_pass_when_one_fails(torch, mode):
+    t1, t2, t3 = [torch.rand(2, requires_grad=True) for _ in range(3)]
+    seen = []
+    hook = (lambda grads: seen.append([g is not None for g in grads])) if mode == "all" \
+        else (lambda grad: seen.append("any"))
+    handle = torch.autograd.graph.register_multi_grad_hook((t1, t2, t3), hook, mode=mode)
+    calls = []
+
+    class FailOnce(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            calls.append(1)
+            if len(calls) == 1:
+                raise RuntimeError("first pass fails")
+            return g
+
+    out = (FailOnce.apply(t2) * t3).sum()
+    with pytest.raises(RuntimeError, match="first pass fails"):
+        out.backward(inputs=(t2, t3), retain_graph=True)  # t3's hook ran: its pass never ends
+    out.backward(inputs=(t2, t3), retain_graph=True)
+    out.backward(inputs=(t2, t3))
+    assert seen == ([[False, True, True]] * 2 if mode == "all" else ["any"] * 3)
+    handle.remove()

@@ -13,7 +13,7 @@ from typing import Any, Iterable, NamedTuple
 import numpy as np
 
 from .. import _dtypes as D
-from .._autograd import EXECUTION_ENGINE
+from .._autograd import EXECUTION_ENGINE, current_graph_task_id
 from .._C._functions import DelayedError, UndefinedGrad
 from .. import _graph
 from .._graph import STATE
@@ -391,24 +391,28 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> _MultiHandle:
     if mode not in ("all", "any"):
         raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
     tensors = tuple(tensors)
-    pending: dict = {}  # this pass's gradients, by position
+    # per backward pass (its number: passes may run at once in several threads), that pass's
+    # gradients by position; a pass that fails leaves its entry behind, never read again
+    pending: dict = {}
 
-    def flush() -> None:
-        grads = tuple(pending.get(k) for k in range(len(tensors)))
-        pending.clear()
-        fn(grads)
+    def flush(task_id: int) -> None:
+        got = pending.pop(task_id)
+        fn(tuple(got.get(k) for k in range(len(tensors))))
 
     def make_hook(k: int):
         def hook(grad):
+            task_id = current_graph_task_id()
+            got = pending.get(task_id)
             if mode == "any":
-                if not pending:
-                    pending[k] = grad
-                    EXECUTION_ENGINE.queue_callback(pending.clear)
+                if got is None:
+                    pending[task_id] = {k: grad}
+                    EXECUTION_ENGINE.queue_callback(lambda: pending.pop(task_id, None))
                     fn(grad)
                 return None
-            if not pending:
-                EXECUTION_ENGINE.queue_callback(flush)
-            pending[k] = grad
+            if got is None:
+                got = pending[task_id] = {}
+                EXECUTION_ENGINE.queue_callback(lambda: flush(task_id))
+            got[k] = grad
             return None
         return hook
 
