@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import warnings
 from typing import Any, Callable
 
 import math as _math
@@ -51,6 +52,7 @@ import math as _math
 from . import _device, _dtypes, _format
 from . import _methods  # noqa: F401  (attaches Tensor's methods)
 from . import _C, accelerator, autograd, backends, cuda, nn, optim, utils
+from .autograd import _functions as _autograd_functions
 from ._device import device
 from ._autograd import STATE
 from ._dtypes import (bool_ as bool, complex64, complex128, dtype, float16, float32,  # noqa: A004
@@ -128,6 +130,31 @@ inf = _math.inf
 nan = _math.nan
 pi = _math.pi
 e = _math.e
+
+
+_WARN_ALWAYS = [False]  # a list so the two functions share one mutable flag
+
+
+def set_warn_always(b: builtins_bool) -> None:
+    """Whether warnings PyTorch gives once per process are given every time (torch's flag;
+    ``is_warn_always_enabled`` reads it back).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.set_warn_always(True); torch.is_warn_always_enabled()
+    True
+    >>> torch.set_warn_always(False)
+    """
+    _WARN_ALWAYS[0] = builtins_bool(b)
+
+
+def is_warn_always_enabled() -> builtins_bool:
+    """Whether `set_warn_always` is on (off by default).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.is_warn_always_enabled()
+    False
+    """
+    return _WARN_ALWAYS[0]
 
 
 def is_anomaly_enabled() -> builtins_bool:
@@ -227,6 +254,23 @@ def _foreach_maximum(self, other) -> tuple:
 def _foreach_minimum(self, other) -> tuple:
     """``torch._foreach_minimum`` of a list of tensors and a number or a list of numbers."""
     return _nn_ops.foreach_extreme(self, other, False)
+
+
+def _tensor_resize(self: Tensor, *sizes) -> Tensor:
+    """``Tensor.resize`` (deprecated in torch, which warns): a copy reshaped to `sizes` through
+    ``autograd._functions.Resize`` (same element count), so the gradient is reshaped back."""
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    return _autograd_functions.Resize.apply(self, sizes)
+
+
+def _tensor_resize_as(self: Tensor, tensor: Tensor) -> Tensor:
+    """``Tensor.resize_as`` (deprecated in torch, which warns): `resize` to `tensor`'s size."""
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    return _autograd_functions.Resize.apply(self, tuple(tensor.size()))
+
+
+Tensor.resize = _tensor_resize
+Tensor.resize_as = _tensor_resize_as
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:

@@ -938,13 +938,16 @@ def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
 
 
 @out_variant
-def prod(input, dim=None, keepdim=False) -> Tensor:
-    """Product over all elements or over `dim`.
+def prod(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+    """Product over all elements or over `dim`; with `dtype`, the input is converted first
+    (the gradient flows back through the conversion, in the input's dtype).
 
     >>> import funcgrad.mutable as torch
     >>> torch.prod(torch.tensor([2.0, 3.0, 4.0]))
     tensor(24.)
     """
+    if dtype is not None:
+        input = input.to(dtype)
     return apply(O.PROD, (input,), {"axis": _dims(dim, input._data.ndim), "keepdims": keepdim})
 
 

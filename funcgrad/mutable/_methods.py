@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from builtins import max as builtins_max
 from builtins import min as builtins_min
 
@@ -61,11 +62,23 @@ def _check_array_bounds(shape, before, arr, after=()) -> None:
                          f"{shape[dim]}")
 
 
-def _convert_index(index, shape=()):
-    """Tensors in an index become ints (0-d integer) or arrays; report if any is advanced."""
+def _list_as_tuple(index):
+    """PyTorch (like old NumPy) reads a list holding a list, tuple, slice, tensor, None or
+    Ellipsis as a tuple index: ``x[[slice(None), [2, 3]]]`` is ``x[:, [2, 3]]``."""
     if isinstance(index, list) and any(isinstance(i, (list, tuple, slice, Tensor)) or i is None
                                        or i is Ellipsis for i in index):
-        index = tuple(index)  # PyTorch (like old NumPy) reads such a list as a tuple index
+        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated "
+                      "and will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. "
+                      "In pytorch 2.9 this will be interpreted as tensor index, "
+                      "x[torch.tensor(seq)], which will result either in an error or a "
+                      "different result", UserWarning, stacklevel=3)
+        return tuple(index)
+    return index
+
+
+def _convert_index(index, shape=()):
+    """Tensors in an index become ints (0-d integer) or arrays; report if any is advanced."""
+    index = _list_as_tuple(index)
     items = index if isinstance(index, tuple) else (index,)
     items = tuple(list(i) if isinstance(i, range) else i for i in items)  # a range is a list
     out = []
@@ -219,6 +232,7 @@ INDEX = O.Op("index", NP.getitem, "IndexBackward0", ((),), result="same", node_b
 
 
 def setitem(self: Tensor, index, value) -> None:
+    index = _list_as_tuple(index)
     items = index if isinstance(index, tuple) else (index,)
     if any(item is False for item in items):
         return  # selects nothing: PyTorch writes nothing and keeps the version

@@ -14,6 +14,7 @@ import numpy as np
 from ..numpy import _helpers as H
 from ..numpy import _primitives as NP
 from ..scipy import special as S
+from .._src.batching import batch_elementwise
 from .._src.declare import elementwise, primitive
 from . import _dtypes as D
 from . import _functions as F
@@ -1868,6 +1869,210 @@ for _name in ("byte", "char", "short", "cfloat", "cdouble"):
     if not hasattr(Tensor, _name):
         setattr(Tensor, _name, _cast({"byte": "uint8", "char": "int8", "short": "int16",
                                       "cfloat": "complex64", "cdouble": "complex128"}[_name]))
+
+# --- igamma / igammac: the regularized incomplete gamma functions P(a, x) and Q(a, x) --------
+# torch differentiates them in x only: backward into `input` (a) raises its NotImplementedError,
+# and forward-mode AD through `input` raises the forward-AD one (torch refuses it entirely).
+def _igamma_no_input_grad(name: str):
+    def rule(ct, out, a, x):
+        raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+    return rule
+
+
+def _igamma_no_forward(name: str):
+    def rule(t, out, a, x):
+        raise NotImplementedError(f"Trying to use forward AD with {name} that does not support "
+                                  "it because it has not been implemented yet.")
+    return rule
+
+
+igamma_p = primitive("igamma", S.gammainc_p.impl, nargs=2, batch=batch_elementwise,
+                     vjps=(_igamma_no_input_grad("igamma"),
+                           lambda ct, out, a, x: ct * S._gammainc_dx(out, a, x)),
+                     jvps=(_igamma_no_forward("igamma"), None))
+igammac_p = primitive("igammac", S.gammaincc_p.impl, nargs=2, batch=batch_elementwise,
+                      vjps=(_igamma_no_input_grad("igammac"),
+                            lambda ct, out, a, x: -ct * S._gammainc_dx(out, a, x)),
+                      jvps=(_igamma_no_forward("igammac"), None))
+IGAMMA = _decl("igamma", igamma_p, "IgammaBackward0", result="float")
+IGAMMAC = _decl("igammac", igammac_p, "IgammacBackward0", result="float")
+
+
+def igamma(input: Tensor, other: Tensor) -> Tensor:
+    """The regularized lower incomplete gamma function P(input, other) (SciPy's
+    ``gammainc``); differentiable in `other` only, as in torch.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.igamma(torch.tensor([1.0]), torch.tensor([2.0]))
+    tensor([0.8647])
+    """
+    return apply(IGAMMA, (input, other))
+
+
+def igammac(input: Tensor, other: Tensor) -> Tensor:
+    """The regularized upper incomplete gamma function Q(input, other) = 1 - P.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.igammac(torch.tensor([1.0]), torch.tensor([2.0]))
+    tensor([0.1353])
+    """
+    return apply(IGAMMAC, (input, other))
+
+
+def _igamma_(self: Tensor, other: Tensor) -> Tensor:
+    _check_float_result(IGAMMA, self)
+    return inplace(IGAMMA, self, (other,))
+
+
+def _igammac_(self: Tensor, other: Tensor) -> Tensor:
+    _check_float_result(IGAMMAC, self)
+    return inplace(IGAMMAC, self, (other,))
+
+
+_offer("igamma", F.out_variant(igamma), _igamma_)
+_offer("igammac", F.out_variant(igammac), _igammac_)
+
+
+# --- stacking helpers and small compositions: gradients come from the ops they are made of ----
+def atleast_1d(*tensors):
+    """Each tensor with at least one dim (a 0-d tensor becomes shape (1,)); a tuple when
+    given several tensors or a sequence, as torch."""
+    return _atleast(tensors, 1)
+
+
+def atleast_2d(*tensors):
+    """Each tensor with at least two dims (1-d of size N becomes (1, N))."""
+    return _atleast(tensors, 2)
+
+
+def atleast_3d(*tensors):
+    """Each tensor with at least three dims: (N,) -> (1, N, 1), (M, N) -> (M, N, 1)."""
+    return _atleast(tensors, 3)
+
+
+def _lift(t: Tensor, least: int) -> Tensor:
+    n = t.dim()
+    if n >= least:
+        return t
+    if least == 1:
+        return t.reshape(1)
+    if least == 2:
+        return t.reshape(1, -1) if n == 1 else t.reshape(1, 1)
+    if n == 0:
+        return t.reshape(1, 1, 1)
+    return t.reshape(1, -1, 1) if n == 1 else t.unsqueeze(-1)
+
+
+def _atleast(tensors, least: int):
+    if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+        return _lift(tensors[0], least)
+    if len(tensors) == 1:
+        tensors = tensors[0]
+    return tuple(_lift(t, least) for t in tensors)
+
+
+def dstack(tensors) -> Tensor:
+    """Concatenate along dim 2, after lifting each tensor to three dims (``atleast_3d``)."""
+    return F.cat([_lift(t, 3) for t in tensors], 2)
+
+
+def column_stack(tensors) -> Tensor:
+    """Concatenate along dim 1; 0-d and 1-d tensors become columns."""
+    return F.cat([t.reshape(-1, 1) if t.dim() < 2 else t for t in tensors], 1)
+
+
+def block_diag(*tensors) -> Tensor:
+    """A 2-d tensor with the given 0-, 1- or 2-d tensors along its diagonal, zeros elsewhere.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.block_diag(torch.tensor([[1, 2]]), torch.tensor(3))
+    tensor([[1, 2, 0],
+            [0, 0, 3]])
+    """
+    blocks = []
+    for i, t in enumerate(tensors):
+        if t.dim() > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
+                               f"dimensions. Input {i} has {t.dim()} dimensions")
+        blocks.append(_lift(t, 2))
+    dt = D.result_type_of(blocks) if blocks else D.DEFAULT_FLOAT
+    blocks = [b if b._dtype is dt else b.to(dt) for b in blocks]
+    width = builtins.sum(b.shape[1] for b in blocks)
+    rows, left = [], 0
+    for b in blocks:
+        r, c = b.shape[0], b.shape[1]
+        parts = [F.zeros(r, left, dtype=dt), b, F.zeros(r, width - left - c, dtype=dt)]
+        rows.append(F.cat(parts, 1))
+        left += c
+    if not rows:
+        return F.zeros(1, 0, dtype=dt)
+    return F.cat(rows, 0)
+
+
+def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The trapezoid rule along `dim`: sample spacing from `x` (1-d, or y's shape) or the
+    number `dx` (1 by default).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.trapezoid(torch.tensor([1.0, 2.0, 3.0]))
+    tensor(4.)
+    """
+    dim = F._dim(dim, y.dim())
+    n = y.shape[dim]
+    if n == 0:
+        return y.sum(dim) * 0
+    pair = y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)
+    if x is None:
+        return pair.sum(dim) * ((1 if dx is None else dx) / 2)
+    if not isinstance(x, Tensor):
+        x = F.tensor(x)
+    if x.dim() == 1:
+        steps = x[1:] - x[:-1]
+        shape = [1] * y.dim()
+        shape[dim] = n - 1
+        steps = steps.reshape(shape)
+    else:
+        m = x.shape[dim]
+        steps = x.narrow(dim, 1, m - 1) - x.narrow(dim, 0, m - 1)
+    return (steps * pair).sum(dim) / 2
+
+
+def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """``trapezoid`` under its older name."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+_CHAIN_WARNED = [False]
+
+
+def chain_matmul(*matrices, out=None) -> Tensor:
+    """The product of the matrices, left to right (deprecated in torch: warns once, as torch,
+    pointing to ``torch.linalg.multi_dot``)."""
+    if not _CHAIN_WARNED[0]:
+        _CHAIN_WARNED[0] = True
+        warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
+                      "release. Use torch.linalg.multi_dot instead, which accepts a list of two "
+                      "or more tensors rather than multiple parameters.", UserWarning,
+                      stacklevel=2)
+    if len(matrices) == 0:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    result = matrices[0]
+    if len(matrices) == 1:
+        result = result.clone()
+    for m in matrices[1:]:
+        result = F.mm(result, m)
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result
+
+
+for _name, _fn in (("atleast_1d", atleast_1d), ("atleast_2d", atleast_2d),
+                   ("atleast_3d", atleast_3d), ("dstack", dstack), ("column_stack", column_stack),
+                   ("block_diag", block_diag), ("trapezoid", trapezoid), ("trapz", trapz),
+                   ("chain_matmul", chain_matmul)):
+    FUNCTIONS.setdefault(_name, _fn)
+
 
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, F.as_method(_fn))

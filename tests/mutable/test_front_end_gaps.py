@@ -1,0 +1,154 @@
+"""Front-end functions and behaviours PyTorch's test_autograd.py reaches for (found by running
+its tests with funcgrad.mutable bound as torch): incomplete gamma functions, stacking helpers,
+block_diag, the trapezoid rule, chain_matmul, Tensor.resize, prod's dtype, a list index read
+as a tuple, torch.set_warn_always. Each case runs on funcgrad.mutable and on real torch 2.13;
+values are also checked against closed forms or SciPy / float64 finite differences."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from tests.mutable.pytorch_port import both, close, values
+
+
+@both()
+def test_igamma_values_and_the_derivative_in_x(torch):
+    a = torch.tensor([0.5, 1.0, 3.0], dtype=torch.float64)
+    x = torch.tensor([0.25, 2.0, 4.5], dtype=torch.float64, requires_grad=True)
+    p = torch.igamma(a, x)
+    q = torch.igammac(a, x)
+    # P(1, x) = 1 - exp(-x); P + Q = 1
+    assert math.isclose(values(p)[1], 1 - math.exp(-2.0), rel_tol=1e-12)
+    close(p + q, torch.ones(3, dtype=torch.float64))
+    assert type(p.grad_fn).__name__ == "IgammaBackward0"
+    assert type(q.grad_fn).__name__ == "IgammacBackward0"
+    (g,) = torch.autograd.grad(p.sum(), x)
+    av, xv = values(a), values(x)
+    expected = np.exp((av - 1) * np.log(xv) - xv - np.array([math.lgamma(v) for v in av]))
+    np.testing.assert_allclose(values(g), expected, rtol=1e-10)
+    (gq,) = torch.autograd.grad(q.sum(), x)
+    np.testing.assert_allclose(values(gq), -expected, rtol=1e-10)
+
+
+@both()
+def test_igamma_refuses_the_derivative_in_its_first_argument(torch):
+    a = torch.tensor([2.0], requires_grad=True)
+    x = torch.tensor([1.5])
+    with pytest.raises(NotImplementedError, match="the derivative for 'igamma: input' is not "
+                                                  "implemented"):
+        torch.igamma(a, x).sum().backward()
+
+
+@both()
+def test_igamma_refuses_forward_mode(torch):
+    fwad = torch.autograd.forward_ad
+    with fwad.dual_level():
+        dual = fwad.make_dual(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 1.0]))
+        with pytest.raises(NotImplementedError,
+                           match="Trying to use forward AD with igamma that does not support it"):
+            torch.igamma(dual, dual)
+
+
+@both()
+def test_dstack_atleast_and_column_stack(torch):
+    a = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    b = torch.tensor([5.0, 6.0])
+    out = torch.dstack([a, a * 2])
+    assert tuple(out.shape) == (2, 2, 2)
+    np.testing.assert_allclose(values(out)[..., 1], 2 * values(a))
+    out.sum().backward()
+    np.testing.assert_allclose(values(a.grad), np.full((2, 2), 3.0))
+    assert tuple(torch.atleast_3d(b).shape) == (1, 2, 1)
+    assert tuple(torch.atleast_2d(b).shape) == (1, 2)
+    assert tuple(torch.atleast_1d(torch.tensor(3.0)).shape) == (1,)
+    assert tuple(torch.dstack([b, b]).shape) == (1, 2, 2)
+    assert tuple(torch.column_stack([b, b]).shape) == (2, 2)
+
+
+@both()
+def test_block_diag_places_blocks_and_routes_gradients(torch):
+    a = torch.tensor([[1.0, 2.0]], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)
+    c = torch.tensor([4.0, 5.0], dtype=torch.float64, requires_grad=True)
+    out = torch.block_diag(a, b, c)
+    expected = np.array([[1, 2, 0, 0, 0], [0, 0, 3, 0, 0], [0, 0, 0, 4, 5]], float)
+    np.testing.assert_allclose(values(out), expected)
+    weights = torch.arange(15, dtype=torch.float64).reshape(3, 5)
+    (out * weights).sum().backward()
+    np.testing.assert_allclose(values(a.grad), [[0.0, 1.0]])
+    assert values(b.grad) == 7.0
+    np.testing.assert_allclose(values(c.grad), [13.0, 14.0])
+    assert torch.autograd.gradcheck(lambda x, y: torch.block_diag(x, y), (a, c))
+
+
+@both()
+def test_trapezoid_and_trapz(torch):
+    y = torch.tensor([[1.0, 4.0, 2.0], [0.0, 1.0, 3.0]], dtype=torch.float64, requires_grad=True)
+    x = torch.tensor([0.0, 0.5, 2.0], dtype=torch.float64, requires_grad=True)
+    # spacing 0.5 then 1.5: 0.5*(1+4)/2 + 1.5*(4+2)/2 = 5.75; 0.5*1/2 + 1.5*4/2 = 3.25
+    np.testing.assert_allclose(values(torch.trapz(y, x)), [5.75, 3.25])
+    np.testing.assert_allclose(values(torch.trapezoid(y, dx=2.0)), [11.0, 5.0])
+    np.testing.assert_allclose(values(torch.trapezoid(y, dim=0)), [0.5, 2.5, 2.5])
+    assert torch.autograd.gradcheck(lambda y, x: torch.trapz(y, x), (y, x))
+
+
+@both()
+def test_chain_matmul_multiplies_left_to_right_and_warns(torch):
+    mats = [torch.randn(2, 3, dtype=torch.float64, requires_grad=True),
+            torch.randn(3, 4, dtype=torch.float64, requires_grad=True),
+            torch.randn(4, 1, dtype=torch.float64, requires_grad=True)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = torch.chain_matmul(*mats)
+        np.testing.assert_allclose(values(out), values(mats[0]) @ values(mats[1]) @ values(mats[2]))
+        assert torch.autograd.gradcheck(torch.chain_matmul, mats)
+
+
+@both()
+def test_tensor_resize_warns_and_reshapes_the_gradient_back(torch):
+    x = torch.arange(6.0).reshape(2, 3).requires_grad_()
+    with pytest.warns(UserWarning, match="non-inplace resize is deprecated"):
+        y = x.resize(3, 2)
+    assert tuple(y.shape) == (3, 2)
+    (y * torch.arange(6.0).reshape(3, 2)).sum().backward()
+    np.testing.assert_allclose(values(x.grad), np.arange(6.0).reshape(2, 3))
+    with pytest.warns(UserWarning, match="non-inplace resize_as is deprecated"):
+        assert tuple(x.resize_as(torch.ones(6)).shape) == (6,)
+
+
+@both()
+def test_prod_with_dtype_converts_first_and_keeps_the_input_dtype_in_the_gradient(torch):
+    x = torch.tensor([[1.5, 2.0], [3.0, 0.5]], requires_grad=True)
+    out = torch.prod(x, dtype=torch.float64)
+    assert out.dtype == torch.float64
+    assert values(out) == 4.5
+    (g,) = torch.autograd.grad(out, x)
+    assert g.dtype == torch.float32
+    np.testing.assert_allclose(values(g), [[3.0, 2.25], [1.5, 9.0]])
+    (g1,) = torch.autograd.grad(torch.prod(x, 1, dtype=torch.float64).sum(), x)
+    np.testing.assert_allclose(values(g1), [[2.0, 1.5], [0.5, 3.0]])
+
+
+@both()
+def test_a_list_of_slices_and_lists_indexes_as_a_tuple(torch):
+    x = torch.zeros(3, 4)
+    with pytest.warns(UserWarning, match="non-tuple sequence for multidimensional indexing"):
+        x[[slice(None), [1, 3]]] = 1.0
+    np.testing.assert_allclose(values(x), np.tile([0.0, 1.0, 0.0, 1.0], (3, 1)))
+    with pytest.warns(UserWarning, match="non-tuple sequence"):
+        picked = x[[slice(None), [1, 3]]]
+    assert tuple(picked.shape) == (3, 2)
+
+
+@both()
+def test_set_warn_always_is_a_process_switch(torch):
+    assert torch.is_warn_always_enabled() is False
+    torch.set_warn_always(True)
+    try:
+        assert torch.is_warn_always_enabled() is True
+    finally:
+        torch.set_warn_always(False)
+    assert torch.is_warn_always_enabled() is False
