@@ -2074,5 +2074,98 @@ for _name, _fn in (("atleast_1d", atleast_1d), ("atleast_2d", atleast_2d),
     FUNCTIONS.setdefault(_name, _fn)
 
 
+# --- conjugate and negative bits: funcgrad computes conj eagerly, so no tensor carries a lazy
+# conjugate or negative bit; torch's queries and resolvers answer for that state ---------------
+CONJ_PHYSICAL = _decl("conj_physical", NP.conjugate, "ConjPhysicalBackward0", result="same")
+
+
+def conj_physical(input: Tensor) -> Tensor:
+    """The complex conjugate, computed (grad_fn ``ConjPhysicalBackward0``); a real tensor
+    itself, as torch."""
+    return apply(CONJ_PHYSICAL, (input,), {}) if input._dtype.is_complex else input
+
+
+def resolve_conj(input: Tensor) -> Tensor:
+    """`input` itself: funcgrad never defers a conjugation, so there is nothing to resolve
+    (torch returns the tensor itself when its conjugate bit is off)."""
+    return input
+
+
+def resolve_neg(input: Tensor) -> Tensor:
+    """`input` itself: funcgrad never defers a negation (see `resolve_conj`)."""
+    return input
+
+
+def is_conj(input: Tensor) -> bool:
+    """False: funcgrad's conj computes the values, it sets no lazy conjugate bit."""
+    return False
+
+
+def is_neg(input: Tensor) -> bool:
+    """False: funcgrad sets no lazy negative bit."""
+    return False
+
+
+for _name, _fn in (("conj_physical", conj_physical), ("resolve_conj", resolve_conj),
+                   ("resolve_neg", resolve_neg), ("is_conj", is_conj), ("is_neg", is_neg)):
+    FUNCTIONS.setdefault(_name, _fn)
+    METHODS.setdefault(_name, _fn)
+
+
+# --- Tensor.storage(): torch's (deprecated) typed view of the memory a tensor lies in ---------
+_TYPED_STORAGE_WARNED = [False]
+
+
+class TypedStorage:
+    """The memory a tensor's elements lie in, counted in elements of its dtype: ``len`` is the
+    whole buffer's length (a slice's storage is its base's), ``data_ptr`` its start."""
+
+    __slots__ = ("_owner", "dtype")
+
+    def __init__(self, owner: np.ndarray, dtype) -> None:
+        self._owner = owner
+        self.dtype = dtype
+
+    def __len__(self) -> int:
+        return self._owner.nbytes // self._owner.itemsize
+
+    def size(self) -> int:
+        return len(self)
+
+    def data_ptr(self) -> int:
+        return self._owner.__array_interface__["data"][0]
+
+    def element_size(self) -> int:
+        return self._owner.itemsize
+
+    def nbytes(self) -> int:
+        return self._owner.nbytes
+
+    @property
+    def device(self):
+        return F.device("cpu")
+
+    def tolist(self) -> list:
+        return self._owner.reshape(-1).tolist()
+
+    def __repr__(self) -> str:
+        values = "\n".join(" " + repr(v) for v in self.tolist())
+        return f"{values}\n[torch.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size {len(self)}]"
+
+
+def _storage(self: Tensor) -> TypedStorage:
+    if not _TYPED_STORAGE_WARNED[0]:
+        _TYPED_STORAGE_WARNED[0] = True
+        warnings.warn("TypedStorage is deprecated. It will be removed in the future and "
+                      "UntypedStorage will be the only storage class. This should only matter "
+                      "to you if you are using storages directly.  To access UntypedStorage "
+                      "directly, use tensor.untyped_storage() instead of tensor.storage()",
+                      UserWarning, stacklevel=2)
+    return TypedStorage(F._memory_owner(self._data), self._dtype)
+
+
+Tensor.storage = _storage
+
+
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, F.as_method(_fn))

@@ -152,3 +152,32 @@ def test_set_warn_always_is_a_process_switch(torch):
     finally:
         torch.set_warn_always(False)
     assert torch.is_warn_always_enabled() is False
+
+
+@both()
+def test_conj_physical_and_the_resolvers_of_a_plain_tensor(torch):
+    z = torch.tensor([1 + 2j, -3j], dtype=torch.complex128, requires_grad=True)
+    out = torch.conj_physical(z)
+    assert type(out.grad_fn).__name__ == "ConjPhysicalBackward0"
+    np.testing.assert_allclose(np.array(out.detach().tolist()), [1 - 2j, 3j])
+    r = torch.tensor([1.0, 2.0])
+    assert torch.conj_physical(r) is r
+    # a tensor no conj() or neg view produced: nothing to resolve, no bit set
+    assert torch.resolve_conj(z) is z and z.resolve_neg() is z
+    assert torch.is_conj(z) is False and z.is_neg() is False
+    x = torch.tensor([0.5, 2.0], dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x: torch.view_as_real(torch.resolve_conj(x * 1j)), x,
+                                    check_forward_ad=True)
+
+
+@both()
+def test_storage_counts_the_whole_buffer(torch):
+    base = torch.arange(6.0)
+    part = base[1:4]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = part.storage()
+        assert len(s) == 6 and s.size() == 6
+        assert s.data_ptr() == base.storage().data_ptr()
+        assert s.dtype == torch.float32 and s.element_size() == 4 and s.nbytes() == 24
+        assert len(torch.ones(2, 3, dtype=torch.float64).t().storage()) == 6
