@@ -1544,6 +1544,9 @@ def _as_strided_impl(x, size, stride, storage_offset=None, geometry=None):
     owner = _memory_owner(x)
     offset, _, _ = _storage_geometry(x)
     offset = offset if storage_offset is None else storage_offset
+    if 0 in tuple(size):
+        # an empty view reads nothing: torch accepts any offset, NumPy only one inside the buffer
+        offset = builtins.min(offset, owner.nbytes // x.itemsize)
     return np.ndarray(tuple(size), x.dtype, buffer=owner, offset=offset * x.itemsize,
                       strides=tuple(s * x.itemsize for s in stride))
 

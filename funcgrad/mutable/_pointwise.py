@@ -7,6 +7,7 @@ form and a version bump), and as ``torch.<name>_`` where torch has one."""
 from __future__ import annotations
 
 import builtins
+import types
 import warnings
 
 import numpy as np
@@ -2165,6 +2166,42 @@ def _storage(self: Tensor) -> TypedStorage:
 
 
 Tensor.storage = _storage
+
+
+# --- torch's lower-level unique entry points (torch._unique, torch._unique2,
+# torch._VF.unique_dim): fixed-arity tuples, an empty int64 tensor for what was not asked ------
+UNIQUE_LEGACY = TO._no_derivative("unique_legacy", "_unique", "UniqueBackward0")
+
+
+def _empty_index() -> Tensor:
+    return Tensor._wrap(np.zeros(0, np.int64))
+
+
+def _unique_legacy(input: Tensor, sorted: bool = True, return_inverse: bool = False) -> tuple:
+    """``torch._unique``: (values, inverse), the inverse empty unless asked for."""
+    values, inverse = TO._unique(UNIQUE_LEGACY, input, None, False, True, False)
+    return values, inverse if return_inverse else _empty_index()
+
+
+def _unique2(input: Tensor, sorted: bool = True, return_inverse: bool = False,
+             return_counts: bool = False) -> tuple:
+    """``torch._unique2``: (values, inverse, counts), empty where not asked for."""
+    values, inverse, counts = TO._unique(TO.UNIQUE, input, None, False, True, True)
+    return (values, inverse if return_inverse else _empty_index(),
+            counts if return_counts else _empty_index())
+
+
+def _unique_dim(input: Tensor, dim: int, sorted: bool = True, return_inverse: bool = False,
+                return_counts: bool = False) -> tuple:
+    """``torch._VF.unique_dim``: (values, inverse, counts) along `dim`, all three computed
+    whatever is asked, as torch."""
+    return TO._unique(TO.UNIQUE_DIM, input, dim, False, True, True)
+
+
+_VF = types.SimpleNamespace(unique_dim=_unique_dim)
+FUNCTIONS.setdefault("_unique", _unique_legacy)
+FUNCTIONS.setdefault("_unique2", _unique2)
+FUNCTIONS.setdefault("_VF", _VF)
 
 
 for _name, _fn in METHODS.items():

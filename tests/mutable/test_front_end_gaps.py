@@ -181,3 +181,30 @@ def test_storage_counts_the_whole_buffer(torch):
         assert s.data_ptr() == base.storage().data_ptr()
         assert s.dtype == torch.float32 and s.element_size() == 4 and s.nbytes() == 24
         assert len(torch.ones(2, 3, dtype=torch.float64).t().storage()) == 6
+
+
+@both()
+def test_private_unique_entry_points_have_fixed_arity(torch):
+    x = torch.tensor([3.0, 1.0, 3.0, 2.0], requires_grad=True)
+    values, inverse = torch._unique(x, sorted=True, return_inverse=False)
+    assert values.tolist() == [1.0, 2.0, 3.0] and inverse.numel() == 0
+    assert inverse.dtype == torch.int64
+    assert type(values.grad_fn).__name__ == "UniqueBackward0" and values.requires_grad
+    assert torch._unique(x, return_inverse=True)[1].tolist() == [2, 0, 2, 1]
+    v, i, c = torch._unique2(x, sorted=True, return_inverse=False, return_counts=True)
+    assert type(v.grad_fn).__name__ == "Unique2Backward0"
+    assert i.numel() == 0 and c.tolist() == [1, 1, 2] and not c.requires_grad
+    v, i, c = torch._VF.unique_dim(x, dim=0, sorted=True, return_inverse=False,
+                                   return_counts=False)
+    assert type(v.grad_fn).__name__ == "UniqueDimBackward0"
+    assert i.tolist() == [2, 0, 2, 1] and c.tolist() == [1, 1, 2]  # computed regardless
+
+
+@both()
+def test_an_empty_as_strided_view_accepts_an_offset_past_the_buffer(torch):
+    base = torch.tensor([1.0])
+    for offset in (1, 2):
+        v = base.as_strided((0,), (1,), offset)
+        assert tuple(v.shape) == (0,) and v.numel() == 0
+    with pytest.raises(RuntimeError, match="out of bounds for storage"):
+        base.as_strided((1,), (1,), 2)
