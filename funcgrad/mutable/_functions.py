@@ -1088,6 +1088,60 @@ stack_p.vjps = _StackRules()
 STACK = O._decl("stack", stack_p, "StackBackward0", [()] * 64)
 
 
+# --- memory formats: the order a tensor's elements are laid out in memory -------------------
+class memory_format:
+    """``torch.memory_format``: contiguous_format (row-major), channels_last (NHWC order for a
+    4-d NCHW tensor), channels_last_3d (NDHWC, 5-d) and preserve_format (keep the input's)."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return "torch." + self._name
+
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+
+
+def _channels_last_order(fmt: memory_format, ndim: int) -> tuple:
+    """The dimension order (outermost first) `fmt` lays an `ndim`-d tensor out in."""
+    rank = 4 if fmt is channels_last else 5
+    if ndim != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use "
+                           f"{'channels_last' if rank == 4 else 'channels_last_3d'} format")
+    return (0,) + tuple(range(2, ndim)) + (1,)
+
+
+def _in_layout(data: np.ndarray, fmt: memory_format) -> np.ndarray:
+    """A copy of `data` (same shape and values) laid out in memory as `fmt` says."""
+    if fmt is preserve_format:
+        return data.copy(order="K")
+    if fmt is contiguous_format:
+        return np.ascontiguousarray(data)
+    order = _channels_last_order(fmt, data.ndim)
+    return np.ascontiguousarray(data.transpose(order)).transpose(np.argsort(order))
+
+
+def _has_layout(data: np.ndarray, fmt: memory_format) -> bool:
+    """Whether `data` is laid out densely in `fmt`'s order (sizes 1 and 0 ignored, as torch)."""
+    if fmt is preserve_format:
+        return True
+    if fmt is contiguous_format:
+        return bool(data.flags.c_contiguous)
+    order = _channels_last_order(fmt, data.ndim)
+    expected = 1
+    for d in reversed(order):
+        if data.shape[d] != 1 and data.strides[d] // data.itemsize != expected:
+            return False
+        expected *= data.shape[d]
+    return True
+
+
 def clone(input, *, memory_format=None) -> Tensor:
     """A copy with its own storage and version counter (grad_fn ``CloneBackward0``).
 
@@ -1099,6 +1153,8 @@ def clone(input, *, memory_format=None) -> Tensor:
     if not is_traced(out) and (out._data is input._data
                                or np.shares_memory(out._data, input._data)):
         out._data = out._data.copy()
+    if memory_format is not None and not is_traced(out):
+        out._data = _in_layout(out._data, memory_format)
     return out
 
 
@@ -1311,11 +1367,10 @@ def contiguous(input, memory_format=None) -> Tensor:
     >>> torch.ones(2, 3).t().contiguous().is_contiguous()
     True
     """
-    if is_traced(input) or input._data.flags.c_contiguous:
+    fmt = contiguous_format if memory_format is None else memory_format
+    if is_traced(input) or _has_layout(input._data, fmt):
         return input  # (a traced value has no layout)
-    out = clone(input)
-    out._data = np.ascontiguousarray(out._data)
-    return out
+    return clone(input, memory_format=fmt)
 
 
 def t(input) -> Tensor:
@@ -1801,6 +1856,15 @@ def _to(input, *args, **kwargs) -> Tensor:
             dtype = a.dtype
         elif isinstance(a, (str, device)):
             check_device(a)
+    fmt = kwargs.get("memory_format")
+    if fmt is not None and fmt is not preserve_format and not is_traced(input) \
+            and not _has_layout(input._data, fmt):
+        # a new layout is a copy (ToCopyBackward0 in torch), in the dtype asked for
+        dt = input._dtype if dtype is None else D.to_dtype(dtype)
+        out = apply(O.TO_COPY, (input,), {"dtype": dt.np})
+        if not is_traced(out):
+            out._data = _in_layout(out._data, fmt)
+        return out
     if dtype is None:
         return input
     dt = D.to_dtype(dtype)

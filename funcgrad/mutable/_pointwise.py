@@ -2204,5 +2204,49 @@ FUNCTIONS.setdefault("_unique2", _unique2)
 FUNCTIONS.setdefault("_VF", _VF)
 
 
+# --- memory formats (the layouts themselves are in _functions: clone, contiguous, to) -------
+_dense_is_contiguous = Tensor.is_contiguous
+
+
+def _is_contiguous(self: Tensor, memory_format=None) -> bool:
+    """``Tensor.is_contiguous``, for row-major order or the `memory_format` asked for."""
+    if memory_format is None or memory_format is F.contiguous_format:
+        return _dense_is_contiguous(self)
+    if F.is_traced(self):
+        return True  # a traced value has no memory layout
+    return F._has_layout(self._data, memory_format)
+
+
+Tensor.is_contiguous = _is_contiguous
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
+                  requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A tensor of the given sizes and strides (in elements) over fresh memory (zeros here;
+    torch leaves it uninitialized).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.empty_strided((2, 2), (4, 2)).stride()
+    (4, 2)
+    """
+    F.check_device(device)
+    size, stride = tuple(int(n) for n in size), tuple(int(n) for n in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape")
+    dt = D.DEFAULT_FLOAT if dtype is None else D.to_dtype(dtype)
+    extent = 0 if 0 in size else 1 + builtins.sum((n - 1) * st for n, st in zip(size, stride))
+    buffer = np.zeros(extent, dt.np)
+    data = np.ndarray(size, dt.np, buffer=buffer,
+                      strides=tuple(st * buffer.itemsize for st in stride))
+    out = Tensor._wrap(data)
+    return out.requires_grad_() if requires_grad else out
+
+
+for _name, _fn in (("memory_format", F.memory_format), ("contiguous_format", F.contiguous_format),
+                   ("channels_last", F.channels_last), ("channels_last_3d", F.channels_last_3d),
+                   ("preserve_format", F.preserve_format), ("empty_strided", empty_strided)):
+    FUNCTIONS.setdefault(_name, _fn)
+
+
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, F.as_method(_fn))

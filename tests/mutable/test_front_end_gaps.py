@@ -208,3 +208,32 @@ def test_an_empty_as_strided_view_accepts_an_offset_past_the_buffer(torch):
         assert tuple(v.shape) == (0,) and v.numel() == 0
     with pytest.raises(RuntimeError, match="out of bounds for storage"):
         base.as_strided((1,), (1,), 2)
+
+
+@both()
+def test_channels_last_layout_through_to_contiguous_and_clone(torch):
+    x = torch.arange(120.0).reshape(2, 3, 4, 5).requires_grad_()
+    y = x.to(memory_format=torch.channels_last)
+    assert type(y.grad_fn).__name__ == "ToCopyBackward0"
+    assert y.stride() == (60, 1, 15, 3)
+    assert not y.is_contiguous() and y.is_contiguous(memory_format=torch.channels_last)
+    assert y.contiguous().stride() == (60, 20, 5, 1)
+    assert y.contiguous(memory_format=torch.channels_last) is y
+    z = x.contiguous(memory_format=torch.channels_last)
+    assert type(z.grad_fn).__name__ == "CloneBackward0" and z.stride() == (60, 1, 15, 3)
+    assert x.clone(memory_format=torch.channels_last).stride() == (60, 1, 15, 3)
+    np.testing.assert_allclose(values(y), values(x))
+    (y * torch.arange(120.0).reshape(2, 3, 4, 5)).sum().backward()
+    np.testing.assert_allclose(values(x.grad), np.arange(120.0).reshape(2, 3, 4, 5))
+    with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last format"):
+        torch.ones(2, 3).contiguous(memory_format=torch.channels_last)
+    assert repr(torch.channels_last) == "torch.channels_last"
+
+
+@both()
+def test_empty_strided_has_the_strides_asked_for(torch):
+    c = torch.empty_strided((2, 2), (4, 2))
+    assert tuple(c.shape) == (2, 2) and c.stride() == (4, 2) and not c.is_contiguous()
+    c.copy_(torch.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    assert c.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert torch.empty_strided((2, 3), (3, 1), dtype=torch.float64).dtype == torch.float64
