@@ -13,6 +13,7 @@ primitives, so they are differentiable too.
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 
 import numpy as np
@@ -114,10 +115,29 @@ def _any(mask) -> bool:
 pick_slope = nondiff("pick_slope", _pick_slope_impl, nargs=2,
                      params=("smallest", "skip_nan"))
 
-maximum = elementwise("maximum", np.maximum,
+def _against_zero(ufunc):
+    """`ufunc` (NumPy's maximum or minimum) with a float array's Python zero operand (a
+    ReLU written ``maximum(x, 0.0)``) given as an array of zeros: NumPy's SIMD loop takes no
+    scalar operand (64x256 float32: 2.2 us instead of 6). The same values bit for bit,
+    signed zeros and NaNs included (+0.0 only: a -0.0 operand takes the scalar loop)."""
+    def impl(x, y):
+        if (type(x) is np.ndarray and (type(y) is float or type(y) is int) and y == 0
+                and x.size >= _SIMD_MIN_SIZE and x.dtype.kind == "f" and x.flags.c_contiguous
+                and math.copysign(1.0, y) > 0):
+            return ufunc(x, np.zeros(x.shape, x.dtype))
+        return ufunc(x, y)
+    impl.__name__ = impl.__qualname__ = ufunc.__name__
+    impl.ufunc = ufunc  # (jit computes the ufunc itself, into buffers it owns)
+    return impl
+
+
+#: Below this many elements the zeros cost more than NumPy's scalar loop saves.
+_SIMD_MIN_SIZE = 256
+
+maximum = elementwise("maximum", _against_zero(np.maximum),
                       lambda out, x, y: pick_slope(x, y),
                       lambda out, x, y: pick_slope(y, x))
-minimum = elementwise("minimum", np.minimum,
+minimum = elementwise("minimum", _against_zero(np.minimum),
                       lambda out, x, y: pick_slope(x, y, smallest=True),
                       lambda out, x, y: pick_slope(y, x, smallest=True))
 
@@ -153,6 +173,33 @@ where = primitive(
 
 
 # --- elementwise math: f(x) with its derivative f'(x) --------------------------------------
+# Read-only 0-d arrays of one dtype, by dtype, for the constants of the hottest slopes: NumPy 2
+# converts a Python number beside an array on every call (0.12 us), and then takes a slower
+# scalar loop for some ufuncs (1.0 - a on 64x256 float32: 3.4 us instead of 2.2). A 0-d array
+# of the array's own dtype gives the same bits (the number is cast to that dtype either way).
+_ONES: dict = {}
+_ZEROS: dict = {}
+
+
+def _one_of(dtype):
+    one = _ONES.get(dtype)
+    if one is None:
+        one = _ONES[dtype] = _read_only(np.ones((), dtype))
+    return one
+
+
+def _zero_of(dtype):
+    zero = _ZEROS.get(dtype)
+    if zero is None:
+        zero = _ZEROS[dtype] = _read_only(np.zeros((), dtype))
+    return zero
+
+
+def _read_only(a):
+    a.flags.writeable = False
+    return a
+
+
 # (Constants beside a float array are written as floats: NumPy 2 takes a Python int there
 # through a slower conversion, 0.13 us per call, most of a small array's product.)
 exp = elementwise("exp", np.exp, lambda out, x: out)
@@ -179,7 +226,15 @@ arccos = elementwise("arccos", np.arccos, lambda out, x: -1.0 / sqrt(1.0 - x * x
 arctan = elementwise("arctan", np.arctan, lambda out, x: 1.0 / (1.0 + x * x))
 sinh = elementwise("sinh", np.sinh, lambda out, x: cosh(x))
 cosh = elementwise("cosh", np.cosh, lambda out, x: sinh(x))
-tanh = elementwise("tanh", np.tanh, lambda out, x: 1.0 - out * out)
+
+
+def _tanh_slope(out, x):
+    if type(out) is np.ndarray:  # (see `_one_of`: 64x256 float32, 2.2 us instead of 3.4)
+        return _one_of(out.dtype) - out * out
+    return 1.0 - out * out
+
+
+tanh = elementwise("tanh", np.tanh, _tanh_slope)
 arcsinh = elementwise("arcsinh", np.arcsinh, lambda out, x: 1.0 / sqrt(x * x + 1.0))
 arccosh = elementwise("arccosh", np.arccosh, lambda out, x: 1.0 / sqrt(x * x - 1.0))
 arctanh = elementwise("arctanh", np.arctanh, lambda out, x: 1.0 / (1.0 - x * x))
@@ -1090,9 +1145,20 @@ def _relu_impl(x):
 
 
 sigmoid = elementwise("sigmoid", _sigmoid_impl, lambda out, x: out * (1.0 - out))
-# slope 0 at 0 and 1 at NaN, as PyTorch's relu (the output is never negative); a mask
-# (multiplied by it, the cotangent keeps its dtype)
-relu = elementwise("relu", _relu_impl, lambda out, x: out != 0)
+
+
+def _relu_slope(out, x):
+    # slope 0 at 0 and 1 at NaN, as PyTorch's relu (the output is never negative). As floats
+    # of out's dtype where it is a float array: a cotangent times a bool mask casts the
+    # mask element by element inside the product (64x256 float32: 4.1 us, against 2.3 for
+    # the comparison, the cast and the product of floats); elsewhere a mask (multiplied by
+    # it, the cotangent keeps its dtype)
+    if type(out) is np.ndarray and out.dtype.kind == "f":
+        return np.not_equal(out, _zero_of(out.dtype)).astype(out.dtype)
+    return out != 0
+
+
+relu = elementwise("relu", _relu_impl, _relu_slope)
 
 
 # --- complex parts ------------------------------------------------------------------------

@@ -1,0 +1,97 @@
+"""Forwards and slopes that take a faster NumPy route than the obvious one: each must give
+exactly the obvious route's values (bit for bit), dtypes and layouts."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from funcgrad._src import jit as J
+from funcgrad.numpy import _primitives as P
+
+
+def _with_specials(n, dtype, seed=0):
+    x = np.random.default_rng(seed).standard_normal(n).astype(dtype)
+    x[::3] = -0.0
+    x[1::5] = 0.0
+    x[2::7] = np.nan
+    x[3::11] = np.inf
+    x[4::13] = -np.inf
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("n", [7, 255, 256, 1000, 16384])
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+@pytest.mark.parametrize("zero", [0.0, 0, -0.0])
+def test_maximum_against_a_python_zero_is_numpys_bit_for_bit(dtype, n, name, zero):
+    x = _with_specials(n, dtype)
+    want = getattr(np, name)(x, zero)
+    got = getattr(P, name).impl(x, zero)
+    assert got.dtype == want.dtype
+    assert got.tobytes() == want.tobytes()
+    public = np.asarray(getattr(fnp, name)(x, zero))
+    assert public.tobytes() == want.tobytes()
+
+
+def test_maximum_against_zero_keeps_the_layout_and_integer_results():
+    x = np.asfortranarray(np.random.default_rng(1).standard_normal((40, 30)))
+    got = P.maximum.impl(x, 0.0)
+    np.testing.assert_array_equal(got, np.maximum(x, 0.0))
+    assert got.flags.f_contiguous  # (a non-C-contiguous array takes NumPy's own call)
+    ints = np.arange(-300, 300)
+    got = P.maximum.impl(ints, 0)
+    assert got.dtype == ints.dtype
+    np.testing.assert_array_equal(got, np.maximum(ints, 0))
+
+
+def test_relu_written_with_maximum_has_the_closed_form_gradient_and_jit_agrees():
+    x = _with_specials(1000, np.float32)[np.isfinite(_with_specials(1000, np.float32))]
+    w = np.random.default_rng(2).standard_normal(x.shape).astype(np.float32)
+    f = lambda x: fnp.sum(fnp.maximum(x, 0.0) * w)  # noqa: E731
+    g = np.asarray(fg.grad(f)(x))
+    want = np.where(x > 0, w, np.where(x == 0, w * np.float32(0.5), np.float32(0)))
+    assert g.dtype == np.float32
+    np.testing.assert_array_equal(g, want)
+    np.testing.assert_array_equal(np.asarray(fg.jit(fg.grad(f))(x)), g)
+    # jit still sees NumPy's ufunc behind the forward (it fuses and computes it in place)
+    assert J._ufunc_of(P.maximum.impl) is np.maximum
+    assert J._ufunc_of(P.minimum.impl) is np.minimum
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_slope_is_a_float_mask_one_at_nan_and_zero_at_zero(dtype):
+    x = _with_specials(5000, dtype)
+    w = np.random.default_rng(3).standard_normal(x.shape).astype(dtype)
+    g = np.asarray(fg.grad(lambda x: fnp.sum(P.relu(x) * w))(x))
+    out = np.maximum(x, 0)
+    assert g.dtype == dtype
+    np.testing.assert_array_equal(g, np.where(out != 0, w, 0).astype(dtype))
+    slope = P._relu_slope(out, x)
+    assert slope.dtype == dtype
+    np.testing.assert_array_equal(slope, (out != 0).astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex64])
+@pytest.mark.parametrize("shape", [(), (3,), (64, 256)])
+def test_tanh_slope_with_a_0d_one_is_the_python_float_ones(dtype, shape):
+    rng = np.random.default_rng(4)
+    x = np.asarray(rng.standard_normal(shape)).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * np.asarray(rng.standard_normal(shape)).astype(dtype)
+    out = np.tanh(x)
+    got = P._tanh_slope(out, x)
+    want = 1.0 - out * out
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+    assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+    assert type(got) is type(want)
+
+
+def test_tanh_gradient_is_one_minus_tanh_squared_in_float64():
+    x = np.linspace(-3, 3, 101)
+    g = np.asarray(fg.grad(lambda x: fnp.sum(fnp.tanh(x)))(x))
+    np.testing.assert_allclose(g, 1 / np.cosh(x) ** 2, rtol=1e-13, atol=1e-15)
+    # second order goes through the slope on tracers
+    h = np.asarray(fg.grad(lambda x: fnp.sum(fg.grad(lambda y: fnp.sum(fnp.tanh(y)))(x)))(x))
+    np.testing.assert_allclose(h, -2 * np.tanh(x) / np.cosh(x) ** 2, rtol=1e-12, atol=1e-14)
