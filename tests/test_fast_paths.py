@@ -95,3 +95,38 @@ def test_tanh_gradient_is_one_minus_tanh_squared_in_float64():
     # second order goes through the slope on tracers
     h = np.asarray(fg.grad(lambda x: fnp.sum(fg.grad(lambda y: fnp.sum(fnp.tanh(y)))(x)))(x))
     np.testing.assert_allclose(h, -2 * np.tanh(x) / np.cosh(x) ** 2, rtol=1e-12, atol=1e-14)
+
+
+def test_matmul_gradients_of_matrices_are_the_closed_forms_bit_for_bit():
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((7, 5)).astype(np.float32)
+    b = rng.standard_normal((5, 3)).astype(np.float32)
+    w = rng.standard_normal((7, 3)).astype(np.float32)
+    ga, gb = fg.grad(lambda a, b: fnp.sum((a @ b) * w), argnums=(0, 1))(a, b)
+    np.testing.assert_array_equal(np.asarray(ga), w @ b.T)
+    np.testing.assert_array_equal(np.asarray(gb), a.T @ w)
+    # vectors and stacks take the general rules; second order goes through tracers
+    v = rng.standard_normal(5)
+    np.testing.assert_allclose(np.asarray(fg.grad(lambda v: fnp.sum(a.astype(float) @ v))(v)),
+                               a.astype(float).sum(0), rtol=1e-12)
+    h = fg.hessian(lambda a: fnp.sum((a @ b.astype(float)) ** 2))(a.astype(float))
+    bb = b.astype(float)
+    want = 2 * np.einsum("ik,jl->ijkl", np.eye(7), bb @ bb.T)  # d2/da_ij da_kl
+    np.testing.assert_allclose(np.asarray(h), want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("index", [(slice(None), 0), (-1,), (slice(1, 3), slice(None, None, 2)),
+                                   (None, 2, slice(None)), ()])
+def test_basic_index_gradient_scatters_the_cotangent_into_zeros(index):
+    x = np.random.default_rng(6).standard_normal((4, 5)).astype(np.float32)
+    w = np.random.default_rng(7).standard_normal(x[index].shape).astype(np.float32)
+    g = np.asarray(fg.grad(lambda x: fnp.sum(x[index] * w))(x))
+    want = np.zeros_like(x)
+    want[index] += w
+    assert g.dtype == np.float32
+    np.testing.assert_array_equal(g, want)
+    # second order (the rule on tracers): d/dx of sum(x[index]**2 * w) twice is 2 w at index
+    h = np.asarray(fg.grad(lambda x: fnp.sum(fg.grad(lambda y: fnp.sum(y[index] ** 2 * w))(x)))(x))
+    want2 = np.zeros_like(x)
+    want2[index] += 2 * w
+    np.testing.assert_allclose(h, want2, rtol=1e-6)

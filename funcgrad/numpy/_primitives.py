@@ -726,6 +726,8 @@ def stack(*xs, axis=0):
 
 # --- products ------------------------------------------------------------------------------
 def _matmul_vjp_x(ct, out, x, y):
+    if type(ct) is np.ndarray and type(y) is np.ndarray and ct.ndim == 2 and y.ndim == 2:
+        return np.matmul(ct, y.swapaxes(-1, -2))  # (the first-order walk: no primitive calls)
     xd, yd = H.ndim(x), H.ndim(y)
     if yd == 1:
         ct = expand_axis(ct, -1)
@@ -737,6 +739,8 @@ def _matmul_vjp_x(ct, out, x, y):
 
 
 def _matmul_vjp_y(ct, out, x, y):
+    if type(ct) is np.ndarray and type(x) is np.ndarray and ct.ndim == 2 and x.ndim == 2:
+        return np.matmul(x.swapaxes(-1, -2), ct)  # (as in `_matmul_vjp_x`)
     xd, yd = H.ndim(x), H.ndim(y)
     if xd == 1:
         ct = expand_axis(ct, -2)
@@ -805,10 +809,17 @@ def _index_set_impl(x, update, *arrays, template):
     return out
 
 
-getitem = linear(
-    "getitem", _getitem_impl,
-    lambda ct, out, x, *arrays, template: index_add(zeros_like(x), ct, *arrays, template=template),
-    nargs=-1, batch=B.batch_by_loop)
+def _getitem_t(ct, out, x, *arrays, template):
+    if not arrays and type(ct) is np.ndarray:
+        # a basic index in the first-order walk (m[:, 0]): `index_add`'s own steps, without
+        # its two primitive calls and the copy of the fresh zeros
+        g = np.zeros(H.shape(x), H.dtype(x))
+        g[template] += ct
+        return g
+    return index_add(zeros_like(x), ct, *arrays, template=template)
+
+
+getitem = linear("getitem", _getitem_impl, _getitem_t, nargs=-1, batch=B.batch_by_loop)
 index_add = linear(
     "index_add", _index_add_impl,
     lambda ct, out, x, u, *arrays, template: ct,
