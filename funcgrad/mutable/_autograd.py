@@ -633,6 +633,9 @@ def _apply_watched(node, buf, graph, check_nan: bool) -> list:
 def _before_node(node, buf, graph, captures, results, needed, accumulate):
     """Tensor hooks, retain_grad, captures for autograd.grad: what happens before a node runs."""
     create_graph = graph.create_graph
+    extra = node._x
+    if extra is not None:
+        extra.had_hooks = bool(extra.hooks)
     if needed is not None and node not in needed:
         return buf, False  # off every path to the inputs: PyTorch does not run it, nor its hooks
     # as PyTorch, a reached node calls its tensor hooks even for outputs that got no gradient
@@ -670,6 +673,8 @@ def _after_node(node, grads_out, buf, create_graph):
     if len(grads_out) < len(node._edges()):  # the hooks see one gradient per input (a
         grads_out = _padded(node, grads_out)  # Python number operand's None included)
     outs = tuple(_as_tensor(g) for g in grads_out)
+    if not node._x.had_hooks:  # registered while the node ran (by an unpack hook)
+        buf = ()
     for fn in list(node._hooks.values()):
         new = fn(outs, tuple(_as_tensor(b) for b in buf))
         if new is not None:

@@ -465,11 +465,16 @@ class InputMetadata:
 
 
 class _Extra:
-    __slots__ = ("pre_hooks", "retain", "hooks", "prehooks_fn", "stack", "parent", "metadata")
+    __slots__ = ("pre_hooks", "retain", "hooks", "prehooks_fn", "stack", "parent", "metadata",
+                 "had_hooks")
 
     def __init__(self) -> None:
         self.pre_hooks = self.retain = self.hooks = self.prehooks_fn = self.stack = None
         self.parent = self.metadata = None
+        # whether the node had post hooks when it last started running in backward (set by
+        # the engine: hooks registered while it runs are given no output gradients, as
+        # PyTorch's engine has handed them to the node by then)
+        self.had_hooks = False
 
 
 def warn_forward_traces(node: Node) -> None:
@@ -658,6 +663,8 @@ def fix_array(g, shape, np_dtype):
     if g.shape != shape:
         g = NP._sum_to_shape_impl(g, shape) if g.ndim >= len(shape) else np.broadcast_to(g, shape)
     if g.dtype != np_dtype:
+        if g.dtype.kind == "c" and np_dtype.kind != "c":
+            g = g.real  # a real input's gradient is the real part (PyTorch, silently)
         g = g.astype(np_dtype)
     return g
 
