@@ -77,6 +77,7 @@ from ._tensor_ops import (_ALIASED, addcdiv, addcmul, atan2, bmm, dot, einsum, g
                           index_select, isin, layout, masked_fill, outer, randint, randperm,
                           strided, trace)
 from . import linalg, return_types
+globals().update(linalg.TOP_LEVEL)  # torch.det, torch.inverse, torch.slogdet, torch.logdet
 from ._tensor import Size, Tensor
 from ._methods import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, logical_and,  # noqa: E402
                        logical_not, logical_or, logical_xor)

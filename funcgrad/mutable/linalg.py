@@ -1,4 +1,5 @@
-"""``torch.linalg``: vector norms (the part of it the tensor ops build on) and qr."""
+"""``torch.linalg``: vector norms (the part of it the tensor ops build on), qr, and the
+determinant, inverse, solve and Cholesky family on the shared table's rules."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,11 +9,13 @@ from ..numpy import _helpers as H
 from ..numpy import _primitives as NP
 from . import _ops as O
 from . import return_types
+from ._functions import where
 from ._ops import apply
 from ._tensor import Tensor
 from ._tensor_ops import _one_node, vector_norm
 
-__all__ = ["vector_norm", "norm", "qr"]
+__all__ = ["vector_norm", "norm", "qr", "det", "inv", "slogdet", "solve", "cholesky",
+           "LinAlgError", "TOP_LEVEL"]
 
 
 def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None):
@@ -88,3 +91,169 @@ def qr(A: Tensor, mode: str = "reduced"):
     q = apply(_QR[0], (A,), {"mode": mode})
     r = apply(_QR[1], (A,), {"mode": mode})
     return return_types.linalg_qr(*_one_node("LinalgQrBackward0", q, r))
+
+
+# --- determinants, inverse, solve, Cholesky: the shared table's primitives, torch's names -------
+# (NumPy's LinAlgError reaches here as the RuntimeError the op machinery makes of it)
+class LinAlgError(RuntimeError):
+    """``torch.linalg.LinAlgError``: a matrix the decomposition cannot handle (singular, not
+    positive-definite); a RuntimeError, as in PyTorch."""
+
+
+LinAlgError.__module__ = "torch._C"
+LinAlgError.__qualname__ = LinAlgError.__name__ = "_LinAlgError"
+
+_DET = O.Op("linalg_det", NP.det, "LinalgDetBackward0", result="same")
+_INV = O.Op("linalg_inv", NP.inv, "LinalgInvExBackward0", result="same")
+_SOLVE = O.Op("linalg_solve", NP.solve, "LinalgSolveExBackward0")
+_CHOLESKY = O.Op("linalg_cholesky", NP.cholesky, "LinalgCholeskyExBackward0", result="same")
+# slogdet's two results as two one-result primitives (one node, as torch records them): the
+# sign carries no derivative, logabsdet takes the table's slogdet rule
+_SIGN_P = primitive("linalg_slogdet_sign", lambda a: np.linalg.slogdet(a)[0],
+                    vjps=(lambda ct, out, a: NP.zeros_like(a),))
+_LOGABSDET_P = primitive(
+    "linalg_slogdet_logabsdet", lambda a: np.linalg.slogdet(a)[1],
+    vjps=(lambda ct, out, a: NP.slogdet.vjps[0]((None, ct), None, a),))
+_SIGN = O.Op("linalg_slogdet_sign", _SIGN_P, "LinalgSlogdetBackward0", result="same")
+_LOGABSDET = O.Op("linalg_slogdet_logabsdet", _LOGABSDET_P, "LinalgSlogdetBackward0",
+                  result="real")
+
+
+def _square(name: str, A: Tensor) -> None:
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    m, n = A.shape[-2:]
+    if m != n:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {m} "
+                           f"by {n} matrices")
+
+
+def _first_zero_pivot(a: np.ndarray) -> int:
+    """The (1-based) position of the first zero pivot of LU with partial pivoting, as
+    PyTorch's message names it (run only once inversion has failed)."""
+    a = np.array(a, dtype=np.complex128 if np.iscomplexobj(a) else np.float64)
+    n = a.shape[-1]
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(a[k:, k])))
+        if a[p, k] == 0:
+            return k + 1
+        a[[k, p]] = a[[p, k]]
+        a[k + 1:] -= np.outer(a[k + 1:, k] / a[k, k], a[k])
+    return n
+
+
+def det(A: Tensor) -> Tensor:
+    """``torch.linalg.det`` (``LinalgDetBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.linalg.det(torch.tensor([[2.0, 0.0], [0.0, 3.0]]))
+    tensor(6.)
+    """
+    _square("linalg.det", A)
+    return apply(_DET, (A,), {})
+
+
+def inv(A: Tensor) -> Tensor:
+    """``torch.linalg.inv`` (``LinalgInvExBackward0``); a singular matrix raises torch's
+    LinAlgError naming its first zero pivot.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.linalg.inv(torch.tensor([[2.0, 0.0], [0.0, 4.0]]))
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.2500]])
+    """
+    _square("linalg.inv", A)
+    try:
+        return apply(_INV, (A,), {})
+    except (np.linalg.LinAlgError, RuntimeError) as e:
+        if "Singular matrix" not in str(e):
+            raise
+        flat = A._data.reshape((-1,) + A._data.shape[-2:])
+        bad = next((m for m in flat if np.linalg.matrix_rank(m) < m.shape[-1]), flat[0])
+        raise LinAlgError(f"linalg.inv: The diagonal element {_first_zero_pivot(bad)} is "
+                          "zero, the inversion could not be completed because the input "
+                          "matrix is singular.") from None
+
+
+def slogdet(A: Tensor):
+    """``torch.linalg.slogdet``: ``(sign, logabsdet)``, both outputs of one
+    ``LinalgSlogdetBackward0`` node (the sign has no derivative).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.linalg.slogdet(torch.tensor([[-2.0, 0.0], [0.0, 3.0]])).sign
+    tensor(-1.)
+    """
+    _square("linalg.slogdet", A)
+    sign = apply(_SIGN, (A,), {})
+    logabsdet = apply(_LOGABSDET, (A,), {})
+    return return_types.linalg_slogdet(*_one_node("LinalgSlogdetBackward0", sign, logabsdet))
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
+    """``torch.linalg.solve``: X with AX = B (``LinalgSolveExBackward0``); B a vector or a
+    batch of matrices.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.linalg.solve(torch.tensor([[2.0, 0.0], [0.0, 4.0]]), torch.tensor([2.0, 2.0]))
+    tensor([1.0000, 0.5000])
+    """
+    if not left:
+        raise NotImplementedError("linalg.solve(left=False) is not supported by "
+                                  "funcgrad.mutable: solve the transposed system instead")
+    _square("linalg.solve", A)
+    vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    try:
+        if vector:
+            return apply(_SOLVE, (A, B.unsqueeze(-1)), {}).squeeze(-1)
+        return apply(_SOLVE, (A, B), {})
+    except (np.linalg.LinAlgError, RuntimeError) as e:
+        if "Singular matrix" not in str(e):
+            raise
+        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is "
+                          "singular.") from None
+
+
+def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
+    """``torch.linalg.cholesky``: lower-triangular L with A = L L^H
+    (``LinalgCholeskyExBackward0``); ``upper=True`` gives L^H.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.linalg.cholesky(torch.tensor([[4.0, 2.0], [2.0, 5.0]]))
+    tensor([[2., 0.],
+            [1., 2.]])
+    """
+    _square("linalg.cholesky", A)
+    try:
+        L = apply(_CHOLESKY, (A,), {})
+    except (np.linalg.LinAlgError, RuntimeError) as e:
+        if "positive definite" not in str(e):
+            raise
+        flat = A._data.reshape((-1,) + A._data.shape[-2:])
+        order = next((k for m in flat for k in range(1, m.shape[-1] + 1)
+                      if not np.linalg.det(m[:k, :k]).real > 0), 1)
+        raise LinAlgError("linalg.cholesky: The factorization could not be completed because "
+                          "the input is not positive-definite (the leading minor of order "
+                          f"{order} is not positive-definite).") from None
+    return L.transpose(-2, -1).conj() if upper else L
+
+
+def _slogdet_top(A: Tensor):
+    """``torch.slogdet`` / ``Tensor.slogdet``: linalg.slogdet as ``torch.return_types.slogdet``."""
+    return return_types.slogdet(*slogdet(A))
+
+
+def logdet(A: Tensor) -> Tensor:
+    """``torch.logdet``: log of the determinant (nan where it is negative).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.logdet(torch.tensor([[2.0, 0.0], [0.0, 0.5]]))
+    tensor(0.)
+    """
+    sign, logabsdet = slogdet(A)
+    return where(sign >= 0, logabsdet, logabsdet.new_full((), float("nan")))
+
+
+#: torch's top-level names for these (torch.det, torch.inverse...), also Tensor methods
+TOP_LEVEL = {"det": det, "inverse": inv, "slogdet": _slogdet_top, "logdet": logdet}
+for _name, _fn in TOP_LEVEL.items():
+    setattr(Tensor, _name, _fn)

@@ -1,7 +1,8 @@
 """``torch.return_types``: the named tuples that max/min/sort/topk/... return along a dim."""
 from __future__ import annotations
 
-__all__ = ["max", "min", "sort", "topk", "median", "nanmedian", "kthvalue", "linalg_qr"]
+__all__ = ["max", "min", "sort", "topk", "median", "nanmedian", "kthvalue", "linalg_qr",
+           "linalg_slogdet", "slogdet"]
 
 
 def _named(name: str, fields: tuple) -> type:
@@ -30,3 +31,5 @@ median = _named("median", ("values", "indices"))
 nanmedian = _named("nanmedian", ("values", "indices"))
 kthvalue = _named("kthvalue", ("values", "indices"))
 linalg_qr = _named("linalg_qr", ("Q", "R"))
+linalg_slogdet = _named("linalg_slogdet", ("sign", "logabsdet"))
+slogdet = _named("slogdet", ("sign", "logabsdet"))
