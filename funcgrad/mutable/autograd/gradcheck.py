@@ -17,7 +17,8 @@ from .._tensor import Tensor
 from . import forward_ad as _fwAD
 from ._grad import grad as _grad
 
-__all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
+__all__ = ["GradcheckError", "gradcheck", "gradgradcheck", "get_numerical_jacobian",
+           "get_analytical_jacobian"]
 
 
 class GradcheckError(RuntimeError):
@@ -328,3 +329,90 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
                      raise_exception=raise_exception, nondet_tol=nondet_tol,
                      check_undefined_grad=check_undefined_grad,
                      check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev)
+
+
+def _deprecated_private(name: str) -> None:
+    warnings.warn(
+        f"`{name}` was part of PyTorch's private API and not meant to be exposed. We are "
+        "deprecating it and it will be removed in a future version of PyTorch. If you have a "
+        "specific use for this or feature request for this to be a stable API, please file "
+        "us an issue at https://github.com/pytorch/pytorch/issues/new",
+        FutureWarning, stacklevel=3)
+
+
+def _grad_out_is_one(name: str, grad_out) -> None:
+    if grad_out != 1.0:  # (kept in the signature for old callers, as in PyTorch)
+        raise ValueError(f"Expected grad_out to be 1.0. {name} no longer supports values of "
+                         "grad_out != 1.0.")
+
+
+def _differentiable(tensors) -> list:
+    """The tensors among `tensors` (one, or a sequence) that require grad."""
+    if isinstance(tensors, Tensor):
+        tensors = (tensors,)
+    return [t for t in tensors if isinstance(t, Tensor) and t.requires_grad]
+
+
+def get_numerical_jacobian(fn: Callable, inputs, target=None, eps: float = 1e-3,
+                           grad_out: float = 1.0) -> tuple:
+    """Deprecated (as in PyTorch): the Jacobian of `fn`'s first output (``fn(inputs)``, the
+    inputs as one tuple) with respect to each tensor of `target` (default: the inputs) that
+    requires grad, by central differences of step `eps`; each is (input elements x output
+    elements). The targets are perturbed in place, so a target need not be among `inputs`."""
+    _deprecated_private("get_numerical_jacobian")
+    _grad_out_is_one("get_numerical_jacobian", grad_out)
+    targets = _differentiable(inputs if target is None else target)
+    jacobians = []
+    for t in targets:
+        flat = t._data.reshape(-1)  # (the tensor's own storage: written in place below)
+        columns = []
+        for e in range(flat.size):
+            orig = flat[e]
+            values = []
+            for step in (eps, -eps):
+                flat[e] = orig + step
+                out = _as_tuple(fn(inputs))[0]
+                values.append(np.array(out._data, dtype=np.result_type(out._data, float)).reshape(-1))
+            flat[e] = orig
+            columns.append((values[0] - values[1]) / (2 * eps))
+        rows = np.stack(columns) if columns else np.zeros((0, 0))
+        jacobians.append(tensor(rows.astype(t._data.dtype, copy=False)))
+    return tuple(jacobians)
+
+
+def get_analytical_jacobian(inputs, output: Tensor, nondet_tol: float = 0.0,
+                            grad_out: float = 1.0) -> tuple:
+    """Deprecated (as in PyTorch): (Jacobians of `output` with respect to each input that
+    requires grad, each (input elements x output elements), from backward with one-hot
+    grad_outputs; whether a second computation gave the same within `nondet_tol` (torch's
+    "reentrant"); whether every gradient had its input's size; and its dtype)."""
+    _deprecated_private("get_analytical_jacobian")
+    _grad_out_is_one("get_analytical_jacobian", grad_out)
+    if output.is_complex():
+        raise ValueError("Expected output to be non-complex. get_analytical_jacobian no longer "
+                         "supports functions that return complex outputs.")
+    targets = _differentiable(inputs)
+    sizes_ok = types_ok = True
+
+    def rows() -> list:
+        nonlocal sizes_ok, types_ok
+        found = [np.zeros((t._data.size, output._data.size), t._data.dtype) for t in targets]
+        for r in range(output._data.size):
+            seed = np.zeros(output._data.shape, output._data.dtype)
+            seed.reshape(-1)[r] = 1
+            grads = _grad(output, targets, tensor(seed), retain_graph=True, allow_unused=True)
+            for j, (t, g) in enumerate(zip(targets, grads)):
+                if g is None:
+                    continue
+                if g.shape != t.shape:
+                    sizes_ok = False
+                    continue
+                if g.dtype != t.dtype:
+                    types_ok = False
+                found[j][:, r] = np.asarray(g._data).reshape(-1)
+        return found
+
+    first, second = rows(), rows()
+    reentrant = all(a.shape == b.shape and bool(np.all(np.abs(a - b) <= nondet_tol))
+                    for a, b in zip(first, second))
+    return tuple(tensor(a) for a in first), reentrant, sizes_ok, types_ok
