@@ -1616,13 +1616,20 @@ def _storage_positions(size, stride, offset: int) -> np.ndarray:
 
 def _as_strided_t(ct, out, x, size, stride, storage_offset=None, geometry=None):
     """Each storage element's gradient is the sum over the view's elements reading it; an
-    element of `x` gets the gradient of the storage element it is."""
+    element of `x` gets the gradient of the storage element it is, shared equally among the
+    elements of `x` that are that same storage element (an expanded `x`): as torch, so that
+    x's own backward (expand's sum) gives the storage element's gradient once, not once per
+    alias."""
     x_offset, x_strides, n = geometry
     offset = x_offset if storage_offset is None else storage_offset
     storage = NP.index_add(np.zeros(n, H.dtype(ct)), ct, _storage_positions(size, stride, offset),
                            template=(H.SLOT,))
-    return NP.getitem(storage, _storage_positions(H.shape(x), x_strides, x_offset),
-                      template=(H.SLOT,))
+    x_positions = _storage_positions(H.shape(x), x_strides, x_offset)
+    aliases = np.bincount(x_positions.reshape(-1), minlength=n)
+    if aliases.max(initial=0) > 1:
+        share = (1.0 / np.maximum(aliases, 1)).astype(H.dtype(ct))
+        storage = storage * share
+    return NP.getitem(storage, x_positions, template=(H.SLOT,))
 
 
 _as_strided_p = linear("as_strided", _as_strided_impl, _as_strided_t,

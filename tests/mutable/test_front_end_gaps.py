@@ -237,3 +237,21 @@ def test_empty_strided_has_the_strides_asked_for(torch):
     c.copy_(torch.tensor([[1.0, 2.0], [3.0, 4.0]]))
     assert c.tolist() == [[1.0, 2.0], [3.0, 4.0]]
     assert torch.empty_strided((2, 3), (3, 1), dtype=torch.float64).dtype == torch.float64
+
+
+@both()
+def test_as_strided_of_an_expanded_tensor_counts_each_storage_element_once(torch):
+    # every row of the expanded view is the same storage: the gradient reaching x must be the
+    # storage element's gradient once (torch shares it among the aliases), not once per row
+    x = torch.tensor([0.5, -1.0, 2.0, 3.0, 1.5], dtype=torch.float64, requires_grad=True)
+    out = x.expand(5, 5).as_strided([5, 5], [0, 1], 0)
+    weights = torch.arange(25.0, dtype=torch.float64).reshape(5, 5)
+    (out * weights).sum().backward()
+    np.testing.assert_allclose(values(x.grad), np.arange(25.0).reshape(5, 5).sum(0))
+    y = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)
+    fns = (lambda x: x.expand(5, 5).as_strided([5, 5], [0, 1], 0),
+           lambda y: y.expand(10, 2, 3).as_strided([2, 3], [3, 1], 0))
+    assert torch.autograd.gradcheck(fns[0], (x,))
+    assert torch.autograd.gradgradcheck(fns[0], (x,))
+    assert torch.autograd.gradcheck(fns[1], (y,))
+    assert torch.autograd.gradgradcheck(fns[1], (y,))
