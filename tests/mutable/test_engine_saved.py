@@ -141,3 +141,23 @@ def test_unpacked_value_of_a_saved_leaf_is_a_leaf_feeding_its_accumulator(torch)
     x.grad = None
     out.sum().backward()  # sin's rule reads the hook's value: cos([1, 2, 3])
     assert values(x.grad).tolist() == values(replacement.cos()).tolist()
+
+
+@both()
+def test_cached_tensor_registry(torch):
+    x = torch.rand(4)
+    torch._C._set_cached_tensors_enabled(True)
+    try:
+        assert not torch._C._is_cached_tensor(x)
+        torch._C._add_cached_tensor(x)
+        torch._C._add_cached_tensor(x)  # a set: once
+        assert torch._C._is_cached_tensor(x) and not torch._C._is_cached_tensor(x[1:])
+        torch._C._remove_cached_tensor(x)
+        assert not torch._C._is_cached_tensor(x)
+        torch._C._remove_cached_tensor(x)
+        torch._C._add_cached_tensor(x)
+    finally:
+        torch._C._set_cached_tensors_enabled(False)
+    assert not torch._C._is_cached_tensor(x)  # consulted only while enabled
+    with pytest.raises(RuntimeError):
+        torch._C._add_cached_tensor(x)

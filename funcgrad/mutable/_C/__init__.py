@@ -15,7 +15,9 @@ __all__ = ["_autograd", "_functions", "is_grad_enabled", "has_lapack", "_WeakTen
            "_is_fwd_grad_enabled", "_set_fwd_grad_enabled", "_current_graph_task_id",
            "_current_autograd_node", "_current_graph_task_execution_order",
            "_will_engine_execute_node", "_is_multithreading_enabled",
-           "_set_multithreading_enabled", "_is_view_replay_enabled", "_set_view_replay_enabled"]
+           "_set_multithreading_enabled", "_is_view_replay_enabled", "_set_view_replay_enabled",
+           "_set_cached_tensors_enabled", "_add_cached_tensor", "_remove_cached_tensor",
+           "_is_cached_tensor"]
 
 has_lapack = True  # linalg.qr and the other decompositions are NumPy's LAPACK
 
@@ -36,6 +38,41 @@ def _is_multithreading_enabled() -> bool:
 
 def _set_multithreading_enabled(mode: bool) -> None:
     STATE.multithreading = bool(mode)
+
+
+# torch's cached-tensor registry (what CUDA graph trees mark): process-wide, by tensor,
+# consulted only while enabled
+_CACHED: dict = {}  # id(tensor) -> weak reference to it
+_CACHED_ENABLED = [False]
+_CACHED_OFF = ("cached tensors are not enabled: call torch._C._set_cached_tensors_enabled(True) "
+               "first")
+
+
+def _set_cached_tensors_enabled(enabled: bool) -> None:
+    _CACHED_ENABLED[0] = bool(enabled)
+
+
+def _add_cached_tensor(t) -> None:
+    """Mark `t` (not its views) as cached; adding twice is adding once."""
+    if not _CACHED_ENABLED[0]:
+        raise RuntimeError(_CACHED_OFF)
+    key = id(t)
+    _CACHED[key] = weakref.ref(t, lambda _, key=key: _CACHED.pop(key, None))
+
+
+def _remove_cached_tensor(t) -> None:
+    if not _CACHED_ENABLED[0]:
+        raise RuntimeError(_CACHED_OFF)
+    ref = _CACHED.get(id(t))
+    if ref is not None and ref() is t:
+        del _CACHED[id(t)]
+
+
+def _is_cached_tensor(t) -> bool:
+    if not _CACHED_ENABLED[0]:
+        return False
+    ref = _CACHED.get(id(t))
+    return ref is not None and ref() is t
 
 
 class _WeakTensorRef:
