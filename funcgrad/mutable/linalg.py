@@ -15,7 +15,7 @@ from ._tensor import Tensor
 from ._tensor_ops import _one_node, vector_norm
 
 __all__ = ["vector_norm", "norm", "qr", "det", "inv", "slogdet", "solve", "cholesky",
-           "LinAlgError", "TOP_LEVEL"]
+           "LinAlgError", "TOP_LEVEL", "eigh", "eigvalsh", "svdvals", "pinv", "matrix_power"]
 
 
 def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None):
@@ -235,6 +235,110 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
                           "the input is not positive-definite (the leading minor of order "
                           f"{order} is not positive-definite).") from None
     return L.transpose(-2, -1).conj() if upper else L
+
+
+# --- eigh, svdvals, pinv, matrix_power ------------------------------------------------------
+def _eigh_part(k: int):
+    def vjp(ct, out, a, UPLO):
+        w, v = _EIGH_PRIMS[0](a, UPLO=UPLO), _EIGH_PRIMS[1](a, UPLO=UPLO)
+        cts = (ct, NP.zeros_like(v)) if k == 0 else (NP.zeros_like(w), ct)
+        return NP.eigh.vjps[0](cts, (w, v), a, UPLO=UPLO)
+    return vjp
+
+
+# eigh's two results as two one-result primitives on the table's eigh rule (one node, as
+# torch records them), as qr above
+_EIGH_PRIMS = tuple(primitive(f"linalg_eigh_{'wv'[k]}",
+                              lambda a, UPLO, k=k: np.linalg.eigh(a, UPLO=UPLO)[k],
+                              params=("UPLO",), vjps=(_eigh_part(k),)) for k in (0, 1))
+_EIGH = (O.Op("linalg_eigh_w", _EIGH_PRIMS[0], "LinalgEighBackward0", result="real"),
+         O.Op("linalg_eigh_v", _EIGH_PRIMS[1], "LinalgEighBackward0", result="same"))
+_SVDVALS = O.Op("linalg_svdvals", NP.svdvals, "LinalgSvdBackward0", result="real")
+_PINV = O.Op("linalg_pinv", NP.pinv, "LinalgPinvBackward0", result="same")
+
+
+def eigh(A: Tensor, UPLO: str = "L"):
+    """``torch.linalg.eigh``: eigenvalues (ascending) and eigenvectors of a symmetric
+    (Hermitian) matrix, read from its `UPLO` triangle; one ``LinalgEighBackward0`` node.
+    Eigenvectors are differentiable where the eigenvalues are distinct.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.linalg.eigh(torch.tensor([[2.0, 0.0], [0.0, 1.0]])).eigenvalues
+    tensor([1., 2.])
+    """
+    _square("linalg.eigh", A)
+    w = apply(_EIGH[0], (A,), {"UPLO": UPLO})
+    v = apply(_EIGH[1], (A,), {"UPLO": UPLO})
+    return return_types.linalg_eigh(*_one_node("LinalgEighBackward0", w, v))
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
+    """``torch.linalg.eigvalsh``: the eigenvalues of a symmetric matrix, ascending
+    (``LinalgEighBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.linalg.eigvalsh(torch.tensor([[2.0, 0.0], [0.0, 1.0]]))
+    tensor([1., 2.])
+    """
+    _square("linalg.eigvalsh", A)
+    return apply(_EIGH[0], (A,), {"UPLO": UPLO})
+
+
+def svdvals(A: Tensor) -> Tensor:
+    """``torch.linalg.svdvals``: singular values, descending (``LinalgSvdBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.linalg.svdvals(torch.tensor([[3.0, 0.0], [0.0, -4.0]]))
+    tensor([4., 3.])
+    """
+    if A.dim() < 2:
+        raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
+    return apply(_SVDVALS, (A,), {})
+
+
+def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+    """``torch.linalg.pinv``: the pseudo-inverse (``LinalgPinvBackward0``); singular values
+    below ``rtol`` times the largest are dropped (default: the larger side times the
+    dtype's epsilon, torch's); differentiable where the rank is constant.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.linalg.pinv(torch.tensor([[2.0, 0.0], [0.0, 0.0]]))
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.0000]])
+    """
+    if atol is not None:
+        raise NotImplementedError("linalg.pinv(atol=...) is not supported by funcgrad.mutable; "
+                                  "use rtol")
+    if rtol is None:
+        rtol = max(A.shape[-2:]) * float(np.finfo(A._data.dtype).eps)
+    return apply(_PINV, (A,), {"rcond": float(rtol), "hermitian": bool(hermitian)})
+
+
+def matrix_power(A: Tensor, n: int) -> Tensor:
+    """``torch.linalg.matrix_power``: A to the integer power `n` by repeated squaring
+    (negative `n`: of the inverse), recorded as matrix products.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.linalg.matrix_power(torch.tensor([[1.0, 1.0], [0.0, 1.0]]), 3)
+    tensor([[1., 3.],
+            [0., 1.]])
+    """
+    _square("linalg.matrix_power", A)
+    if n == 0:
+        eye = Tensor._wrap(np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype),
+                                           A._data.shape).copy())
+        return eye
+    if n < 0:
+        A, n = inv(A), -n
+    result = None
+    power = A
+    while n:
+        if n & 1:
+            result = power if result is None else result @ power
+        n >>= 1
+        if n:
+            power = power @ power
+    return result
 
 
 def _slogdet_top(A: Tensor):

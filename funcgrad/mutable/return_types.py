@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 __all__ = ["max", "min", "sort", "topk", "median", "nanmedian", "kthvalue", "linalg_qr",
-           "linalg_slogdet", "slogdet"]
+           "linalg_slogdet", "slogdet", "linalg_eigh"]
 
 
 def _named(name: str, fields: tuple) -> type:
@@ -33,3 +33,4 @@ kthvalue = _named("kthvalue", ("values", "indices"))
 linalg_qr = _named("linalg_qr", ("Q", "R"))
 linalg_slogdet = _named("linalg_slogdet", ("sign", "logabsdet"))
 slogdet = _named("slogdet", ("sign", "logabsdet"))
+linalg_eigh = _named("linalg_eigh", ("eigenvalues", "eigenvectors"))

@@ -1,4 +1,5 @@
-"""torch.linalg det, inv, slogdet, solve, cholesky (and torch.det/inverse/slogdet/logdet):
+"""torch.linalg det, inv, slogdet, solve, cholesky (and torch.det/inverse/slogdet/logdet),
+eigh, eigvalsh, svdvals, pinv, matrix_power:
 values, node names, gradients against float64 finite differences (gradcheck,
 gradgradcheck) and torch's errors. On funcgrad.mutable and real torch 2.13."""
 from __future__ import annotations
@@ -70,3 +71,31 @@ def test_errors(torch):
     with pytest.raises(torch.linalg.LinAlgError, match="The solver failed because the input "
                                                        "matrix is singular"):
         torch.linalg.solve(torch.ones(3, 3), torch.ones(3))
+
+
+@both()
+def test_eigh_svdvals_pinv_matrix_power(torch):
+    torch.manual_seed(0)
+    a = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)
+    wide = torch.randn(2, 4, dtype=torch.float64, requires_grad=True)
+
+    def sym(x):
+        return x + x.mT
+
+    e = torch.linalg.eigh(sym(a))
+    assert type(e).__name__ == "linalg_eigh"
+    assert e.eigenvalues.grad_fn is e.eigenvectors.grad_fn
+    assert type(e.eigenvalues.grad_fn).__name__ == "LinalgEighBackward0"
+    close((e.eigenvectors * e.eigenvalues) @ e.eigenvectors.mT, sym(a),
+          rtol=1e-9)
+    cases = [(lambda x: torch.linalg.eigh(sym(x)).eigenvalues, a),
+             (lambda x: torch.linalg.eigh(sym(x)).eigenvectors.abs(), a),  # (signs arbitrary)
+             (lambda x: torch.linalg.eigvalsh(sym(x)), a),
+             (torch.linalg.svdvals, wide), (torch.linalg.pinv, wide),
+             (lambda x: torch.linalg.matrix_power(x, 3), a),
+             (lambda x: torch.linalg.matrix_power(x, -2), a)]
+    for fn, x in cases:
+        assert torch.autograd.gradcheck(fn, (x,))
+    close(wide @ torch.linalg.pinv(wide), torch.eye(2, dtype=torch.float64), rtol=1e-9)
+    close(torch.linalg.matrix_power(a, 0), torch.eye(3, dtype=torch.float64))
+    close(torch.linalg.matrix_power(a, 3), a @ a @ a, rtol=1e-12)
