@@ -257,6 +257,8 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
         return found
     finally:
         _TASKS.stack.pop()
+        # a record kept past its pass (by a closure, a checkpoint frame) holds no graph
+        task.roots, task.reachable, task.needed = (), {}, None
         STATE.grad_enabled = prev_mode
         STATE.saved_hooks = prev_hooks
 

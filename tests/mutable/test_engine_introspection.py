@@ -197,3 +197,26 @@ def test_multithreading_switch_as_block_and_call(torch):
     assert not torch.autograd.is_multithreading_enabled()
     torch.autograd.set_multithreading_enabled(True)
     assert torch.autograd.is_multithreading_enabled()
+
+
+def test_a_pass_record_kept_after_the_pass_holds_no_graph():
+    # what hooks ask is answered from the pass's record; kept past the pass (a closure, a
+    # checkpoint frame) it must not keep the graph alive
+    import gc
+    import weakref
+
+    import funcgrad.mutable as fm
+    from funcgrad.mutable._autograd import current_graph_task
+
+    kept = []
+    x = fm.randn(3, requires_grad=True)
+    y = (x * 2).exp()
+    node = weakref.ref(y.grad_fn)
+    y.register_hook(lambda g: kept.append(current_graph_task()))
+    y.sum().backward()
+    del y
+    gc.disable()  # (freed by reference counting, as in PyTorch)
+    try:
+        assert kept and node() is None
+    finally:
+        gc.enable()
