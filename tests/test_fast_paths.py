@@ -130,3 +130,18 @@ def test_basic_index_gradient_scatters_the_cotangent_into_zeros(index):
     want2 = np.zeros_like(x)
     want2[index] += 2 * w
     np.testing.assert_allclose(h, want2, rtol=1e-6)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 1)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_sum_and_mean_gradients_broadcast_the_cotangent_back(axis, keepdims):
+    x = np.random.default_rng(8).standard_normal((6, 4)).astype(np.float32)
+    w = np.random.default_rng(9).standard_normal(np.sum(x, axis=axis, keepdims=keepdims).shape)
+    w = w.astype(np.float32)
+    gs = np.asarray(fg.grad(lambda x: fnp.sum(fnp.sum(x, axis=axis, keepdims=keepdims) * w))(x))
+    gm = np.asarray(fg.grad(lambda x: fnp.sum(fnp.mean(x, axis=axis, keepdims=keepdims) * w))(x))
+    wk = w if keepdims or axis is None else np.expand_dims(w, axis)
+    n = x.size // np.sum(x, axis=axis, keepdims=keepdims).size
+    assert gs.dtype == gm.dtype == np.float32
+    np.testing.assert_array_equal(gs, np.broadcast_to(wk, x.shape))
+    np.testing.assert_allclose(gm, np.broadcast_to(wk / n, x.shape), rtol=1e-6)

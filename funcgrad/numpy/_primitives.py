@@ -1557,6 +1557,10 @@ engine.register(
 def expand_reduced(ct, x, axis, keepdims):
     """A reduction's cotangent broadcast back over the axes it reduced."""
     shape = H.shape(x)
+    if type(ct) is np.ndarray:  # the first-order walk: the forwards, without primitive calls
+        if not keepdims and axis is not None:
+            ct = ct.reshape(H.keepdims_shape(shape, axis))
+        return _broadcast_to_impl(ct, tuple(shape))
     if not keepdims and axis is not None:  # (a reduction over every axis: ct broadcasts as it is)
         ct = reshape(ct, shape=H.keepdims_shape(shape, axis))
     return broadcast_to(ct, shape=shape)  # (by keyword: the primitive's shortest call)
