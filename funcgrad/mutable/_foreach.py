@@ -13,7 +13,7 @@ per-tensor op's too (PyTorch's out-of-place forms record one Foreach...Backward 
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable
 
 from ._tensor import Tensor
 
@@ -26,7 +26,7 @@ BINARY = ("add", "sub", "mul", "div", "pow", "clamp_max", "clamp_min")
 TERNARY = ("addcmul", "addcdiv", "lerp")
 
 
-def _spread(operand, n: int, first: Sequence) -> list:
+def _spread(operand, n: int) -> list:
     """An operand as one value per tensor: a list or tuple is taken item by item (PyTorch's
     messages when its length differs), anything else is used for every tensor."""
     if not isinstance(operand, (list, tuple)):
@@ -55,7 +55,7 @@ def _make(method: str, inplace: bool) -> Callable:
             exponents = _checked(operands[0])
             return tuple(self ** t for t in exponents)
         tensors = _checked(self)
-        per = [_spread(o, len(tensors), tensors) for o in operands]
+        per = [_spread(o, len(tensors)) for o in operands]
         name = method + "_" if inplace else method
         results = [getattr(t, name)(*(p[i] for p in per), **kwargs)
                    for i, t in enumerate(tensors)]
@@ -86,7 +86,7 @@ def _foreach_zero_(self) -> list:
 def _foreach_copy_(self, src, non_blocking: bool = False) -> list:
     """``torch._foreach_copy_``: each tensor of the list takes the values of its partner."""
     tensors = _checked(self)
-    for t, s in zip(tensors, _spread(src, len(tensors), tensors)):
+    for t, s in zip(tensors, _spread(src, len(tensors))):
         t.copy_(s)
     return self
 

@@ -2,6 +2,8 @@
 determinant, inverse, solve and Cholesky family on the shared table's rules."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from .._src.declare import primitive
@@ -94,7 +96,6 @@ def qr(A: Tensor, mode: str = "reduced"):
 
 
 # --- determinants, inverse, solve, Cholesky: the shared table's primitives, torch's names -------
-# (NumPy's LinAlgError reaches here as the RuntimeError the op machinery makes of it)
 class LinAlgError(RuntimeError):
     """``torch.linalg.LinAlgError``: a matrix the decomposition cannot handle (singular, not
     positive-definite); a RuntimeError, as in PyTorch."""
@@ -126,6 +127,35 @@ def _square(name: str, A: Tensor) -> None:
     if m != n:
         raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {m} "
                            f"by {n} matrices")
+
+
+@contextlib.contextmanager
+def _failure(numpy_says: str, torch_says):
+    """NumPy's LinAlgError saying `numpy_says` (it reaches here as the RuntimeError the op
+    machinery makes of a NumPy error) raised again as torch's LinAlgError, its message
+    built by `torch_says()` only then."""
+    try:
+        yield
+    except RuntimeError as e:
+        if numpy_says not in str(e):
+            raise
+        raise LinAlgError(torch_says()) from None
+
+
+def _matrices(A: Tensor) -> np.ndarray:
+    return A._data.reshape((-1,) + A._data.shape[-2:])
+
+
+def _first_singular(A: Tensor) -> np.ndarray:
+    flat = _matrices(A)
+    return next((m for m in flat if np.linalg.matrix_rank(m) < m.shape[-1]), flat[0])
+
+
+def _first_bad_minor(A: Tensor) -> int:
+    """The order of the first leading minor that is not positive (of the first matrix with
+    one), as PyTorch's Cholesky message names it."""
+    return next((k for m in _matrices(A) for k in range(1, m.shape[-1] + 1)
+                 if not np.linalg.det(m[:k, :k]).real > 0), 1)
 
 
 def _first_zero_pivot(a: np.ndarray) -> int:
@@ -163,16 +193,11 @@ def inv(A: Tensor) -> Tensor:
             [0.0000, 0.2500]])
     """
     _square("linalg.inv", A)
-    try:
+    with _failure("Singular matrix", lambda: (
+            f"linalg.inv: The diagonal element {_first_zero_pivot(_first_singular(A))} is "
+            "zero, the inversion could not be completed because the input matrix is "
+            "singular.")):
         return apply(_INV, (A,), {})
-    except (np.linalg.LinAlgError, RuntimeError) as e:
-        if "Singular matrix" not in str(e):
-            raise
-        flat = A._data.reshape((-1,) + A._data.shape[-2:])
-        bad = next((m for m in flat if np.linalg.matrix_rank(m) < m.shape[-1]), flat[0])
-        raise LinAlgError(f"linalg.inv: The diagonal element {_first_zero_pivot(bad)} is "
-                          "zero, the inversion could not be completed because the input "
-                          "matrix is singular.") from None
 
 
 def slogdet(A: Tensor):
@@ -202,15 +227,11 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
                                   "funcgrad.mutable: solve the transposed system instead")
     _square("linalg.solve", A)
     vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
-    try:
+    with _failure("Singular matrix", lambda: "torch.linalg.solve: The solver failed because "
+                  "the input matrix is singular."):
         if vector:
             return apply(_SOLVE, (A, B.unsqueeze(-1)), {}).squeeze(-1)
         return apply(_SOLVE, (A, B), {})
-    except (np.linalg.LinAlgError, RuntimeError) as e:
-        if "Singular matrix" not in str(e):
-            raise
-        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is "
-                          "singular.") from None
 
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
@@ -223,17 +244,11 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
             [1., 2.]])
     """
     _square("linalg.cholesky", A)
-    try:
+    with _failure("positive definite", lambda: (
+            "linalg.cholesky: The factorization could not be completed because the input is "
+            f"not positive-definite (the leading minor of order {_first_bad_minor(A)} is not "
+            "positive-definite).")):
         L = apply(_CHOLESKY, (A,), {})
-    except (np.linalg.LinAlgError, RuntimeError) as e:
-        if "positive definite" not in str(e):
-            raise
-        flat = A._data.reshape((-1,) + A._data.shape[-2:])
-        order = next((k for m in flat for k in range(1, m.shape[-1] + 1)
-                      if not np.linalg.det(m[:k, :k]).real > 0), 1)
-        raise LinAlgError("linalg.cholesky: The factorization could not be completed because "
-                          "the input is not positive-definite (the leading minor of order "
-                          f"{order} is not positive-definite).") from None
     return L.transpose(-2, -1).conj() if upper else L
 
 
