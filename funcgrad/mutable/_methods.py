@@ -150,59 +150,119 @@ def _check_bounds(shape, items):
         dim += 1
 
 
+def _full(item: slice, size: int) -> bool:
+    """Whether a slice keeps a whole dimension as written (PyTorch skips such a slice inside a
+    tuple index: ``x[:, 1]`` records only SelectBackward0; ``x[-3:, 1]`` records both)."""
+    return (item.start is None or item.start == 0) and (item.step is None or item.step == 1) \
+        and (item.stop is None or item.stop >= size)
+
+
+def _at(dim: int, item) -> dict:
+    return {"template": (slice(None),) * dim + (item,)}
+
+
+def _zero_dim_error(item) -> IndexError:
+    if type(item) is slice:
+        return IndexError("slice() cannot be applied to a 0-dim tensor.")
+    return IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                      "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+
+
 def getitem(self: Tensor, index) -> Tensor:
     kind = type(index)
-    if kind is int or kind is slice or (kind is tuple and index and all(
-            type(i) is int or type(i) is slice for i in index)):
-        # the common case, ints and slices only: a select or slice view, no conversions
-        items = index if kind is tuple else (index,)
+    if kind is int or kind is slice:
+        # a lone int or slice: one select or slice view (PyTorch records a lone slice even
+        # when it keeps everything)
         shape = self._data.shape
-        if len(items) > len(shape):
-            _check_bounds(shape, items)  # PyTorch's messages for too many indices
-        for item, size in zip(items, shape):
+        if not shape:
+            raise _zero_dim_error(index)
+        if kind is int:
+            if not -shape[0] <= index < shape[0]:
+                _check_bounds(shape, (index,))  # PyTorch's message
+            return O.view_op(O.SELECT, self, {"template": (index, Ellipsis)},
+                             self._data[index, ...])
+        if index.step is not None and index.step <= 0:
+            raise ValueError("step must be greater than zero")
+        return O.view_op(O.SLICE, self, {"template": (index, Ellipsis)}, self._data[index, ...])
+    if kind is tuple and index and all(type(i) is int or type(i) is slice for i in index):
+        # ints and slices only: PyTorch's chain, one view per item that does something
+        shape = self._data.shape
+        if not shape:
+            raise _zero_dim_error(index[0])
+        if len(index) > len(shape):
+            raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+        out, dim = self, 0
+        for k, item in enumerate(index):
+            size = shape[k]
             if type(item) is int:
                 if not -size <= item < size:
-                    _check_bounds(shape, items)  # raises PyTorch's out-of-bounds message
-            elif item.step is not None and item.step <= 0:
+                    raise IndexError(f"index {item} is out of bounds for dimension {k} with "
+                                     f"size {size}")
+                out = O.view_op(O.SELECT, out, _at(dim, item))
+                continue
+            if item.step is not None and item.step <= 0:
                 raise ValueError("step must be greater than zero")
-        template = items + (Ellipsis,)  # a 0-d view, never a NumPy scalar copy
-        return O.view_op(O.SELECT if type(items[-1]) is int else O.SLICE, self,
-                         {"template": template}, self._data[template])
-    items, advanced = _convert_index(index, self._data.shape)
-    if not advanced:
-        _check_bounds(self._data.shape, items)
-        return O.view_op(_basic_op(items), self, {"template": items})
-    if any(type(i) is int for i in items) and not any(i is None or i is Ellipsis for i in items):
-        # PyTorch applies integer indices first (as selects), then the advanced part
-        basic = tuple(i if type(i) is int else slice(None) for i in items)
-        rest = tuple(i for i in items if type(i) is not int)
-        self = O.view_op(O.SELECT, self, {"template": basic})
-        items = rest
-    template, arrays = H.split_index(items)
-    out = O.apply(INDEX, (self,) + tuple(arrays), {"template": template})
-    if type(out._grad_node) is INDEX.node_cls:
-        out._grad_node._extra = {"indices": _torch_indices(items, self._data.ndim)}
-    return out
+            if not _full(item, size):
+                out = O.view_op(O.SLICE, out, _at(dim, item))
+            dim += 1
+        return out if out is not self else O.view_op(O.ALIAS, self, {"template": (Ellipsis,)})
+    return _index_chain(self, _convert_index(index, self._data.shape)[0])
 
 
-def _torch_indices(items, ndim: int) -> tuple:
-    """The index as IndexBackward0 shows it saved: one entry per indexed dim, None for a
-    dim taken whole (a slice, a new axis, the dims an Ellipsis stands for), up to the last
-    index tensor; a list becomes an int64 tensor, a boolean mask stays one entry."""
-    taken = sum(np.ndim(i) if isinstance(i, np.ndarray) and i.dtype == bool else 1
-                for i in items if i is not None and i is not Ellipsis)
-    out: list = []
-    for item in items:
+def _index_chain(self: Tensor, items: tuple) -> Tensor:
+    """PyTorch's order for an index: each int a select, each slice that does something a
+    slice, each None (and Python bool) an unsqueeze, left to right; then one IndexBackward0
+    for the index arrays (a Python bool is a one-element mask over its new dim); nothing at
+    all is an alias."""
+    shape = self._data.shape
+    taken = sum(_dims_taken(i) for i in items)
+    if not shape:
+        for item in items:
+            if isinstance(item, (int, np.integer, slice)) and not isinstance(item, bool):
+                raise _zero_dim_error(item)
+    if taken > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    out, dim, src = self, 0, 0  # dim counts the view's dims, src the indexed tensor's
+    picks: list = []  # what the final index takes along each of the view's dims
+    for k, item in enumerate(items):
         if item is Ellipsis:
-            out.extend([None] * (ndim - taken))
-        elif item is None or type(item) is slice:
-            out.append(None)
-        elif isinstance(item, (list, np.ndarray)):
+            skip = len(shape) - taken
+            dim, src = dim + skip, src + skip
+            picks.extend([slice(None)] * skip)
+        elif item is None or isinstance(item, bool):
+            out = O.view_op(O.UNSQUEEZE_IDX, out, _at(dim, None))
+            picks.append(slice(None) if item is None else np.array([item]))
+            dim += 1
+        elif isinstance(item, (int, np.integer)):
+            size = shape[src]
+            if not -size <= item < size:
+                raise IndexError(f"index {item} is out of bounds for dimension {k} with size "
+                                 f"{size}")
+            out = O.view_op(O.SELECT, out, _at(dim, int(item)))
+            src += 1
+        elif isinstance(item, slice):
+            if not _full(item, shape[src]):
+                out = O.view_op(O.SLICE, out, _at(dim, item))
+            picks.append(slice(None))
+            dim, src = dim + 1, src + 1
+        else:
             arr = np.asarray(item)
-            out.append(Tensor._wrap(arr if arr.dtype == bool else arr.astype(np.int64)))
-    while out and out[-1] is None:
-        out.pop()
-    return tuple(out)
+            if arr.size == 0 and arr.dtype.kind == "f":
+                arr = arr.astype(np.int64)  # an empty list
+            n = arr.ndim if arr.dtype == bool else 1
+            picks.append(arr)
+            dim, src = dim + n, src + n
+    while picks and type(picks[-1]) is slice:
+        picks.pop()
+    if not picks:
+        return out if out is not self else O.view_op(O.ALIAS, self, {"template": (Ellipsis,)})
+    template, arrays = H.split_index(tuple(picks))
+    res = O.apply(INDEX, (out,) + tuple(arrays), {"template": template})
+    if type(res._grad_node) is INDEX.node_cls:
+        res._grad_node._extra = {"indices": tuple(
+            None if type(p) is slice else
+            Tensor._wrap(p if p.dtype == bool else p.astype(np.int64)) for p in picks)}
+    return res
 
 
 class _IndexNode(O.OpNode):
