@@ -811,7 +811,40 @@ for _name, _fn in {"__and__": _logical(np.bitwise_and), "__or__": _logical(np.bi
         setattr(Tensor, _name + "_", _written_in_place(_fn))
 Tensor.__hash__ = lambda self: id(self)
 Tensor.T = property(lambda self: F.permute(self, tuple(reversed(range(self.dim())))))
-Tensor.mT = property(lambda self: F.transpose(self, -2, -1))
+
+
+def _matrices_only(self: Tensor, what: str) -> None:
+    if self.dim() < 2:
+        raise RuntimeError(f"tensor.{what} is only supported on matrices or batches of "
+                           f"matrices. Got {self.dim()}-D tensor.")
+
+
+def _mT(self: Tensor) -> Tensor:
+    _matrices_only(self, "mT")
+    return F.transpose(self, -2, -1)
+
+
+def _mH(self: Tensor) -> Tensor:
+    _matrices_only(self, "mH")
+    return F.transpose(self, -2, -1).conj()
+
+
+def _adjoint(self: Tensor) -> Tensor:
+    _matrices_only(self, "adjoint()")
+    return F.transpose(self, -2, -1).conj()
+
+
+def _H(self: Tensor) -> Tensor:
+    if self.dim() != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{self.dim()}-D tensor.")
+    return F.transpose(self, -2, -1).conj()
+
+
+Tensor.mT = property(_mT)
+Tensor.mH = property(_mH)
+Tensor.H = property(_H)
+Tensor.adjoint = _adjoint
 
 
 def _cpu(self, memory_format=None) -> Tensor:

@@ -108,6 +108,36 @@ _DET = O.Op("linalg_det", NP.det, "LinalgDetBackward0", result="same")
 _INV = O.Op("linalg_inv", NP.inv, "LinalgInvExBackward0", result="same")
 _SOLVE = O.Op("linalg_solve", NP.solve, "LinalgSolveExBackward0")
 _CHOLESKY = O.Op("linalg_cholesky", NP.cholesky, "LinalgCholeskyExBackward0", result="same")
+
+
+def _col(v):
+    """A stack of vectors as a stack of one-column matrices."""
+    return NP.reshape(v, tuple(H.shape(v)) + (1,))
+
+
+def _uncol(m):
+    return NP.reshape(m, tuple(H.shape(m))[:-1])
+
+
+# a vector right-hand side is one primitive (torch records LinalgSolveExBackward0 alone, with
+# B's own edge), its rules the matrix ones on one-column matrices
+_SOLVE_VEC_P = primitive(
+    "linalg_solve_vector", lambda a, b: np.linalg.solve(a, b[..., None])[..., 0], nargs=2,
+    vjps=(lambda ct, out, a, b: NP.solve.vjps[0](_col(ct), _col(out), a, _col(b)),
+          lambda ct, out, a, b: _uncol(NP.solve.vjps[1](_col(ct), _col(out), a, _col(b)))),
+    jvps=(lambda t, out, a, b: _uncol(NP.solve.jvps[0](t, _col(out), a, _col(b))),
+          lambda t, out, a, b: _uncol(NP.solve.jvps[1](_col(t), _col(out), a, _col(b)))))
+_SOLVE_VEC = O.Op("linalg_solve_vector", _SOLVE_VEC_P, "LinalgSolveExBackward0")
+# upper=True is U = L^H as one primitive: torch records LinalgCholeskyExBackward0 alone
+_CHOLESKY_U_P = primitive(
+    "linalg_cholesky_upper", lambda a: np.conj(np.swapaxes(np.linalg.cholesky(a), -1, -2)),
+    vjps=(lambda ct, out, a: NP.cholesky.vjps[0](NP.conj_if_complex(NP.swapaxes(ct, -1, -2)),
+                                                 NP.conj_if_complex(NP.swapaxes(out, -1, -2)),
+                                                 a),),
+    jvps=(lambda t, out, a: NP.conj_if_complex(NP.swapaxes(
+        NP.cholesky.jvps[0](t, NP.conj_if_complex(NP.swapaxes(out, -1, -2)), a), -1, -2)),))
+_CHOLESKY_U = O.Op("linalg_cholesky_upper", _CHOLESKY_U_P, "LinalgCholeskyExBackward0",
+                   result="same")
 # slogdet's two results as two one-result primitives (one node, as torch records them): the
 # sign carries no derivative, logabsdet takes the table's slogdet rule
 _SIGN_P = primitive("linalg_slogdet_sign", lambda a: np.linalg.slogdet(a)[0],
@@ -230,7 +260,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     with _failure("Singular matrix", lambda: "torch.linalg.solve: The solver failed because "
                   "the input matrix is singular."):
         if vector:
-            return apply(_SOLVE, (A, B.unsqueeze(-1)), {}).squeeze(-1)
+            return apply(_SOLVE_VEC, (A, B), {})
         return apply(_SOLVE, (A, B), {})
 
 
@@ -248,8 +278,7 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
             "linalg.cholesky: The factorization could not be completed because the input is "
             f"not positive-definite (the leading minor of order {_first_bad_minor(A)} is not "
             "positive-definite).")):
-        L = apply(_CHOLESKY, (A,), {})
-    return L.transpose(-2, -1).conj() if upper else L
+        return apply(_CHOLESKY_U if upper else _CHOLESKY, (A,), {})
 
 
 # --- eigh, svdvals, pinv, matrix_power ------------------------------------------------------
