@@ -3,6 +3,7 @@ determinant, inverse, solve and Cholesky family on the shared table's rules."""
 from __future__ import annotations
 
 import contextlib
+import warnings
 
 import numpy as np
 
@@ -14,10 +15,11 @@ from . import return_types
 from ._functions import where
 from ._ops import apply
 from ._tensor import Tensor
-from ._tensor_ops import _one_node, vector_norm
+from ._graph import node_class
+from ._tensor_ops import _PairBackward, _one_node, vector_norm
 
 __all__ = ["vector_norm", "norm", "qr", "det", "inv", "slogdet", "solve", "cholesky",
-           "LinAlgError", "TOP_LEVEL", "eigh", "eigvalsh", "svdvals", "pinv", "matrix_power"]
+           "LinAlgError", "TOP_LEVEL", "eigh", "eigvalsh", "svdvals", "pinv", "matrix_power", "solve_triangular"]
 
 
 def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None):
@@ -281,6 +283,214 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
         return apply(_CHOLESKY_U if upper else _CHOLESKY, (A,), {})
 
 
+# --- triangular solves ------------------------------------------------------------------------
+def _substitute(m: np.ndarray, b: np.ndarray, lower: bool) -> np.ndarray:
+    """X with M X = B for triangular M, row by row (forward or back substitution), batched.
+    A zero on the diagonal gives inf/nan, not an error, as torch's (BLAS trsm) solve."""
+    n = m.shape[-1]
+    out = np.zeros(np.broadcast_shapes(m.shape[:-2], b.shape[:-2]) + b.shape[-2:],
+                   np.result_type(m, b))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in (range(n) if lower else range(n - 1, -1, -1)):
+            done = slice(0, i) if lower else slice(i + 1, n)
+            rest = b[..., i, :] - (m[..., i:i + 1, done] @ out[..., done, :])[..., 0, :]
+            out[..., i, :] = rest / m[..., i, i][..., None]
+    return out
+
+
+def _tri_matrix(a, upper: bool, unitriangular: bool):
+    """The triangle of `a` a triangular solve reads, with ones on the diagonal if
+    `unitriangular` (the diagonal of `a` is then not read)."""
+    if unitriangular:
+        n = a.shape[-1]
+        return (np.triu(a, 1) if upper else np.tril(a, -1)) + np.eye(n, dtype=a.dtype)
+    return np.triu(a) if upper else np.tril(a)
+
+
+def _tri_solve_impl(b, a, upper, transpose, unitriangular, left):
+    """X with op(T) X = B (`left`) or X op(T) = B, T the triangle of `a`, op(T) = T^T if
+    `transpose`."""
+    m = _tri_matrix(a, upper, unitriangular)
+    lower = upper == transpose  # op(T)'s triangle
+    if transpose:
+        m = np.swapaxes(m, -1, -2)
+    if left:
+        return _substitute(m, b, lower)
+    # X M = B is M^T X^T = B^T
+    return np.swapaxes(_substitute(np.swapaxes(m, -1, -2), np.swapaxes(b, -1, -2), not lower),
+                       -1, -2)
+
+
+def _unbroadcast(g, shape: tuple):
+    """`g` summed down to an input's `shape` (batch dims broadcast in the forward)."""
+    extra = len(H.shape(g)) - len(shape)
+    if extra:
+        g = NP.sum(g, axis=tuple(range(extra)))
+    ones = tuple(k for k, n in enumerate(shape[:-2]) if n == 1 and H.shape(g)[k] != 1)
+    return NP.sum(g, axis=ones, keepdims=True) if ones else g
+
+
+def _tri_vjp_b(ct, out, b, a, upper, transpose, unitriangular, left):
+    # B's gradient solves the transposed system: op(T)^T G = ct (or G op(T)^T = ct)
+    g = _TRI_SOLVE_P(ct, a, upper=upper, transpose=not transpose,
+                     unitriangular=unitriangular, left=left)
+    return _unbroadcast(g, tuple(H.shape(b)))
+
+
+def _tri_vjp_a(ct, out, b, a, upper, transpose, unitriangular, left):
+    g_b = _TRI_SOLVE_P(ct, a, upper=upper, transpose=not transpose,
+                       unitriangular=unitriangular, left=left)
+    x_t = NP.swapaxes(out, -1, -2)
+    g_m = -(NP.matmul(g_b, x_t) if left else NP.matmul(x_t, g_b))  # op(T)'s gradient
+    if transpose:
+        g_m = NP.swapaxes(g_m, -1, -2)
+    # only the triangle read has a gradient (not the diagonal, if taken as ones)
+    ones = np.ones(H.shape(a)[-2:], bool)
+    mask = np.triu(ones, int(unitriangular)) if upper else np.tril(ones, -int(unitriangular))
+    return _unbroadcast(NP.where(mask, g_m, NP.zeros_like(g_m)), tuple(H.shape(a)))
+
+
+_TRI_SOLVE_P = primitive("triangular_solve", _tri_solve_impl, nargs=2,
+                         params=("upper", "transpose", "unitriangular", "left"),
+                         vjps=(_tri_vjp_b, _tri_vjp_a))
+_TRI_SOLVE = O.Op("triangular_solve", _TRI_SOLVE_P, "TriangularSolveBackward0")
+_SOLVE_TRIANGULAR = O.Op("linalg_solve_triangular", _TRI_SOLVE_P,
+                         "LinalgSolveTriangularBackward0")
+# triangular_solve's second result, a copy of A on the same node (B gets nothing from it)
+# (broadcast to the common batch shape, as torch returns it)
+_COEF_P = primitive(
+    "triangular_solve_coefficient",
+    lambda b, a: np.broadcast_to(a, np.broadcast_shapes(b.shape[:-2], a.shape[:-2])
+                                 + a.shape[-2:]).copy(), nargs=2,
+    vjps=(lambda ct, out, b, a: NP.zeros_like(b),
+          lambda ct, out, b, a: _unbroadcast(ct, tuple(H.shape(a)))))
+_COEF = O.Op("triangular_solve_coefficient", _COEF_P, "TriangularSolveBackward0",
+             result="same")
+_TRI_WARNED: list = []  # torch warns once per process
+_TRI_DEPRECATED = (
+    "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be "
+    "removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments "
+    "reversed and does not return a copy of one of the inputs.\nX = torch.triangular_solve(B, "
+    "A).solution\nshould be replaced with\nX = torch.linalg.solve_triangular(A, B).")
+
+
+class _TwoInputPair(_PairBackward):
+    """One node for two results of an op of two inputs (triangular_solve's solution and
+    copy of A): each result's gradient runs through its own recorded node, per input sums."""
+
+    __slots__ = ()
+
+    def _apply(self, cts, graph):
+        totals: list = [None] * len(self._next)
+        for part, ct in zip(self._parts, cts):
+            if ct is None:
+                continue
+            for k, g in enumerate(part._apply([ct], graph)):
+                if g is not None:
+                    totals[k] = g if totals[k] is None else totals[k] + g
+        return totals
+
+
+def _one_node2(name: str, first: Tensor, second: Tensor) -> tuple:
+    parts = (first._grad_fn, second._grad_fn)
+    if parts[0] is None or parts[1] is None:
+        return first, second
+    cls = node_class(name, _TwoInputPair)
+    node = cls.__new__(cls)
+    node._init(parts[0]._next)
+    node._parts = parts
+    first._grad_fn, first._nr = node, 0
+    second._grad_fn, second._nr = node, 1
+    return first, second
+
+
+def _batch_shape(first: Tensor, second: Tensor) -> tuple:
+    """The broadcast of two operands' batch dims (torch's message if they do not broadcast)."""
+    x, y = tuple(first.shape[:-2]), tuple(second.shape[:-2])
+    n = max(len(x), len(y))
+    x, y = (1,) * (n - len(x)) + x, (1,) * (n - len(y)) + y
+    for k, (p, q) in enumerate(zip(x, y)):
+        if p != q and p != 1 and q != 1:
+            raise RuntimeError(f"The size of tensor a ({p}) must match the size of tensor b "
+                               f"({q}) at non-singleton dimension {k}")
+    return tuple(max(p, q) for p, q in zip(x, y))
+
+
+def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
+                     unitriangular: bool = False):
+    """``torch.triangular_solve`` (deprecated in torch, as here): ``(solution,
+    cloned_coefficient)`` with op(A) X = b, A read as upper (or lower) triangular, op(A) = A^T
+    if `transpose`, the diagonal taken as ones if `unitriangular`; both results on one
+    ``TriangularSolveBackward0`` node.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.triangular_solve(torch.tensor([[2.0], [4.0]]), torch.tensor([[2.0, 0.0], [1.0, 4.0]]),
+    ...                        upper=False).solution
+    tensor([[1.0000],
+            [0.7500]])
+    """
+    if not _TRI_WARNED:
+        _TRI_WARNED.append(True)
+        warnings.warn(_TRI_DEPRECATED, UserWarning, stacklevel=2)
+    for name, t in (("b", b), ("A", A)):
+        if t.dim() < 2:
+            raise RuntimeError(f"torch.triangular_solve: Expected {name} to have at least 2 "
+                               f"dimensions, but it has {t.dim()} dimensions instead")
+    if b._dtype is not A._dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{b._dtype.tensor_type[:-6]} and A of type "
+                           f"{A._dtype.tensor_type[:-6]} instead.")
+    if not (A._dtype.is_floating_point or A._dtype.is_complex):
+        raise NotImplementedError(f'"triangular_solve_cpu" not implemented for '
+                                  f"'{A._dtype.tensor_type[:-6]}'")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if b.shape[-2] != A.shape[-1]:
+        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is "
+                           f"{A.shape[-2]} by {A.shape[-1]} but each b matrix is {b.shape[-2]} "
+                           f"by {b.shape[-1]}")
+    _batch_shape(b, A)
+    params = {"upper": bool(upper), "transpose": bool(transpose),
+              "unitriangular": bool(unitriangular), "left": True}
+    x = apply(_TRI_SOLVE, (b, A), params)
+    coef = apply(_COEF, (b, A), {})
+    return return_types.triangular_solve(*_one_node2("TriangularSolveBackward0", x, coef))
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False, out=None) -> Tensor:
+    """``torch.linalg.solve_triangular``: X with AX = B (or XA = B if not `left`), A read as
+    upper (or lower) triangular, its diagonal taken as ones if `unitriangular`
+    (``LinalgSolveTriangularBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.linalg.solve_triangular(torch.tensor([[2.0, 1.0], [0.0, 4.0]]),
+    ...                               torch.tensor([[4.0], [4.0]]), upper=True)
+    tensor([[1.5000],
+            [1.0000]])
+    """
+    if out is not None:
+        raise NotImplementedError("linalg.solve_triangular(out=...) is not supported by "
+                                  "funcgrad.mutable")
+    for name, t in (("A", A), ("B", B)):
+        if t.dim() < 2:
+            raise RuntimeError(f"linalg.solve_triangular: The input tensor {name} must have "
+                               f"at least 2 dimensions.")
+    _square("linalg.solve_triangular", A)
+    n = A.shape[-1]
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
+                           f"equation {'AX = B' if left else 'XA = B'} ({n}x{n} and "
+                           f"{B.shape[-2]}x{B.shape[-1]})")
+    _batch_shape(A, B)
+    if A._dtype is not B._dtype:  # torch 2.13 computes in A's dtype (float32 A, float64 B: float32)
+        B = B.to(A._dtype)
+    return apply(_SOLVE_TRIANGULAR, (B, A), {"upper": bool(upper), "transpose": False,
+                                             "unitriangular": bool(unitriangular),
+                                             "left": bool(left)})
+
+
 # --- eigh, svdvals, pinv, matrix_power ------------------------------------------------------
 def _eigh_part(k: int):
     def vjp(ct, out, a, UPLO):
@@ -402,6 +612,7 @@ def logdet(A: Tensor) -> Tensor:
 
 
 #: torch's top-level names for these (torch.det, torch.inverse...), also Tensor methods
-TOP_LEVEL = {"det": det, "inverse": inv, "slogdet": _slogdet_top, "logdet": logdet}
+TOP_LEVEL = {"det": det, "inverse": inv, "slogdet": _slogdet_top, "logdet": logdet,
+             "triangular_solve": triangular_solve}
 for _name, _fn in TOP_LEVEL.items():
     setattr(Tensor, _name, _fn)
