@@ -1080,6 +1080,67 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
 
 
 _offer("flip", F.out_variant(flip))
+
+
+# --- logcumsumexp ---------------------------------------------------------------------------------
+def _logcumsumexp_impl(x, axis):
+    # logaddexp's running fold shifts by the larger term at each step: no overflow, and
+    # -inf / inf entries come out as torch's
+    return np.logaddexp.accumulate(x, axis=axis)
+
+
+def _log_parts(w):
+    """log(w+) and log(w-) of a signed weight, the lowest finite float where that part is
+    zero: exp of it (less anything) is exactly 0, yet no -inf - -inf = nan can arise in a
+    later derivative (torch, after TensorFlow, does the same)."""
+    pos, neg = NP.greater(w, 0), NP.less(w, 0)
+    floor = float(np.finfo(H.dtype(w)).min)
+    return (NP.where(pos, NP.log(NP.where(pos, w, 1.0)), floor),
+            NP.where(neg, NP.log(NP.where(neg, -w, 1.0)), floor))
+
+
+def _logcumsumexp_vjp(ct, out, x, axis):
+    # dx_j = sum over i >= j of ct_i exp(x_j - out_i): in log space, the positive and negative
+    # parts of ct / exp(out) summed from the end (a flipped logcumsumexp), then exp(x + that)
+    def from_end(v):
+        return flip_p(logcumsumexp_p(flip_p(v, dims=(axis,)), axis=axis), dims=(axis,))
+    pos, neg = _log_parts(ct)
+    return NP.exp(x + from_end(pos - out)) - NP.exp(x + from_end(neg - out))
+
+
+def _logcumsumexp_jvp(t, out, x, axis):
+    # dout_i = sum over j <= i of t_j exp(x_j - out_i)
+    pos, neg = _log_parts(t)
+    return (NP.exp(logcumsumexp_p(pos + x, axis=axis) - out)
+            - NP.exp(logcumsumexp_p(neg + x, axis=axis) - out))
+
+
+logcumsumexp_p = primitive("logcumsumexp", _logcumsumexp_impl, params=("axis",),
+                           vjps=(_logcumsumexp_vjp,), jvps=(_logcumsumexp_jvp,))
+LOGCUMSUMEXP = _decl("logcumsumexp", logcumsumexp_p, "LogcumsumexpBackward0", saves_out=True,
+                     result="same")
+
+
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """log(cumsum(exp(input))) along `dim`, computed without overflow.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.logcumsumexp(torch.tensor([0.0, 0.0, 0.0]), 0)
+    tensor([0.0000, 0.6931, 1.0986])
+    """
+    if not input._dtype.is_floating_point:
+        if input._dtype.is_complex:
+            raise NotImplementedError("logcumsumexp of complex tensors is not supported by "
+                                      "funcgrad.mutable")
+        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
+                                  f"'{input._dtype.tensor_type[:-6]}'")
+    if input._data.ndim == 0:
+        F._dim(dim, 1)
+        return apply(O.CLONE, (input,))
+    return apply(LOGCUMSUMEXP, (input,), {"axis": F._dim(dim, input._data.ndim)})
+
+
+_offer("logcumsumexp", F.out_variant(logcumsumexp))
 _offer("roll", roll)
 AMAX = _decl("amax", NP.max, "AmaxBackward0", result="same")
 AMIN = _decl("amin", NP.min, "AminBackward0", result="same")
