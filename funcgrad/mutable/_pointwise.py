@@ -1082,6 +1082,47 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
 _offer("flip", F.out_variant(flip))
 
 
+# --- diag ---------------------------------------------------------------------------------------
+def _diag_at(n: int, k: int) -> tuple:
+    """Row and column indices of the `n` elements of diagonal `k`."""
+    return np.arange(n) + builtins.max(-k, 0), np.arange(n) + builtins.max(k, 0)
+
+
+def _diag_place(ct, shape: tuple, k: int):
+    """A zero matrix of `shape` with `ct` on its diagonal `k` (diag_part's transpose)."""
+    rows, cols = _diag_at(H.shape(ct)[0], k)
+    return NP.index_add(np.zeros(shape, H.dtype(ct)), ct, rows, cols,
+                        template=(H.SLOT, H.SLOT))
+
+
+diag_part_p = primitive("diag_part", lambda m, k: np.diagonal(m, k).copy(), params=("k",),
+                        vjps=(lambda ct, out, m, k: _diag_place(ct, H.shape(m), k),),
+                        linear=True)
+diag_matrix_p = primitive("diag_matrix", lambda v, k: np.diag(v, k), params=("k",),
+                          vjps=(lambda ct, out, v, k: diag_part_p(ct, k=k),), linear=True)
+# torch 2.13's names: a 1-d input goes through diag_embed, a 2-d one is a copied diagonal
+DIAG_MATRIX = _decl("diag_matrix", diag_matrix_p, "DiagEmbedBackward0", result="same")
+DIAG_PART = _decl("diag_part", diag_part_p, "DiagonalBackward0_copy", result="same")
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """A 1-d input as the `diagonal`-th diagonal of a square matrix, or a 2-d input's
+    `diagonal`-th diagonal (a copy).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.diag(torch.tensor([1.0, 2.0]))
+    tensor([[1., 0.],
+            [0., 2.]])
+    """
+    nd = input._data.ndim
+    if nd not in (1, 2):
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
+    return apply(DIAG_MATRIX if nd == 1 else DIAG_PART, (input,), {"k": int(diagonal)})
+
+
+_offer("diag", F.out_variant(diag))
+
+
 # --- logcumsumexp ---------------------------------------------------------------------------------
 def _logcumsumexp_impl(x, axis):
     # logaddexp's running fold shifts by the larger term at each step: no overflow, and

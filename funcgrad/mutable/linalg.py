@@ -595,6 +595,92 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     return result
 
 
+_QR_WARNED: list = []
+_QR_DEPRECATED = (
+    "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future "
+    "PyTorch release.\nThe boolean parameter 'some' has been replaced with a string parameter "
+    "'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\nQ, R = torch.linalg.qr(A, "
+    "'reduced' if some else 'complete')")
+
+
+def _qr_top(input: Tensor, some: bool = True):
+    """``torch.qr`` / ``Tensor.qr`` (deprecated in torch, with its once-per-process warning):
+    linalg.qr in mode 'reduced' (or 'complete' if not `some`) as ``torch.return_types.qr``."""
+    if not _QR_WARNED:
+        _QR_WARNED.append(True)
+        warnings.warn(_QR_DEPRECATED, UserWarning, stacklevel=2)
+    return return_types.qr(*qr(input, "reduced" if some else "complete"))
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """``torch.pinverse``: linalg.pinv with `rcond` as its relative tolerance.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.pinverse(torch.tensor([[2.0, 0.0], [0.0, 0.0]]))
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.0000]])
+    """
+    return pinv(input, rtol=rcond)
+
+
+def _cholesky_inverse_impl(a, upper):
+    t = np.triu(a) if upper else np.tril(a)
+    t_h = np.conj(np.swapaxes(t, -1, -2))
+    return np.linalg.inv(t_h @ t if upper else t @ t_h)
+
+
+def _cholesky_inverse_vjp(ct, out, a, upper):
+    # out = (T T^T)^-1 (lower; T^T T if upper): d out = -out dM out with dM = dT T^T + T dT^T,
+    # so T's gradient is -(G + G^T) T (lower) or -T (G + G^T) (upper), G = out^T ct out^T;
+    # only the triangle read gets it
+    out_t = NP.swapaxes(out, -1, -2)
+    g = NP.matmul(NP.matmul(out_t, ct), out_t)
+    g = g + NP.swapaxes(g, -1, -2)
+    t = _TRIANGLE_P[upper](a)
+    return -_TRIANGLE_P[upper](NP.matmul(t, g) if upper else NP.matmul(g, t))
+
+
+_TRIANGLE_P = {
+    True: primitive("cholesky_inverse_triu", np.triu,
+                    vjps=(lambda ct, out, a: _TRIANGLE_P[True](ct),), linear=True),
+    False: primitive("cholesky_inverse_tril", np.tril,
+                     vjps=(lambda ct, out, a: _TRIANGLE_P[False](ct),), linear=True)}
+_CHOLESKY_INVERSE_P = primitive("cholesky_inverse", _cholesky_inverse_impl, params=("upper",),
+                                vjps=(_cholesky_inverse_vjp,))
+_CHOLESKY_INVERSE = O.Op("cholesky_inverse", _CHOLESKY_INVERSE_P, "CholeskyInverseBackward0",
+                         result="same")
+
+
+def cholesky_inverse(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
+    """``torch.cholesky_inverse``: the inverse of L L^T from its Cholesky factor L (read from
+    the lower triangle; from the upper one, U^T U, if `upper`). Real dtypes; only the
+    triangle read gets a gradient.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.cholesky_inverse(torch.tensor([[2.0, 0.0], [1.0, 1.0]]))
+    tensor([[ 0.5000, -0.5000],
+            [-0.5000,  1.2500]])
+    """
+    if out is not None:
+        raise NotImplementedError("cholesky_inverse(out=...) is not supported by "
+                                  "funcgrad.mutable")
+    if input.dim() < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 "
+                           "dimensions.")
+    _square("cholesky_inverse", input)
+    if input._dtype.is_complex:
+        raise NotImplementedError("cholesky_inverse of complex tensors is not supported by "
+                                  "funcgrad.mutable")
+    diag = np.diagonal(_matrices(input), axis1=-2, axis2=-1)
+    zero = diag == 0
+    if zero.any():  # a zero on the factor's diagonal: L L^T is singular (torch checks this)
+        first = 1 + int(np.argmax(zero[np.argmax(zero.any(axis=-1))]))
+        raise LinAlgError(f"cholesky_inverse: The diagonal element {first} is zero, the "
+                          f"inversion could not be completed because the input matrix is "
+                          f"singular.")
+    return apply(_CHOLESKY_INVERSE, (input,), {"upper": bool(upper)})
+
+
 def _slogdet_top(A: Tensor):
     """``torch.slogdet`` / ``Tensor.slogdet``: linalg.slogdet as ``torch.return_types.slogdet``."""
     return return_types.slogdet(*slogdet(A))
@@ -613,6 +699,7 @@ def logdet(A: Tensor) -> Tensor:
 
 #: torch's top-level names for these (torch.det, torch.inverse...), also Tensor methods
 TOP_LEVEL = {"det": det, "inverse": inv, "slogdet": _slogdet_top, "logdet": logdet,
-             "triangular_solve": triangular_solve}
+             "triangular_solve": triangular_solve, "qr": _qr_top, "pinverse": pinverse,
+             "cholesky_inverse": cholesky_inverse}
 for _name, _fn in TOP_LEVEL.items():
     setattr(Tensor, _name, _fn)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 __all__ = ["max", "min", "sort", "topk", "median", "nanmedian", "kthvalue", "linalg_qr",
-           "linalg_slogdet", "slogdet", "linalg_eigh", "triangular_solve"]
+           "linalg_slogdet", "slogdet", "linalg_eigh", "triangular_solve", "qr"]
 
 
 def _named(name: str, fields: tuple) -> type:
@@ -35,3 +35,4 @@ linalg_slogdet = _named("linalg_slogdet", ("sign", "logabsdet"))
 slogdet = _named("slogdet", ("sign", "logabsdet"))
 linalg_eigh = _named("linalg_eigh", ("eigenvalues", "eigenvectors"))
 triangular_solve = _named("triangular_solve", ("solution", "cloned_coefficient"))
+qr = _named("qr", ("Q", "R"))
