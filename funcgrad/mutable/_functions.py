@@ -1040,9 +1040,41 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensor([1., 0., 0.])
     """
     tensors = list(tensors)
-    dt = D.result_type_of(tensors)
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if t._data.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               f"concatenated")
+    dt = D.result_type_of(tensors)  # (legacy empty tensors take part in the promotion)
     tensors = [t if t._dtype is dt else t.to(dt) for t in tensors]
+    shaped = next((t for t in tensors if not _legacy_empty(t)), None)
+    if shaped is None:
+        return apply(O.CAT, tuple(tensors), {"axis": dim})
+    shape = shaped._data.shape
+    axis = _dim(dim, len(shape))
+    for i, t in enumerate(tensors):
+        other = t._data.shape
+        if other == shape or _legacy_empty(t):
+            continue
+        if len(other) != len(shape):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(shape)} "
+                               f"and {len(other)}")
+        for d, (want, got) in enumerate(zip(shape, other)):
+            if d != axis and want != got:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {axis}. "
+                                   f"Expected size {want} but got size {got} for tensor number "
+                                   f"{i} in the list.")
+    if len(shape) != 1 and any(map(_legacy_empty, tensors)):
+        # PyTorch still accepts a 1-d empty tensor beside tensors of other ranks (and gives
+        # it an empty gradient): read it as empty along `dim`, with the others' shape
+        empty = shape[:axis] + (0,) + shape[axis + 1:]
+        tensors = [reshape(t, empty) if _legacy_empty(t) else t for t in tensors]
     return apply(O.CAT, tuple(tensors), {"axis": dim})
+
+
+def _legacy_empty(t: Tensor) -> bool:
+    return t._data.shape == (0,)
 
 
 concat = cat
