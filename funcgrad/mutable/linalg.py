@@ -659,7 +659,7 @@ def cholesky_inverse(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     >>> import funcgrad.mutable as torch
     >>> torch.cholesky_inverse(torch.tensor([[2.0, 0.0], [1.0, 1.0]]))
     tensor([[ 0.5000, -0.5000],
-            [-0.5000,  1.2500]])
+            [-0.5000,  1.0000]])
     """
     if out is not None:
         raise NotImplementedError("cholesky_inverse(out=...) is not supported by "
