@@ -668,7 +668,9 @@ _offer("scatter_add", scatter_add, _scatter_add_)
 
 
 # --- index_reduce: scatter_reduce of whole slices (each index names a slice along dim) ---------------
-INDEX_REDUCE = _decl("index_reduce", TO.scatter_reduce_p, "IndexReduceBackward0", saves_out=True)
+# (its own primitive: the same rules, torch's index_reduce message for the 'prod' refusal)
+index_reduce_p = TO.scatter_reduce_primitive("index_reduce", "index_reduce", "source")
+INDEX_REDUCE = _decl("index_reduce", index_reduce_p, "IndexReduceBackward0", saves_out=True)
 _BETA = "index_reduce() is in beta and the API may change at any time. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:1523.)"  # noqa: E501
 _WARNED: list = []  # PyTorch warns about index_reduce once per process
 

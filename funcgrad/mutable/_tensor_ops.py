@@ -1415,7 +1415,27 @@ def _scatter_reduce_impl(x, src, dim, index, reduce, include_self):
     return out
 
 
-def _scatter_vjps():
+class _ErrorNode(OpNode):
+    """torch's ``Error`` node (printed ``torch::autograd::Error``): its backward raises."""
+
+    __slots__ = ()
+    _display = "torch::autograd::Error"
+
+
+def _refusing_twice(message: str):
+    """An identity primitive whose derivative raises `message`: put on a gradient that is
+    right but whose own derivative would not be (torch's DelayedError); recorded under
+    create_graph as torch's ``Error`` node."""
+    def refuse(ct, out, x):
+        raise RuntimeError(message)
+    prim = primitive("Error", lambda x: x, vjps=(refuse,))
+    O._GENERIC[prim] = O.Op("Error", prim, "Error", [()], result="keep", node_base=_ErrorNode)
+    return prim
+
+
+def _scatter_vjps(prim: list, refusal):
+    """The rules of scatter_reduce (and index_reduce, through its own primitive `prim[0]`);
+    `refusal` marks a 'prod' gradient of src whose second derivative would be wrong."""
     def shares(ct, out, x, src, dim, index, reduce, include_self):
         """(slope into x, slope into each scattered element of src) before the gather."""
         where = _scatter_index(index, dim)
@@ -1426,31 +1446,58 @@ def _scatter_vjps():
         if reduce == "mean":
             counts = np.maximum(_scatter_counts(H.shape(x), index, dim, include_self), 1)
             return NP.where(kept, ct / counts, 0.0), ct / counts
-        if reduce in ("amax", "amin"):
-            dt = H.dtype(x)
-            on_x = NP.astype(NP.logical_and(NP.equal(x, out), kept), dt)
-            src_part = _scatter_src(src, index)
-            on_src = NP.astype(NP.equal(src_part, _gather(out, where)), dt)
-            count = on_x + _scatter_add(NP.zeros_like(on_x), on_src, where)
-            return ct * on_x / count, ct / count
-        # prod: the product of the other factors, read as out / factor (factors must be nonzero)
-        if not (isinstance(x, np.ndarray) and isinstance(src, np.ndarray)) or (
-                (x == 0).any() or (src == 0).any()):
-            raise NotImplementedError("scatter_reduce(reduce='prod') backward is supported by "
-                                      "funcgrad.mutable only once and without zero factors")
-        return NP.where(kept, ct * out / x, 0.0), ct * out
+        # amax / amin
+        dt = H.dtype(x)
+        on_x = NP.astype(NP.logical_and(NP.equal(x, out), kept), dt)
+        src_part = _scatter_src(src, index)
+        on_src = NP.astype(NP.equal(src_part, _gather(out, where)), dt)
+        count = on_x + _scatter_add(NP.zeros_like(on_x), on_src, where)
+        return ct * on_x / count, ct / count
+
+    def prod_x(ct, out, x, src, dim, index, include_self):
+        # x's slope is the product of its slot's src factors, taken as a product (never
+        # out / x, which a zero in x would break); untouched elements pass ct through
+        hit = _scatter_counts(H.shape(x), index, dim, False) > 0
+        kept = np.logical_or(~hit, include_self)
+        factors = prim[0](NP.ones_like(x), src, dim=dim, index=index, reduce="prod",
+                          include_self=True)
+        return NP.where(kept, ct * factors, 0.0)
+
+    def prod_src(ct, out, x, src, dim, index, include_self):
+        # the product of the other factors of a slot: out / factor for a nonzero factor; for
+        # the slot's only zero factor, the slot's product with that factor read as 1; 0 for a
+        # zero factor beside another zero (whose second derivative is then refused, as torch)
+        where = _scatter_index(index, dim)
+        src_part = _scatter_src(src, index)
+        zero = NP.equal(src_part, 0)
+        dt = H.dtype(src)
+        zeros_in_slot = _gather(_scatter_add(NP.zeros_like(out), NP.astype(zero, dt), where),
+                                where)
+        alone = NP.logical_and(zero, NP.equal(zeros_in_slot, 1))
+        masked = prim[0](x, NP.where(zero, 1.0, src_part), dim=dim, index=index,
+                         reduce="prod", include_self=include_self)
+        per = NP.where(alone, _gather(ct * masked, where),
+                       NP.where(zero, 0.0,
+                                _gather(ct * out, where) / NP.where(zero, 1.0, src_part)))
+        # (an integer conversion reads a traced count's value; it carries no derivative)
+        if (np.asarray(zeros_in_slot, dtype=np.int64) > 1).any():
+            per = refusal(per)
+        return per
 
     def vjp_x(ct, out, x, src, dim, index, reduce, include_self):
+        if reduce == "prod":
+            return prod_x(ct, out, x, src, dim, index, include_self)
         return shares(ct, out, x, src, dim, index, reduce, include_self)[0]
 
     def vjp_src(ct, out, x, src, dim, index, reduce, include_self):
-        where = _scatter_index(index, dim)
-        per = _gather(shares(ct, out, x, src, dim, index, reduce, include_self)[1], where)
-        src_part = _scatter_src(src, index)
-        if reduce in ("amax", "amin"):
-            per = per * NP.astype(NP.equal(src_part, _gather(out, where)), H.dtype(src))
-        elif reduce == "prod":
-            per = per / src_part
+        if reduce == "prod":
+            per = prod_src(ct, out, x, src, dim, index, include_self)
+        else:
+            where = _scatter_index(index, dim)
+            per = _gather(shares(ct, out, x, src, dim, index, reduce, include_self)[1], where)
+            if reduce in ("amax", "amin"):
+                per = per * NP.astype(NP.equal(_scatter_src(src, index), _gather(out, where)),
+                                      H.dtype(src))
         if tuple(H.shape(src)) == tuple(index.shape):
             return per
         full = NP.zeros_like(src)
@@ -1459,9 +1506,20 @@ def _scatter_vjps():
     return vjp_x, vjp_src
 
 
-scatter_reduce_p = primitive("scatter_reduce", _scatter_reduce_impl, nargs=2,
-                             params=("dim", "index", "reduce", "include_self"),
-                             vjps=_scatter_vjps())
+def scatter_reduce_primitive(name: str, caller: str, operand: str):
+    """A scatter_reduce primitive named `name`; its 'prod' double-backward refusal names
+    `caller` and its src argument `operand`, as torch's message does."""
+    prim: list = []
+    refusal = _refusing_twice(f"{caller}(): Double backward is unsupported for {operand} when "
+                              f">1 zeros in {operand} are scattered to the same position in "
+                              f"self")
+    prim.append(primitive(name, _scatter_reduce_impl, nargs=2,
+                          params=("dim", "index", "reduce", "include_self"),
+                          vjps=_scatter_vjps(prim, refusal)))
+    return prim[0]
+
+
+scatter_reduce_p = scatter_reduce_primitive("scatter_reduce", "scatter_reduce", "src")
 SCATTER_REDUCE = _decl("scatter_reduce", scatter_reduce_p, "ScatterReduceBackward0", saves_out=True)
 
 
