@@ -233,31 +233,47 @@ def _check_size(tensor: Tensor, tangent: Tensor) -> None:
                            f"is of size {list(tangent._data.shape)}.")
 
 
-def set_custom_tangent(out: Tensor, tangent, inputs, in_tangents, dirty: bool) -> None:
-    """Give a custom Function's output the tangent its jvp returned, with PyTorch's checks:
-    an input written in place must have had its tangent written in place (and returned), an
-    output that is an input or a view of one must get a view of a tangent."""
+def set_custom_tangent(out: Tensor, tangent, inputs, real, versions, dirty: bool) -> None:
+    """Give a custom Function's output the tangent its jvp returned, with PyTorch's checks,
+    made only against inputs that had a tangent (`real`; `versions`: their tangents' versions
+    before jvp): an input written in place must have its tangent written in place and
+    returned as-is; an output that is a view of an input (or the input handed back) must get a
+    view of that input's tangent (of its base, when that tangent is itself a view)."""
     if not isinstance(tangent, Tensor):
         raise TypeError(f"jvp returned a {type(tangent).__name__} for a tensor output, "
                         "expected a Tensor")
     _check_size(out, tangent)
-    if dirty:
-        if not any(tangent is t for t in in_tangents if t is not None):
-            raise RuntimeError("An inplace custom Function is not modifying the forward mode "
-                               "gradients inplace. If the forward is modifying an input "
-                               "inplace, then the jvp function must modify the corresponding "
-                               "gradient inplace.")
-        if out._fw_grad is None:  # an input without a tangent: its zeros were written
-            _attach(out, tangent)
-        return
-    bases = [a if a._base is None else a._base for a in inputs if isinstance(a, Tensor)]
     root = out if out._base is None else out._base
-    if any(root is b for b in bases):
-        if tangent._base is None and not any(tangent is t for t in in_tangents):
+    for a, given, version in zip(inputs, real, versions):
+        if given is None or not isinstance(a, Tensor):
+            continue
+        if dirty:
+            if a is not out:
+                continue
+            if tangent._vc.value == version:
+                raise RuntimeError("An inplace custom Function is not modifying the forward "
+                                   "mode gradients inplace. If the forward is modifying an "
+                                   "input inplace, then the jvp function must modify the "
+                                   "corresponding gradient inplace.")
+            if tangent is not given:
+                raise RuntimeError("An inplace custom Function is not returning the forward "
+                                   "mode gradients as-is. If the forward is modifying an input "
+                                   "inplace, then the jvp function must modify the gradient "
+                                   "inplace and return it as-is.")
+            return  # the input keeps its tangent, now written
+        if out._base is None or (a if a._base is None else a._base) is not root:
+            continue
+        if tangent._base is None:
             raise RuntimeError("A custom Function's forward is returning a view (or an input "
                                "as-is) but the jvp is not returning a view.")
-        if any(out is a for a in inputs):
-            return  # the input itself: it keeps its own tangent
+        if given._base is not None:
+            if tangent._base is not given._base:
+                raise RuntimeError("A custom Function is returning a view but the jvp is not "
+                                   "returning a view of the same base as the given grad input.")
+        elif tangent._base is not given:
+            raise RuntimeError("A custom Function is returning a view but the jvp is not "
+                               "returning a view of the given grad input.")
+        break
     _attach(out, tangent)
 
 

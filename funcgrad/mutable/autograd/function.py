@@ -298,9 +298,11 @@ class Function(metaclass=_FunctionMeta):
         if getattr(cls.jvp, "__func__", cls.jvp) is getattr(Function.jvp, "__func__", None):
             raise NotImplementedError("You must implement the jvp function for custom "
                                       "autograd.Function to use it with forward mode AD.")
-        tangents = [None if not isinstance(a, Tensor) else
-                    (_forward.tangent_of(a) if _forward.tangent_of(a) is not None
-                     else _forward.zeros_tangent(a)) for a in args]
+        real = [_forward.tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+        tangents = [t if t is not None or not isinstance(a, Tensor) else _forward.zeros_tangent(a)
+                    for a, t in zip(args, real)]
+        # the checks of a dirty input's tangent compare its version before and after jvp
+        versions = [None if t is None else t._vc.value for t in tangents]
         with _forward.Unmarked(duals, hidden=True):
             result, ctx, dirty, non_diff = cls._apply_function(args, kwargs)
             ctx._in_jvp = True
@@ -322,7 +324,7 @@ class Function(metaclass=_FunctionMeta):
                                        " the corresponding forward output is not a "
                                        "differentiable Tensor.You should return None at that "
                                        "position instead.")
-                _forward.set_custom_tangent(o, t, args, tangents, id(o) in dirty)
+                _forward.set_custom_tangent(o, t, args, real, versions, id(o) in dirty)
         return result
 
     @classmethod
@@ -368,11 +370,12 @@ class Function(metaclass=_FunctionMeta):
             ctx._saved = tuple(None if t is None else (t, t._vc.value, id(t) in out_ids)
                                for t in ctx._saved)
         if not rg:
+            outs = tuple(_undifferentiated(o, tensors, dirty_ids) for o in outs)
             for o in outs:  # views of inputs keep their origin for the in-place checks
                 if isinstance(o, Tensor) and o._base is not None and any(
                         o._base is (a._base if a._base is not None else a) for a in tensors):
                     o._view.custom = True
-            return outputs, ctx, dirty_ids, non_diff_ids
+            return outs[0] if single else outs, ctx, dirty_ids, non_diff_ids
         cls_node = cls._backward_cls
         node = cls_node.__new__(cls_node)
         node._init(tuple(edge_of(a) if isinstance(a, Tensor) and a.requires_grad else None
@@ -400,7 +403,7 @@ class Function(metaclass=_FunctionMeta):
                 new_outs.append(o)
                 continue
             if id(o) in non_diff:
-                new_outs.append(o)
+                new_outs.append(_undifferentiated(o, tensors, dirty))
                 continue
             if id(o) in dirty:
                 if o._base is None and o._grad_fn is None and o._rg:
@@ -430,6 +433,23 @@ class Function(metaclass=_FunctionMeta):
                  else _saved_input(item[0], item[1]), item[1], item[2])
                 for item in ctx._saved)
         return new_outs[0] if single else tuple(new_outs), ctx, dirty_ids, non_diff_ids
+
+
+def _undifferentiated(o, inputs: list, dirty_ids) -> object:
+    """An output without history, as PyTorch gives it: an input handed back unmodified is
+    never the input object itself but a detached alias of it (when it requires grad: grad
+    mode was off) or a view of it (so forward mode can check its tangent is a view too)."""
+    if (not isinstance(o, Tensor) or id(o) in dirty_ids
+            or not any(o is a for a in inputs)):
+        return o
+    if o.requires_grad:
+        return o.detach()
+    prev = STATE.grad_enabled
+    STATE.grad_enabled = False
+    try:
+        return o.view_as(o)
+    finally:
+        STATE.grad_enabled = prev
 
 
 def _saved_input(t: Tensor, version: int) -> Saved:
