@@ -426,12 +426,15 @@ class Function(metaclass=_FunctionMeta):
         ctx._dirty = ctx._non_diff = ()  # read: kept no longer (they may be outputs: cycles)
         if ctx._saved is not None:
             # a saved output is kept as its data and version, not as the tensor (whose
-            # grad_fn is this node: a cycle), and unpacked with this node as its grad_fn
+            # grad_fn is this node: a cycle), and unpacked with this node as its grad_fn;
+            # ctx lets go of the tensors first, so a pack hook that raises (a checkpoint
+            # stopping its recomputation early) leaves no output -> node -> ctx -> output cycle
+            saved, ctx._saved = ctx._saved, None
             ctx._saved = tuple(
                 item if item is None or not (item[2] or STATE.saved_hooks) else
                 (_saved_output(item[0], item[1], node) if item[2]
                  else _saved_input(item[0], item[1]), item[1], item[2])
-                for item in ctx._saved)
+                for item in saved)
         return new_outs[0] if single else tuple(new_outs), ctx, dirty_ids, non_diff_ids
 
 

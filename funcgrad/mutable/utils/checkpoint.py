@@ -4,6 +4,8 @@ non-reentrant one through saved-tensor hooks), with the random stream replayed."
 from __future__ import annotations
 
 import contextlib
+import os
+import traceback
 import warnings
 from typing import Any, Callable, Iterator
 
@@ -15,7 +17,8 @@ from ..autograd import backward as autograd_backward
 from ..autograd.function import Function
 from ..autograd.graph import saved_tensors_hooks
 
-__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "set_checkpoint_early_stop"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "set_checkpoint_early_stop",
+           "set_checkpoint_debug_enabled"]
 
 
 class CheckpointError(RuntimeError):
@@ -54,6 +57,23 @@ def set_checkpoint_early_stop(enable: bool) -> Iterator[None]:
         yield
     finally:
         _EARLY_STOP[0] = prev
+
+
+_DEBUG: list = [None]  # set_checkpoint_debug_enabled's setting (None: each call's `debug`)
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled: bool | None) -> Iterator[None]:
+    """Within: non-reentrant checkpoints made in the block run as with ``debug=True``
+    (`enabled` True) or without (False) whatever their `debug` argument; None leaves it to
+    the argument. Taken when checkpoint() is called, as torch's."""
+    prev = _DEBUG[0]
+    _DEBUG[0] = enabled
+    try:
+        yield
+    finally:
+        _DEBUG[0] = prev
+
 
 USE_REENTRANT_WARNING = (
     "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting "
@@ -130,13 +150,15 @@ class CheckpointFunction(Function):
 
 
 def _checkpoint_without_reentrant(fn: Callable, preserve_rng_state: bool, args: tuple,
-                                  kwargs: dict, check: bool = True, early_stop: bool = True):
+                                  kwargs: dict, check: bool = True, early_stop: bool = True,
+                                  debug: bool = False):
     """Each tensor saved inside `fn` is packed as its position in the order of saving. The
     first unpack in a backward pass (or each unpack outside one) runs `fn` again (grad on,
     same random stream) and keeps what that run saves: detached where it requires grad, else
     the very tensor; with `early_stop` the run stops once it has saved as many as the first
     (the rest of `fn` does not run), else saving more is an error. Within one pass each value
-    is handed out once, as in PyTorch."""
+    is handed out once, as in PyTorch. With `debug`, where each tensor was saved (in both
+    runs) is kept, and a mismatch between the runs reports it."""
     replay = _Replay(preserve_rng_state)
     # the number of the backward pass that ran `fn` last (not the pass itself: it holds its
     # graph, whose saved records hold `unpack`, a cycle that would keep the graph alive),
@@ -144,9 +166,12 @@ def _checkpoint_without_reentrant(fn: Callable, preserve_rng_state: bool, args: 
     # `fn` may recompute before it has: what it saves beyond the first run's is not compared)
     run = {"task": None, "values": {}, "done": False}
     saved: list = []  # per tensor saved by the first run, in order: its metadata
+    log = _SaveLog() if debug else None
 
     def pack(tensor: Tensor) -> int:
         saved.append(_metadata(tensor))
+        if log is not None:
+            log.note(log.first, tensor)
         return len(saved) - 1
 
     def recompute() -> dict:
@@ -155,6 +180,8 @@ def _checkpoint_without_reentrant(fn: Callable, preserve_rng_state: bool, args: 
         extra = [0]  # saved beyond the first run's count
 
         def keep(t: Tensor) -> Tensor:
+            if log is not None:
+                log.note(log.again, t)
             t = t.detach() if t.requires_grad else t
             if len(values) == len(saved):  # (only without early stop)
                 if not run["done"]:
@@ -168,13 +195,20 @@ def _checkpoint_without_reentrant(fn: Callable, preserve_rng_state: bool, args: 
                 raise _StopRecomputation
             return t  # (read back as is by a backward inside `fn`)
 
+        if log is not None:
+            log.again = []
         try:
-            with saved_tensors_hooks(keep, lambda t: t), enable_grad():
-                replay(fn, args, kwargs)
-        except _StopRecomputation:
-            pass
-        if check and not extra[0]:
-            _check_same_saves(saved, values)
+            try:
+                with saved_tensors_hooks(keep, lambda t: t), enable_grad():
+                    replay(fn, args, kwargs)
+            except _StopRecomputation:
+                pass
+            if check and not extra[0]:
+                _check_same_saves(saved, values)
+        except CheckpointError as error:
+            if log is None:
+                raise
+            raise CheckpointError(log.report(error)) from None
         return values
 
     def unpack(position: int) -> Tensor:
@@ -197,6 +231,48 @@ def _checkpoint_without_reentrant(fn: Callable, preserve_rng_state: bool, args: 
     return out
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class _SaveLog:
+    """checkpoint's debug record: each tensor saved by the first run (`first`) and by the
+    latest recomputation (`again`), with the caller's frames (funcgrad's own left out) at
+    the moment it was saved: enough to find the line where the two runs part."""
+
+    def __init__(self) -> None:
+        self.first: list = []
+        self.again: list = []
+
+    @staticmethod
+    def note(into: list, t: Tensor) -> None:
+        frames = [f for f in traceback.extract_stack()[:-2]
+                  if not os.path.abspath(f.filename).startswith(_PACKAGE)]
+        into.append((_describe(t), "".join(traceback.format_list(frames[-4:]))))
+
+    def report(self, error: CheckpointError) -> str:
+        def listing(title: str, entries: list) -> str:
+            lines = [f"{title} ({len(entries)}):"]
+            for k, (what, where) in enumerate(entries):
+                lines.append(f"  #{k}: {what}, saved at\n{where}".rstrip("\n"))
+            return "\n".join(lines)
+        reason = str(error).split(_NON_DETERMINISM_TIP)[0]
+        return ("torch.utils.checkpoint (debug): the recomputation did not save the tensors the "
+                "original forward saved.\n\n"
+                + listing("Tensors saved during the original forward", self.first) + "\n\n"
+                + listing("Tensors saved during the recomputation", self.again) + "\n\n"
+                "ERROR: " + reason + "\n\n"
+                "You are seeing this error because you passed `debug=True` to checkpoint (or "
+                "enabled set_checkpoint_debug_enabled): above, each saved tensor's shape and "
+                "dtype and the frames that saved it, in both runs. The first place where the "
+                "two lists differ is where the function stopped computing the same thing "
+                "(it reads state that changed, or draws random numbers without "
+                "preserve_rng_state).")
+
+
+def _describe(t: Tensor) -> str:
+    return f"{t.dtype} {list(t.shape)}"
+
+
 def _metadata(t: Tensor) -> dict:
     return {"shape": t.shape, "dtype": t.dtype, "device": t.device}
 
@@ -207,7 +283,9 @@ def _metadata(t: Tensor) -> dict:
 _NON_DETERMINISM_TIP = (
     "\n\nTip: the function given to checkpoint must save the same tensors (number, shape, "
     "dtype, device) each time it runs: make it deterministic, or keep its activations "
-    "by calling it without checkpoint.")
+    "by calling it without checkpoint. Pass `debug=True` to checkpoint (or run it within "
+    "torch.utils.checkpoint.set_checkpoint_debug_enabled(True)) to see where each run saved "
+    "its tensors.")
 
 
 def _check_same_saves(saved: list, values: dict) -> None:
@@ -260,9 +338,11 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
                          f"{determinism_check}")
     if _EARLY_STOP[0] is not None:
         early_stop = _EARLY_STOP[0]
+    if _DEBUG[0] is not None:
+        debug = _DEBUG[0]
     return _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs,
                                          check=determinism_check == "default",
-                                         early_stop=bool(early_stop))
+                                         early_stop=bool(early_stop), debug=bool(debug))
 
 
 def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None,
