@@ -21,7 +21,7 @@ from .._src.core import Array, Primitive, Trace, Tracer
 from ..numpy import _primitives as NP
 from ._graph import (STATE, AccumulateGrad, Node, RemovableHandle, Saved, Version, edge_pair,
                      freed_error, node_class, version_error, warn_forward_traces)
-from ._ops import COPY, OpNode, apply_primitive, inplace
+from ._ops import CLONE, COPY, OpNode, apply, apply_primitive, inplace
 from ._tensor import OWN_DTYPE, Tensor
 
 __all__ = ["STATE", "Node", "OpNode", "AccumulateGrad", "Saved", "Version", "RemovableHandle",
@@ -85,8 +85,15 @@ class Graph:
         old = t._grad
         if self.create_graph:
             new = g if isinstance(g, Tensor) else Tensor._wrap(np.array(g, copy=True))
-            if old is None:  # PyTorch copies the first gradient: CopyBackwards
-                copy = Tensor._wrap(np.zeros_like(new._data))
+            if old is None and not _dense(t._data):
+                # PyTorch clones the first gradient into row-major order: CloneBackward0
+                t._grad = apply(CLONE, (new,))
+                if not t._grad._data.flags.c_contiguous:
+                    t._grad._data = np.ascontiguousarray(t._grad._data)
+            elif old is None:  # else copies it into the leaf's layout: CopyBackwards
+                copy = _grad_buffer(t._data, new._data.dtype)
+                copy.fill(0)
+                copy = Tensor._wrap(copy)
                 t._grad = _copy_into(copy, new)
             else:
                 t._grad = old + new
@@ -100,10 +107,9 @@ class Graph:
                 cts[0] = t._grad
             else:
                 cts[0] = new
-                new = np.array(new, dtype=t._grad_np_dtype(new.dtype), copy=True)
-                if new.shape != t._data.shape:
-                    new = np.broadcast_to(new, t._data.shape).copy()
-                t._grad = Tensor._wrap(new)
+                out = _grad_buffer(t._data, t._grad_np_dtype(new.dtype))
+                np.copyto(out, new, casting="unsafe")  # (broadcasts an expanded gradient)
+                t._grad = Tensor._wrap(out)
             t._grad._vc.value = self.summed.get(node, 0)
         else:
             np.add(old._data, new, out=old._data, casting="unsafe")
@@ -114,14 +120,37 @@ class Graph:
 def _stealable(new, like: np.ndarray) -> bool:
     """Whether gradient `new` can become ``.grad`` without a copy, as PyTorch's
     AccumulateGrad steals a gradient no one else holds: an array owning its memory, of the
-    leaf's shape and dtype, writable, and referenced only by the caller's local name."""
+    leaf's shape, dtype and layout (`_grad_buffer`'s), writable, and referenced only by the
+    caller's local name."""
     if type(new) is not np.ndarray or new.base is not None or new.shape != like.shape:
         return False
+    if new.strides != like.strides and not (new.flags.c_contiguous and not _dense(like)):
+        return False
     flags = new.flags  # (a new flags object at each read; it holds a reference to `new`)
-    if new.dtype != like.dtype or not (flags.writeable and flags.c_contiguous):
+    if new.dtype != like.dtype or not flags.writeable:
         return False
     del flags
     return sys.getrefcount(new) <= _UNSHARED
+
+
+def _grad_buffer(like: np.ndarray, dtype) -> np.ndarray:
+    """An empty array for a leaf's first gradient, laid out as PyTorch's AccumulateGrad lays
+    it: with the leaf's strides when the leaf is dense (channels_last, a transposed leaf),
+    row-major when it has gaps or overlaps."""
+    if like.flags.c_contiguous or not _dense(like):
+        return np.empty(like.shape, dtype)
+    return np.empty_like(like, dtype=dtype)  # (order K: the leaf's order of dimensions)
+
+
+def _dense(a: np.ndarray) -> bool:
+    """Whether `a`'s elements fill its memory span without gaps or overlaps (PyTorch's
+    non-overlapping and dense), in some order of its dimensions (size-1 ones ignored)."""
+    step = a.itemsize
+    for stride, size in sorted((st, n) for st, n in zip(a.strides, a.shape) if n != 1):
+        if stride != step:
+            return False
+        step *= size
+    return True
 
 
 # references to an unshared gradient seen from `_stealable`: the caller's local, this
