@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import os
 import sys
 import threading
 import warnings
@@ -19,8 +20,9 @@ import numpy as np
 
 from .._src.core import Array, Primitive, Trace, Tracer
 from ..numpy import _primitives as NP
-from ._graph import (STATE, AccumulateGrad, Node, RemovableHandle, Saved, Version, edge_pair,
-                     freed_error, node_class, version_error, warn_forward_traces)
+from ._graph import (STATE, AccumulateGrad, InvalidGradient, Node, RemovableHandle, Saved,
+                     Version, edge_pair, freed_error, node_class, version_error,
+                     warn_forward_traces)
 from ._ops import CLONE, COPY, OpNode, apply, apply_primitive, inplace
 from ._tensor import OWN_DTYPE, Tensor
 
@@ -69,7 +71,10 @@ class Graph:
         recorded (create_graph's `fix_array`)."""
         if tuple(g._data.shape) != tuple(shape):
             prim = NP.sum_to_shape if g._data.ndim >= len(shape) else NP.broadcast_to
+            got = g._data.shape
             g = apply_primitive(prim, [g], {"shape": tuple(shape)})
+            if tuple(g._data.shape) != tuple(shape):
+                raise InvalidGradient(got, shape)
         if g._data.dtype != np_dtype:
             g = apply_primitive(NP.astype, [g], {"dtype": np_dtype})
         return g
@@ -108,13 +113,31 @@ class Graph:
             else:
                 cts[0] = new
                 out = _grad_buffer(t._data, t._grad_np_dtype(new.dtype))
-                np.copyto(out, new, casting="unsafe")  # (broadcasts an expanded gradient)
+                try:  # (broadcasts a gradient to the leaf's shape, as torch's copy does)
+                    np.copyto(out, new, casting="unsafe")
+                except ValueError:
+                    raise _leaf_shape_error(t, new.shape, "the leaf") from None
                 t._grad = Tensor._wrap(out)
             t._grad._vc.value = self.summed.get(node, 0)
         else:
-            np.add(old._data, new, out=old._data, casting="unsafe")
+            try:
+                np.add(old._data, new, out=old._data, casting="unsafe")
+            except ValueError:
+                raise _leaf_shape_error(old, new.shape, "the leaf's .grad") from None
             old._vc.value += 1
             cts[0] = new
+
+
+def _leaf_shape_error(t: Tensor, shape: tuple, what: str) -> RuntimeError:
+    """A gradient that fits neither the leaf nor its .grad: the leaf's .data was given
+    another shape between the forward pass and backward, or since .grad was made."""
+    return RuntimeError(
+        f"AccumulateGrad: the gradient of shape {list(shape)} does not fit {what}, of shape "
+        f"{list(t._data.shape)}: a tensor of the forward pass (this leaf, or one a node on "
+        "the way saved) had its .data replaced by a tensor of another shape after the forward "
+        "pass used it (or after .grad was made), and backward computes the gradient of the "
+        "forward pass that was run. Keep .data's shape, or set .grad to None and run the "
+        "forward pass again after the change.")
 
 
 def _stealable(new, like: np.ndarray) -> bool:
@@ -276,8 +299,14 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
         # a backward pass computes nan and inf silently, as PyTorch's does (NumPy would warn
         # from rules and custom backwards whatever warning filters a program put in front)
         with np.errstate(all="ignore"):
-            found = _run(task, roots, grads, retain_graph, create_graph, inputs, accumulate,
-                         run_inputs)
+            try:
+                found = _run(task, roots, grads, retain_graph, create_graph, inputs,
+                             accumulate, run_inputs)
+            except ValueError as exc:
+                node = _failed_node(exc)
+                if node is None:  # (raised by user code the walk called: a hook, a backward)
+                    raise
+                raise RuntimeError(_node_failure(node, exc)) from exc
         # callbacks queued during the pass run once it is done, in order (one may queue more)
         k = 0
         while k < len(callbacks):
@@ -290,6 +319,56 @@ def run_backward(roots: list, grads: list, *, retain_graph: bool, create_graph: 
         task.roots, task.reachable, task.needed = (), {}, None
         STATE.grad_enabled = prev_mode
         STATE.saved_hooks = prev_hooks
+
+
+_OWN_CODE = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+             os.path.dirname(os.path.abspath(np.__file__)))
+
+
+def _failed_node(exc: ValueError):
+    """The node whose backward raised `exc` (a NumPy error: shapes that do not fit), when
+    funcgrad's or NumPy's own code raised it; None when user code run by the walk did (a
+    hook, a custom Function's backward, an unpack hook): that error is the user's own."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code is not _RUN_CODE:
+        tb = tb.tb_next
+    if tb is None:
+        return None
+    node = tb.tb_frame.f_locals.get("node")
+    tb = tb.tb_next
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_OWN_CODE):
+            return None
+        tb = tb.tb_next
+    return node
+
+
+def _node_failure(node, exc: ValueError) -> str:
+    """Torch's class (RuntimeError) for a NumPy error inside a node's backward, saying which
+    node failed and, when the cause is visible, which of its inputs changed shape since the
+    forward pass (``.data`` given a tensor of another shape: torch fails there too)."""
+    if isinstance(exc, InvalidGradient):  # (torch's validate_outputs message)
+        at = [argnum for argnum, shape, _ in getattr(node, "_meta", None) or ()
+              if argnum is not None and tuple(shape) == exc.expected]
+        where = f" at index {at[0]}" if len(at) == 1 else ""
+        return f"Function {node.name()} returned an invalid gradient{where} - {exc}"
+    text = f"Function {node.name()} failed in backward: {exc}."
+    vals = getattr(node, "_vals", None)
+    for argnum, shape, _ in getattr(node, "_meta", None) or ():
+        if argnum is None or vals is None:
+            continue
+        if type(vals) is tuple:
+            saved = vals[argnum] if argnum < len(vals) else None
+            t = saved.tensor if type(saved) is Saved else None
+        else:
+            t = vals.tensor if type(vals) is Saved else vals if argnum == 0 else None
+        if isinstance(t, Tensor) and tuple(t._data.shape) != tuple(shape):
+            return (f"{text} Its input {argnum} had shape {list(shape)} in the forward pass "
+                    f"but now has shape {list(t._data.shape)}: its .data was replaced by a "
+                    "tensor of another shape, and backward computes the gradient of the "
+                    "forward pass that was run. Keep .data's shape, or run the forward pass "
+                    "again after the change.")
+    return text
 
 
 REENTRANT_DEPTH = 40  # nested backward calls a thread runs before handing on to a new one

@@ -30,7 +30,7 @@ from ._device import cpu
 __all__ = ["STATE", "PROCESS", "set_anomaly", "set_view_replay", "Version", "Saved", "Node", "AccumulateGrad",
            "RemovableHandle",
            "Spec", "STAND_IN", "RECOMPUTE", "node_class", "version_error", "freed_error",
-           "user_frame", "user_site", "site_line", "stand_in", "replay", "AsStridedBackward0", "conj", "fix_array",
+           "user_frame", "user_site", "site_line", "stand_in", "replay", "AsStridedBackward0", "conj", "fix_array", "InvalidGradient",
            "edge_pair", "InputMetadata", "own_copy"]
 
 
@@ -653,6 +653,16 @@ def conj(x):
 _FLOAT = np.dtype(np.float64)
 
 
+class InvalidGradient(ValueError):
+    """A rule's gradient that no summing over broadcast dimensions brings to its input's
+    shape (a value it read changed shape since the forward pass: ``.data`` replaced). The
+    engine raises it again as PyTorch's RuntimeError naming the node."""
+
+    def __init__(self, got: tuple, expected: tuple) -> None:
+        super().__init__(f"got {list(got)} but expected shape compatible with {list(expected)}")
+        self.expected = tuple(expected)
+
+
 def fix_array(g, shape, np_dtype):
     """A rule's array result summed over broadcast dimensions and cast to the input's dtype
     (done once, here; ``Graph.fix`` does the same for tensors under create_graph)."""
@@ -661,7 +671,12 @@ def fix_array(g, shape, np_dtype):
     if type(g) is not np.ndarray:
         g = np.asarray(g)
     if g.shape != shape:
-        g = NP._sum_to_shape_impl(g, shape) if g.ndim >= len(shape) else np.broadcast_to(g, shape)
+        if g.ndim >= len(shape):
+            g = NP._sum_to_shape_impl(g, shape)
+            if g.shape != shape:
+                raise InvalidGradient(g.shape, shape)
+        else:
+            g = np.broadcast_to(g, shape)
     if g.dtype != np_dtype:
         if g.dtype.kind == "c" and np_dtype.kind != "c":
             g = g.real  # a real input's gradient is the real part (PyTorch, silently)
