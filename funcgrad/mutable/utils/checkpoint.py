@@ -4,7 +4,9 @@ non-reentrant one through saved-tensor hooks), with the random stream replayed."
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
+import threading
 import traceback
 import warnings
 from typing import Any, Callable, Iterator
@@ -18,7 +20,7 @@ from ..autograd.function import Function
 from ..autograd.graph import saved_tensors_hooks
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "set_checkpoint_early_stop",
-           "set_checkpoint_debug_enabled"]
+           "set_checkpoint_debug_enabled", "GraphExecGroup"]
 
 
 class CheckpointError(RuntimeError):
@@ -73,6 +75,53 @@ def set_checkpoint_debug_enabled(enabled: bool | None) -> Iterator[None]:
         yield
     finally:
         _DEBUG[0] = prev
+
+
+class _Group(threading.local):
+    current = None  # the GraphExecGroup this thread is in, if any
+
+
+_GROUP = _Group()
+_GROUP_IDS = itertools.count()
+
+
+class GraphExecGroup:
+    """Within: the backward calls (backward, autograd.grad) share one recomputation of
+    each non-reentrant checkpoint they meet, instead of one each; they must then need
+    different saved tensors (each is handed out once per group). Not nestable; per thread.
+
+    >>> import funcgrad.mutable as torch
+    >>> from funcgrad.mutable.utils.checkpoint import checkpoint, GraphExecGroup
+    >>> runs = []
+    >>> def fn(x):
+    ...     runs.append(1)
+    ...     y = x.sin()
+    ...     return y, y.exp()
+    >>> x = torch.tensor(0.5, requires_grad=True)
+    >>> y, z = checkpoint(fn, x, use_reentrant=False)
+    >>> with GraphExecGroup():
+    ...     (gy,) = torch.autograd.grad(z, y)
+    ...     (gx,) = torch.autograd.grad(y, x, gy)
+    >>> len(runs)  # the first run and one recomputation for both calls
+    2
+    """
+
+    def __init__(self) -> None:
+        self._id = next(_GROUP_IDS)
+
+    def __enter__(self) -> "GraphExecGroup":
+        if _GROUP.current is not None:
+            raise RuntimeError("GraphExecGroup contexts cannot be nested. Already inside group "
+                               f"{_GROUP.current}")
+        _GROUP.current = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _GROUP.current = None
+
+    @classmethod
+    def _get_current_group(cls) -> "GraphExecGroup | None":
+        return _GROUP.current
 
 
 USE_REENTRANT_WARNING = (
@@ -212,17 +261,25 @@ def _checkpoint_without_reentrant(fn: Callable, preserve_rng_state: bool, args: 
         return values
 
     def unpack(position: int) -> Tensor:
+        group = _GROUP.current
         task = current_graph_task()
-        task_id = None if task is None else task.id
-        if task is None or task_id != run["task"]:
-            run["task"], run["values"] = task_id, recompute()
+        if group is not None:  # one recomputation for every backward call of the group
+            key = ("group", group._id)
+        else:
+            key = None if task is None else task.id
+        if key is None or key != run["task"]:
+            run["task"], run["values"] = key, recompute()
         values = run["values"]
         if position not in values:
+            overlap = ("" if group is None else
+                       "Performing two backward calls that overlap (that need the same saved "
+                       "tensor) is not supported within one torch.utils.checkpoint."
+                       "GraphExecGroup: each saved tensor is handed out once per group. ")
             raise CheckpointError(
                 "torch.utils.checkpoint: Unpack is being triggered for a tensor that was "
-                "already unpacked once. If you are calling ctx.saved_tensors in backward, "
-                "make sure to do so only once. Otherwise please open an issue with details "
-                "on your use case.")
+                f"already unpacked once. {overlap}If you are calling ctx.saved_tensors in "
+                "backward, make sure to do so only once. Otherwise please open an issue with "
+                "details on your use case.")
         return values.pop(position)
 
     with saved_tensors_hooks(pack, unpack):
