@@ -2,6 +2,8 @@
 exactly the obvious route's values (bit for bit), dtypes and layouts."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -145,3 +147,50 @@ def test_sum_and_mean_gradients_broadcast_the_cotangent_back(axis, keepdims):
     assert gs.dtype == gm.dtype == np.float32
     np.testing.assert_array_equal(gs, np.broadcast_to(wk, x.shape))
     np.testing.assert_allclose(gm, np.broadcast_to(wk / n, x.shape), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32, np.complex64])
+@pytest.mark.parametrize("shape", [(0,), (1,), (7,), (64,), (3, 5), (2, 3, 4)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_mean_is_numpys_mean_bit_for_bit(dtype, shape, keepdims):
+    x = np.random.default_rng(10).standard_normal(shape) * 100
+    x = x.astype(dtype) if np.dtype(dtype).kind != "c" else (x + 1j * x[::-1]).astype(dtype)
+    axes = [None] + list(range(-len(shape), len(shape))) + ([(0, 1)] if len(shape) > 1 else [])
+    for axis in axes:
+        with warnings.catch_warnings():  # (an empty mean warns, the same way on both routes)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            want = x.mean(axis=axis, keepdims=keepdims)
+            got = P.mean.impl(x, axis=axis, keepdims=keepdims)
+        assert type(got) is type(want) and got.dtype == want.dtype, (axis, got, want)
+        assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (axis, got, want)
+
+
+def test_mean_keeps_numpys_axis_error():
+    with pytest.raises(np.exceptions.AxisError):
+        P.mean.impl(np.ones((2, 3), np.float32), axis=2)
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 1)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_max_and_min_gradients_share_the_slope_among_ties(name, axis, keepdims):
+    x = np.array([[1.0, 3.0, 3.0, -2.0], [5.0, 5.0, 5.0, 0.0], [-1.0, 4.0, 2.0, 4.0]],
+                 np.float32)
+    if name == "min":
+        x = -x
+    w = np.random.default_rng(11).standard_normal(
+        np.max(x, axis=axis, keepdims=keepdims).shape).astype(np.float32)
+    f = getattr(fnp, name)
+    g = np.asarray(fg.grad(lambda x: fnp.sum(f(x, axis=axis, keepdims=keepdims) * w))(x))
+    # the closed form: each result's weight split evenly among the elements equal to it
+    ext = getattr(np, name)(x, axis=axis, keepdims=True)
+    hits = (x == ext).astype(np.float32)
+    wk = np.reshape(w, ext.shape)
+    want = hits * wk / np.sum(hits, axis=axis, keepdims=True)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, want, rtol=1e-6)
+    # second order (the rule on tracers): the gradient of sum(f(y)**2 * w) is 2 f(y) w shared
+    # among the ties, whose sum over x is sum(2 f(x) w), whose gradient is 2 * want
+    h = np.asarray(fg.grad(lambda x: fnp.sum(fg.grad(
+        lambda y: fnp.sum(f(y, axis=axis, keepdims=keepdims) ** 2 * w))(x)))(x))
+    np.testing.assert_allclose(h, 2 * want, rtol=1e-5)

@@ -362,8 +362,19 @@ def _sum_impl(x, axis=None, keepdims=False):
 
 def _mean_impl(x, axis=None, keepdims=False):
     if type(x) is np.ndarray:
+        if x.dtype in _MEAN_BY_DIVISION:
+            # (x.mean's Python-level set-up, counting and dividing, costs ~3 us: the sum over
+            # the count, divided in x's dtype, is the same value; see `_lower_mean`)
+            count = x.size if axis is None else (
+                x.shape[axis] if type(axis) is int and -x.ndim <= axis < x.ndim else 0)
+            if 0 < count < 1 << 24:
+                return np.true_divide(np.add.reduce(x, axis=axis, keepdims=keepdims),
+                                      x.dtype.type(count))
         return x.mean(axis=axis, keepdims=keepdims)
     return np.mean(x, axis=axis, keepdims=keepdims)
+
+
+_MEAN_BY_DIVISION = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
 
 sum = linear("sum", _sum_impl,
@@ -380,6 +391,14 @@ def _chooser_vjp(ct, out, x, axis=None, keepdims=False):
     The cotangent is divided by the tie counts while it is still reduced, and the hits
     (1 or 0 in x's dtype) scale it as they broadcast it: four passes over `x` (compare,
     cast, count, multiply)."""
+    if type(ct) is np.ndarray and type(x) is np.ndarray:
+        # the first-order walk: the same steps on NumPy's functions, without the seven
+        # primitive calls
+        if not keepdims:
+            reduced = H.keepdims_shape(x.shape, axis)
+            out, ct = np.reshape(out, reduced), ct.reshape(reduced)
+        hits = np.equal(x, out).astype(x.dtype)
+        return (ct / np.add.reduce(hits, axis=axis, keepdims=True)) * hits
     if keepdims:
         out_kd, ct_kd = out, ct
     else:
@@ -579,7 +598,8 @@ def _sum_to_shape_impl(x, shape):
     full = x.shape if type(x) is np.ndarray else np.shape(x)
     lead = len(full) - len(shape)
     if shape and full[lead:] == shape:  # only leading axes added (a bias's cotangent)
-        return np.add.reduce(x, axis=tuple(range(lead))) if lead else x
+        return (x if not lead else np.add.reduce(x, axis=0) if lead == 1
+                else np.add.reduce(x, axis=tuple(range(lead))))
     axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
                                       if s == 1 and full[i + lead] != 1)
     if not axes:  # (a leading axis is always summed: no axes means no leading ones)

@@ -25,12 +25,16 @@ def _reduction(prim, np_fn, name):
                             "supported (arrays are immutable); use the returned value")
         if isinstance(axis, list):
             axis = tuple(axis)
-        a = asarray(a) if dtype is None else astype(a, dtype)  # lists of traced values too
-        return prim(a, axis=axis, keepdims=keepdims)
+        if dtype is not None:
+            a = astype(a, dtype)
+        elif not isinstance(a, Array):  # (an Array, traced or not, is used as it is)
+            a = asarray(a)  # lists of traced values too
+        out = prim(a, axis=axis, keepdims=keepdims)
+        return out if isinstance(out, Array) else Array(out)
     reduce.__name__ = reduce.__qualname__ = name
     reduce.__doc__ = f"Differentiable ``numpy.{name}`` with ``axis`` and ``keepdims``."
     reduce.primitive = prim
-    return export(reduce, numpy=np_fn)
+    return export(reduce, numpy=np_fn, wraps=False)  # (it wraps its one result itself)
 
 
 sum = _reduction(P.sum, np.sum, "sum")
@@ -45,12 +49,13 @@ def _chooser(prim, np_fns, name):
             raise TypeError(f"funcgrad.numpy.{name}: out=, initial= and where= are not supported")
         if isinstance(axis, list):
             axis = tuple(axis)
-        return prim(asarray(a), axis=axis, keepdims=keepdims)
+        out = prim(a if isinstance(a, Array) else asarray(a), axis=axis, keepdims=keepdims)
+        return out if isinstance(out, Array) else Array(out)
     reduce.__name__ = reduce.__qualname__ = name
     reduce.__doc__ = (f"Differentiable ``numpy.{name}``; where several elements tie for the "
                       "extremum, the slope is shared equally among them.")
     reduce.primitive = prim
-    return export(reduce, numpy=np_fns)
+    return export(reduce, numpy=np_fns, wraps=False)  # (as `_reduction`'s)
 
 
 max = _chooser(P.max, (np.max, np.amax), "max")
