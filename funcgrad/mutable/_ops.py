@@ -1459,6 +1459,8 @@ def _replay_tensor(t: Tensor, chain) -> Tensor:
     for fn, params, op in chain:
         t = view_op(op or _VIEW_BY_IMPL.get(fn, ALIAS), t, params, fn(t._data, **params),
                     None if op is None or fn is op.impl else fn)
+        if t._data.dtype != t._dtype.np:  # view_as_real / view_as_complex change the dtype
+            t._dtype = D.from_numpy_dtype(t._data.dtype)
     return t
 
 

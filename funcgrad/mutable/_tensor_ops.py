@@ -1222,9 +1222,37 @@ def _view_func(self: Tensor, new_base) -> Tensor | None:
     return F.as_strided(new_base, self.shape, self.stride(), _storage_offset(self))
 
 
+def _rev_view_func_unsafe(self: Tensor, new_view) -> Tensor:
+    """The inverse of `_view_func`: from `new_view`, a tensor laid out as this view and
+    sharing its storage (``view.detach()``), a view of it laid out as this view's base (its
+    sizes, strides and storage offset; the dtype converted back first when the view changed
+    it, as view_as_real / view_as_complex do)."""
+    if not isinstance(new_view, Tensor):
+        raise TypeError("_rev_view_func_unsafe(): argument 'new_view' (position 1) must be "
+                        f"Tensor, not {type(new_view).__name__}")
+    base = self._base
+    if base is None:
+        raise RuntimeError("_rev_view_func_unsafe() is only defined for a view (this tensor "
+                           "has no _base)")
+    if F._memory_owner(new_view._data) is not F._memory_owner(self._data):
+        # reading another storage with the base's geometry would give values that are not
+        # the base's (torch inverts some view ops one by one there): refused, not guessed
+        raise NotImplementedError(
+            "_rev_view_func_unsafe() is supported for a tensor sharing this view's storage "
+            "(such as view.detach()); for another tensor, apply the inverse view ops to it "
+            "yourself")
+    t = new_view
+    if base._data.dtype.kind == "c" and t._data.dtype.kind != "c":
+        t = view_as_complex(t)
+    elif base._data.dtype.kind != "c" and t._data.dtype.kind == "c":
+        t = view_as_real(t)
+    return F.as_strided(t, base.shape, base.stride(), _storage_offset(base))
+
+
 Tensor.storage_offset = _storage_offset
 Tensor._view_func = _view_func
 Tensor._view_func_unsafe = _view_func
+Tensor._rev_view_func_unsafe = _rev_view_func_unsafe
 Tensor.real = property(real)
 Tensor.imag = property(imag)
 Tensor.volatile = property(_volatile)
