@@ -9,9 +9,9 @@ from .._graph import STATE
 from .._grad_mode import is_grad_enabled
 from .._ops import FORWARD
 from ..autograd.grad_mode import _is_view_replay_enabled, _set_view_replay_enabled
-from . import _autograd, _functions
+from . import _autograd, _functions, _nn
 
-__all__ = ["_autograd", "_functions", "is_grad_enabled", "has_lapack", "_WeakTensorRef",
+__all__ = ["_autograd", "_functions", "_nn", "is_grad_enabled", "has_lapack", "_WeakTensorRef",
            "_is_fwd_grad_enabled", "_set_fwd_grad_enabled", "_current_graph_task_id",
            "_current_autograd_node", "_current_graph_task_execution_order",
            "_will_engine_execute_node", "_is_multithreading_enabled",
