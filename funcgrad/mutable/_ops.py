@@ -429,6 +429,9 @@ class OpNode(Node):
             rule = rules[argnum]
             g = conj(rule(ct, out, *args, **params) if params else rule(ct, out, *args))
             grads.append(None if g is None else graph.fix(graph.lower(g), shape, dtype))
+        renamed = _DOUBLE_BACKWARD_NAMES.get(type(self).__name__)
+        if renamed is not None and grads and isinstance(grads[0], Tensor):
+            _rename_new_node(grads[0], cts, renamed)
         return grads
 
     def _output_specs(self) -> list:
@@ -1217,17 +1220,54 @@ def _int_unsafe(op: Op) -> bool:
 _GENERIC: dict = {}
 
 
+def _generic_op(prim, nargs: int, name: str | None = None) -> Op:
+    """The op that records `prim` under create_graph when the table has none: it saves every
+    argument and the output; named after the primitive unless `name` is given."""
+    everything = tuple(range(nargs)) + ("out",)
+    if name is None:
+        name = "".join(p.capitalize() for p in prim.name.split("_")) + "Backward0"
+    return Op(prim.name, prim, name, [everything] * nargs, saves_out=True, result="keep")
+
+
+def _getitem_op(template) -> Op:
+    """A rule's indexing, recorded under the name PyTorch's own formulas give the same read
+    (cat's pieces are slices, stack's selects, a reversal a flip)."""
+    ints = slices = flips = 0
+    for item in template:
+        if item is Ellipsis:
+            continue
+        if type(item) is int:
+            ints += 1
+        elif type(item) is slice:
+            if item.step is not None and item.step < 0:
+                flips += item == slice(None, None, -1)
+                slices += item != slice(None, None, -1)
+            else:
+                slices += item != slice(None)
+        else:
+            return _GETITEM_OPS["IndexBackward0"]
+    if flips and not ints and not slices:
+        name = "FlipBackward0"
+    elif ints and not flips:
+        name = "SelectBackward0"
+    elif slices and not flips:
+        name = "SliceBackward0"
+    else:
+        name = "GetitemBackward0"
+    return _GETITEM_OPS[name]
+
+
 def apply_primitive(prim, args: Sequence, params: dict) -> Tensor:
     """Apply any funcgrad primitive to tensors (used while rules run under create_graph)."""
     op = _BY_PRIM.get(prim)
     if op is None:
-        op = _GENERIC.get(prim)
+        if prim is NP.getitem:
+            op = _getitem_op(params["template"])
+        else:
+            op = _GENERIC.get(prim)
         if op is None:
             n = prim.nargs if prim.nargs >= 0 else len(args)
-            everything = tuple(range(max(n, len(args)))) + ("out",)
-            name = "".join(p.capitalize() for p in prim.name.split("_")) + "Backward0"
-            op = _GENERIC[prim] = Op(prim.name, prim, name, [everything] * max(n, len(args)),
-                                     saves_out=True, result="keep")
+            op = _GENERIC[prim] = _generic_op(prim, max(n, len(args)))
     raws = [a._data if isinstance(a, Tensor) else a for a in args]
     if any(isinstance(r, _ROUTED) for r in raws):
         return traced_primitive(prim, args, params)
@@ -1239,6 +1279,24 @@ def apply_primitive(prim, args: Sequence, params: dict) -> Tensor:
             isinstance(a, Tensor) and _requires_grad(a) for a in args):
         op.record(op, res, args, raws, params or None)
     return res
+
+
+# the node PyTorch records for the gradient of a view under create_graph (its own backward
+# formula: ``slice_backward``...), where the shared rule records another primitive (index_add)
+_DOUBLE_BACKWARD_NAMES = {"SliceBackward0": "SliceBackwardBackward0",
+                          "SelectBackward0": "SelectBackwardBackward0",
+                          "DiagonalBackward0": "DiagonalBackwardBackward0",
+                          "TBackward0": "TBackward0"}
+
+
+def _rename_new_node(g: Tensor, cts, name: str) -> None:
+    """Give the node that recorded `g` PyTorch's name for it, if this rule made that node
+    (not when the gradient passed through unchanged)."""
+    node = g._grad_fn
+    if node is None or any(isinstance(c, Tensor) and c._grad_fn is node for c in cts):
+        return
+    if type(node).__name__ != name:
+        node.__class__ = node_class(name, type(node))
 
 
 class NotImplementedNode(OpNode):
@@ -1297,6 +1355,7 @@ FLOOR_DIVIDE = _decl("floor_divide", NP.floor_divide, "NotImplemented",
                      node_base=NotImplementedNode)
 SQUARE = _decl("square", NP.square, "PowBackward0")
 CLAMP = _decl("clamp", NP.clip, "ClampBackward1")
+CLAMP_T = _decl("clamp_tensor", NP.clip, "ClampBackward0")  # (a bound that is a tensor)
 MAXIMUM = _decl("maximum", NP.maximum, "MaximumBackward0")
 MINIMUM = _decl("minimum", NP.minimum, "MinimumBackward0")
 MATMUL = _decl("matmul", NP.matmul, "MmBackward0")
@@ -1305,6 +1364,7 @@ SUM_DIM = _decl("sum_dim", NP.sum, "SumBackward1")
 MEAN = _decl("mean", NP.mean, "MeanBackward0", result="float")
 MEAN_DIM = _decl("mean_dim", NP.mean, "MeanBackward1", result="float")
 PROD = _decl("prod", NP.prod, "ProdBackward0", saves_out=True)
+PROD_DIM = _decl("prod_dim", NP.prod, "ProdBackward1", saves_out=True)  # (along a dim)
 MAX = _decl("max", NP.max, "MaxBackward1", saves_out=True)
 MIN = _decl("min", NP.min, "MinBackward1", saves_out=True)
 CLONE = _decl("clone", NP.positive, "CloneBackward0", result="same")
@@ -1352,6 +1412,8 @@ _BY_PRIM[NP.astype] = TO_COPY
 # formulas record them: expand and view)
 _BY_PRIM[NP.broadcast_to] = EXPAND
 _BY_PRIM[NP.reshape] = VIEW
+_GETITEM_OPS = {name: _generic_op(NP.getitem, 1, name) for name in (
+    "SliceBackward0", "SelectBackward0", "FlipBackward0", "IndexBackward0", "GetitemBackward0")}
 
 
 # --- views ----------------------------------------------------------------------------------
