@@ -19,7 +19,7 @@ from ._graph import node_class
 from ._tensor_ops import _PairBackward, _one_node, vector_norm
 
 __all__ = ["vector_norm", "norm", "qr", "det", "inv", "slogdet", "solve", "cholesky",
-           "LinAlgError", "TOP_LEVEL", "eigh", "eigvalsh", "svdvals", "pinv", "matrix_power", "solve_triangular"]
+           "LinAlgError", "TOP_LEVEL", "eigh", "eigvalsh", "svdvals", "pinv", "matrix_power", "solve_triangular", "svd"]
 
 
 def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None):
@@ -491,6 +491,103 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
                                              "left": bool(left)})
 
 
+# --- svd: three one-result primitives on the table's rule, one LinalgSvdBackward0 node --------
+def _svd_factors(a, full_matrices: bool):
+    """U, S, Vh through the one-result primitives (so create_graph records them)."""
+    return tuple(_SVD_PRIMS[k](a, full_matrices=full_matrices) for k in range(3))
+
+
+def _concrete(x) -> np.ndarray:
+    return x._data if isinstance(x, Tensor) else np.asarray(x)
+
+
+def _svd_part(k: int):
+    def vjp(ct, out, a, full_matrices):
+        u, s, vh = _svd_factors(a, full_matrices)
+        m, n = H.shape(a)[-2:]
+        r = min(m, n)
+        if full_matrices and k != 1 and (m if k == 0 else n) > r:
+            # the singular vectors past the r-th complete an orthonormal basis any way LAPACK
+            # likes: nothing depends on them smoothly, so their cotangent must be zero (torch
+            # drops it silently; a loss that reads them has no derivative)
+            rest = _concrete(ct)[..., :, r:] if k == 0 else _concrete(ct)[..., r:, :]
+            if np.any(rest != 0):
+                raise RuntimeError(
+                    f"linalg.svd: with full_matrices=True the last {(m if k == 0 else n) - r} "
+                    f"{'columns of U' if k == 0 else 'rows of Vh'} are not unique, so they have "
+                    f"no derivative, yet the loss depends on them (torch 2.13 silently ignores "
+                    f"that part). Use full_matrices=False, or only the first {r} "
+                    f"{'columns' if k == 0 else 'rows'}.")
+        if full_matrices and m != n:
+            u = NP.getitem(u, template=(Ellipsis, slice(None), slice(0, r)))
+            vh = NP.getitem(vh, template=(Ellipsis, slice(0, r), slice(None)))
+            if k == 0:
+                ct = NP.getitem(ct, template=(Ellipsis, slice(None), slice(0, r)))
+            elif k == 2:
+                ct = NP.getitem(ct, template=(Ellipsis, slice(0, r), slice(None)))
+        cts = [NP.zeros_like(u), NP.zeros_like(s), NP.zeros_like(vh)]
+        cts[k] = ct
+        return NP.svd.vjps[0](tuple(cts), (u, s, vh), a, full_matrices=False)
+    return vjp
+
+
+_SVD_PRIMS = tuple(primitive(f"linalg_svd_{'usv'[k]}",
+                             lambda a, full_matrices, k=k: np.linalg.svd(
+                                 a, full_matrices=full_matrices)[k],
+                             params=("full_matrices",), vjps=(_svd_part(k),)) for k in range(3))
+_SVD = tuple(O.Op(f"linalg_svd_{'usv'[k]}", _SVD_PRIMS[k], "LinalgSvdBackward0",
+                  result="real" if k == 1 else "same") for k in range(3))
+
+
+class _TripleBackward(_PairBackward):
+    """One node for three results of an op of one input (svd's U, S, Vh)."""
+
+    __slots__ = ()
+    _nout = 3
+
+
+def svd(A: Tensor, full_matrices: bool = True, *, driver=None):
+    """``torch.linalg.svd``: ``(U, S, Vh)`` with A = U diag(S) Vh, S descending; all three on
+    one ``LinalgSvdBackward0`` node. Singular vectors are differentiable where the singular
+    values are distinct (their signs are LAPACK's); with ``full_matrices=True`` the extra
+    vectors of a non-square A have no derivative (a loss reading them raises).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.linalg.svd(torch.tensor([[3.0, 0.0], [0.0, -4.0]])).S
+    tensor([4., 3.])
+    """
+    if driver is not None:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
+                           "CUDA inputs with cuSOLVER backend.")
+    if A.dim() < 2:
+        raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
+    params = {"full_matrices": bool(full_matrices)}
+    outs = [apply(_SVD[k], (A,), params) for k in range(3)]
+    parts = tuple(t._grad_fn for t in outs)
+    if all(p is not None for p in parts):
+        cls = node_class("LinalgSvdBackward0", _TripleBackward)
+        node = cls.__new__(cls)
+        node._init(parts[0]._next)
+        node._parts = parts
+        for k, t in enumerate(outs):
+            t._grad_fn, t._nr = node, k
+    return return_types.linalg_svd(*outs)
+
+
+def _svd_top(input: Tensor, some: bool = True, compute_uv: bool = True):
+    """``torch.svd`` / ``Tensor.svd``: ``(U, S, V)`` (V, not V^H: a conjugate-transposed view
+    of linalg.svd's Vh), reduced unless ``some=False``; ``compute_uv=False`` gives zero
+    U and V, as torch."""
+    if not compute_uv:
+        m, n = input.shape[-2:]
+        batch = tuple(input.shape[:-2])
+        dt = input._data.dtype
+        return return_types.svd(Tensor._wrap(np.zeros(batch + (m, m), dt)), svdvals(input),
+                                Tensor._wrap(np.zeros(batch + (n, n), dt)))
+    U, S, Vh = svd(input, full_matrices=not some)
+    return return_types.svd(U, S, Vh.mH)
+
+
 # --- eigh, svdvals, pinv, matrix_power ------------------------------------------------------
 def _eigh_part(k: int):
     def vjp(ct, out, a, UPLO):
@@ -700,6 +797,6 @@ def logdet(A: Tensor) -> Tensor:
 #: torch's top-level names for these (torch.det, torch.inverse...), also Tensor methods
 TOP_LEVEL = {"det": det, "inverse": inv, "slogdet": _slogdet_top, "logdet": logdet,
              "triangular_solve": triangular_solve, "qr": _qr_top, "pinverse": pinverse,
-             "cholesky_inverse": cholesky_inverse}
+             "cholesky_inverse": cholesky_inverse, "svd": _svd_top}
 for _name, _fn in TOP_LEVEL.items():
     setattr(Tensor, _name, _fn)

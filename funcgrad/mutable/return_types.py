@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 __all__ = ["max", "min", "sort", "topk", "median", "nanmedian", "kthvalue", "linalg_qr",
-           "linalg_slogdet", "slogdet", "linalg_eigh", "triangular_solve", "qr"]
+           "linalg_slogdet", "slogdet", "linalg_eigh", "triangular_solve", "qr", "linalg_svd", "svd"]
 
 
 def _named(name: str, fields: tuple) -> type:
@@ -36,3 +36,5 @@ slogdet = _named("slogdet", ("sign", "logabsdet"))
 linalg_eigh = _named("linalg_eigh", ("eigenvalues", "eigenvectors"))
 triangular_solve = _named("triangular_solve", ("solution", "cloned_coefficient"))
 qr = _named("qr", ("Q", "R"))
+linalg_svd = _named("linalg_svd", ("U", "S", "Vh"))
+svd = _named("svd", ("U", "S", "V"))
