@@ -1042,21 +1042,34 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    dt = D.result_type_of(tensors)  # (legacy empty tensors take part in the promotion)
+    tensors = [t if t._dtype is dt else t.to(dt) for t in tensors]
+    if any(t._data.shape == (0,) for t in tensors):
+        shaped = next((t for t in tensors if not _legacy_empty(t)), None)
+        if shaped is not None and shaped._data.ndim > 1:
+            # PyTorch still accepts a 1-d empty tensor beside tensors of other ranks (and
+            # gives it an empty gradient): read it as empty along `dim`, others' shape
+            shape = shaped._data.shape
+            axis = _dim(dim, len(shape))
+            empty = shape[:axis] + (0,) + shape[axis + 1:]
+            tensors = [reshape(t, empty) if _legacy_empty(t) else t for t in tensors]
+    try:
+        return apply(O.CAT, tuple(tensors), {"axis": dim})
+    except (RuntimeError, ValueError, IndexError):
+        _cat_check(tensors, dim)  # torch's message for what is wrong, if it is the shapes
+        raise
+
+
+def _cat_check(tensors: list, dim: int) -> None:
+    """Raise torch's error for tensors that cannot be concatenated along `dim`."""
     for i, t in enumerate(tensors):
         if t._data.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
                                f"concatenated")
-    dt = D.result_type_of(tensors)  # (legacy empty tensors take part in the promotion)
-    tensors = [t if t._dtype is dt else t.to(dt) for t in tensors]
-    shaped = next((t for t in tensors if not _legacy_empty(t)), None)
-    if shaped is None:
-        return apply(O.CAT, tuple(tensors), {"axis": dim})
-    shape = shaped._data.shape
+    shape = tensors[0]._data.shape
     axis = _dim(dim, len(shape))
     for i, t in enumerate(tensors):
         other = t._data.shape
-        if other == shape or _legacy_empty(t):
-            continue
         if len(other) != len(shape):
             raise RuntimeError(f"Tensors must have same number of dimensions: got {len(shape)} "
                                f"and {len(other)}")
@@ -1065,12 +1078,6 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {axis}. "
                                    f"Expected size {want} but got size {got} for tensor number "
                                    f"{i} in the list.")
-    if len(shape) != 1 and any(map(_legacy_empty, tensors)):
-        # PyTorch still accepts a 1-d empty tensor beside tensors of other ranks (and gives
-        # it an empty gradient): read it as empty along `dim`, with the others' shape
-        empty = shape[:axis] + (0,) + shape[axis + 1:]
-        tensors = [reshape(t, empty) if _legacy_empty(t) else t for t in tensors]
-    return apply(O.CAT, tuple(tensors), {"axis": dim})
 
 
 def _legacy_empty(t: Tensor) -> bool:
