@@ -157,8 +157,12 @@ def _full(item: slice, size: int) -> bool:
         and (item.stop is None or item.stop >= size)
 
 
+_FULL = slice(None)
+
+
 def _at(dim: int, item) -> dict:
-    return {"template": (slice(None),) * dim + (item,)}
+    # (a trailing Ellipsis keeps a 0-d result a view, and lets view_op take the data as is)
+    return {"template": (_FULL,) * dim + (item, Ellipsis)}
 
 
 def _zero_dim_error(item) -> IndexError:
@@ -198,12 +202,14 @@ def getitem(self: Tensor, index) -> Tensor:
                 if not -size <= item < size:
                     raise IndexError(f"index {item} is out of bounds for dimension {k} with "
                                      f"size {size}")
-                out = O.view_op(O.SELECT, out, _at(dim, item))
+                params = _at(dim, item)
+                out = O.view_op(O.SELECT, out, params, out._data[params["template"]])
                 continue
             if item.step is not None and item.step <= 0:
                 raise ValueError("step must be greater than zero")
             if not _full(item, size):
-                out = O.view_op(O.SLICE, out, _at(dim, item))
+                params = _at(dim, item)
+                out = O.view_op(O.SLICE, out, params, out._data[params["template"]])
             dim += 1
         return out if out is not self else O.view_op(O.ALIAS, self, {"template": (Ellipsis,)})
     return _index_chain(self, _convert_index(index, self._data.shape)[0])
