@@ -486,7 +486,8 @@ def im2col(x: Tensor, rows: np.ndarray, cols: np.ndarray, mask: np.ndarray, kern
 
 # --- pdist: p-norm distances between the rows, pair (i, j) for i < j in row-major order ------
 def _pdist_impl(x, p, pairs):
-    diff = np.abs(pairs.astype(x.dtype) @ x)
+    first, second = pairs
+    diff = np.abs(x[first] - x[second])
     if p == 0:
         d = np.sum(diff != 0, axis=-1).astype(x.dtype)
     elif p == np.inf:
@@ -502,8 +503,8 @@ def _pdist_impl(x, p, pairs):
 
 def _pdist_backward_impl(ct, x, out, p, pairs):
     """PyTorch's _pdist_backward: each pair's slope spread back to its two rows."""
-    e = pairs.astype(x.dtype)
-    diff = e @ x
+    first, second = pairs
+    diff = x[first] - x[second]
     dist = np.reshape(out, (-1, 1))
     zero = dist == 0
     safe = np.where(zero, 1, dist)
@@ -518,8 +519,11 @@ def _pdist_backward_impl(ct, x, out, p, pairs):
             slope = np.sign(diff) * (np.abs(diff) == dist)
         else:
             slope = np.sign(diff) * np.abs(diff) ** (p - 1) / safe ** (p - 1)
-    slope = np.where(zero, 0, slope).astype(x.dtype)
-    return np.asarray(e.T @ (np.reshape(ct, (-1, 1)) * slope), dtype=x.dtype)
+    slope = np.where(zero, 0, slope) * np.reshape(ct, (-1, 1))
+    grad = np.zeros(x.shape, np.result_type(x, slope))
+    np.add.at(grad, first, slope)
+    np.add.at(grad, second, -slope)
+    return np.asarray(grad, dtype=x.dtype)
 
 
 def _pdist_backward_not_differentiable(ct, out, g, x, dist, p, pairs):
@@ -543,12 +547,8 @@ PDIST = O.Op("pdist", pdist_p, "PdistBackward0", result="same", saves_out=True)
 
 def pdist(x: Tensor, p: float) -> Tensor:
     """The p-norm distance of every pair of `x`'s rows (``PdistBackward0``)."""
-    n = x.shape[0]
-    i, j = np.triu_indices(n, 1)
-    pairs = np.zeros((len(i), n))
-    pairs[np.arange(len(i)), i] = 1.0
-    pairs[np.arange(len(i)), j] = -1.0
-    return apply(PDIST, (x,), {"p": float(p), "pairs": pairs})
+    # the pairs as two row-index arrays (a dense pair-by-row matrix would be n^3 / 2 numbers)
+    return apply(PDIST, (x,), {"p": float(p), "pairs": np.triu_indices(x.shape[0], 1)})
 
 
 # --- _foreach_maximum / _foreach_minimum with numbers ---------------------------------------
