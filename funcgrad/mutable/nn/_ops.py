@@ -388,6 +388,10 @@ threshold_backward_p = primitive("threshold_backward", _threshold_backward_impl,
                                  jvps=(_threshold_backward_in_ct, _no_derivative))
 
 
+def _no_derivative_2(g, out, ct, x, negative_slope, self_is_result):
+    return None  # `x` only chooses the slope: its derivative is zero
+
+
 def _threshold_vjp(ct, out, x, threshold, value):
     return threshold_backward_p(ct, x, threshold=threshold)
 
@@ -404,6 +408,94 @@ def threshold(x: Tensor, threshold: float, value: float, inplace: bool) -> Tenso
     if inplace:
         return O.inplace(THRESHOLD_, x, (), params)
     return apply(THRESHOLD, (x,), params)
+
+
+# --- leaky_relu and rrelu ------------------------------------------------------------------
+_LEAKY_INPLACE_NEGATIVE = (
+    "In-place leakyReLu backward calculation is triggered with a negative slope which is not "
+    "supported. This is caused by calling in-place forward function with a negative slope, "
+    "please call out-of-place version instead. File an issue at "
+    "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+    "backward calculation with negative slope")
+
+
+def _leaky_impl(x, negative_slope):
+    return np.where(x > 0, x, x * np.asarray(negative_slope, x.dtype))
+
+
+def _leaky_backward_impl(ct, x, negative_slope, self_is_result):
+    if self_is_result and negative_slope < 0:
+        # from the result alone the sign of the input is lost when the slope is negative
+        raise RuntimeError(_LEAKY_INPLACE_NEGATIVE)
+    return np.where(x > 0, ct, ct * np.asarray(negative_slope, ct.dtype))
+
+
+def _leaky_backward_in_ct(g, out, ct, x, negative_slope, self_is_result):
+    return leaky_relu_backward_p(g, x, negative_slope=negative_slope, self_is_result=False)
+
+
+# the rule as one primitive (linear in ct; x only chooses the slope), recorded under
+# create_graph as torch's LeakyReluBackwardBackward0
+leaky_relu_backward_p = primitive(
+    "leaky_relu_backward", _leaky_backward_impl, nargs=2,
+    params=("negative_slope", "self_is_result"),
+    vjps=(_leaky_backward_in_ct, _no_derivative_2),
+    jvps=(_leaky_backward_in_ct, _no_derivative_2))
+leaky_relu_p = primitive(
+    "leaky_relu", _leaky_impl, params=("negative_slope",),
+    vjps=(lambda ct, out, x, negative_slope: leaky_relu_backward_p(
+        ct, x, negative_slope=negative_slope, self_is_result=False),))
+# in place, torch saves the result (the input is gone), so a negative slope cannot be undone
+leaky_relu_inplace_p = primitive(
+    "leaky_relu_", _leaky_impl, params=("negative_slope",),
+    vjps=(lambda ct, out, x, negative_slope: leaky_relu_backward_p(
+        ct, out, negative_slope=negative_slope, self_is_result=True),))
+LEAKY_RELU = O.Op("leaky_relu", leaky_relu_p, "LeakyReluBackward0", result="same")
+LEAKY_RELU_ = O.Op("leaky_relu_", leaky_relu_inplace_p, "LeakyReluBackward1", result="same",
+                   saves_out=True)
+# rrelu outside training is leaky_relu at the mean slope, under torch's rrelu node names
+RRELU_EVAL = O.Op("rrelu_eval", leaky_relu_p, "RreluWithNoiseBackward0", result="same")
+RRELU_EVAL_ = O.Op("rrelu_eval_", leaky_relu_inplace_p, "RreluWithNoiseBackward1",
+                   result="same", saves_out=True)
+
+
+def _float_only(name: str, x: Tensor) -> None:
+    if not (x._dtype.is_floating_point or x._dtype.is_complex):
+        raise NotImplementedError(f'"{name}" not implemented for '
+                                  f"'{x._dtype.tensor_type[:-6]}'")
+
+
+def leaky_relu(x: Tensor, negative_slope: float, inplace: bool) -> Tensor:
+    """x where x > 0, ``negative_slope * x`` elsewhere (``LeakyReluBackward0``; in place
+    ``...1``, whose backward refuses a negative slope as torch's)."""
+    _float_only("leaky_relu_cpu", x)
+    params = {"negative_slope": float(negative_slope)}
+    if inplace:
+        return O.inplace(LEAKY_RELU_, x, (), params)
+    return apply(LEAKY_RELU, (x,), params)
+
+
+def _noise_impl(x, noise):
+    return x * noise
+
+
+rrelu_train_p = primitive("rrelu_with_noise", _noise_impl, params=("noise",),
+                          vjps=(lambda ct, out, x, noise: ct * noise,), linear=True)
+RRELU_TRAIN = O.Op("rrelu_train", rrelu_train_p, "RreluWithNoiseBackward0", result="same")
+RRELU_TRAIN_ = O.Op("rrelu_train_", rrelu_train_p, "RreluWithNoiseBackward1", result="same")
+
+
+def rrelu(x: Tensor, lower: float, upper: float, training: bool, inplace: bool,
+          noise: np.ndarray | None) -> Tensor:
+    """x where x > 0; elsewhere x times a slope: `noise` (drawn by the caller) in training,
+    the mean of `lower` and `upper` otherwise."""
+    _float_only("rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu", x)
+    if training:
+        params = {"noise": noise}
+        return O.inplace(RRELU_TRAIN_, x, (), params) if inplace else \
+            apply(RRELU_TRAIN, (x,), params)
+    params = {"negative_slope": (lower + upper) / 2}
+    return O.inplace(RRELU_EVAL_, x, (), params) if inplace else apply(RRELU_EVAL, (x,), params)
 
 
 # --- resampling (interpolate's nearest and linear modes): one matrix per resized dim ----------

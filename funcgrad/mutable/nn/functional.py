@@ -25,7 +25,8 @@ from .._tensor import Tensor
 from ..autograd import Function
 from . import _ops
 
-__all__ = ["relu", "relu_", "threshold", "threshold_", "leaky_relu", "sigmoid", "tanh", "silu", "gelu", "softmax",
+__all__ = ["relu", "relu_", "threshold", "threshold_", "leaky_relu", "leaky_relu_", "rrelu",
+           "rrelu_", "sigmoid", "tanh", "silu", "gelu", "softmax",
            "log_softmax", "linear", "dropout", "mse_loss", "l1_loss", "nll_loss",
            "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "embedding", "one_hot", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
@@ -131,8 +132,46 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     tensor([-0.1000,  2.0000])
     """
     _check_tensor("leaky_relu", input)
-    out = T.where(input > 0, input, input * negative_slope)
-    return input.copy_(out) if inplace else out
+    return _ops.leaky_relu(input, _number(negative_slope), inplace)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In-place `leaky_relu` (its backward refuses a negative slope, as torch's)."""
+    _check_tensor("leaky_relu_", input)
+    return _ops.leaky_relu(input, _number(negative_slope), True)
+
+
+def _rrelu_noise(input: Tensor, lower: float, upper: float) -> np.ndarray:
+    """torch's training noise for rrelu: for each element <= 0 in order, one 53-bit uniform
+    on [lower, upper) (bounds first rounded to the input's dtype); 1 elsewhere."""
+    x = input._data
+    negative = x <= 0
+    lo, hi = float(x.dtype.type(lower)), float(x.dtype.type(upper))
+    draws = _random.default_generator.unit(int(negative.sum()), True) * (hi - lo) + lo
+    noise = np.ones(x.shape, x.dtype)
+    noise[negative] = draws.astype(x.dtype)
+    return noise
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU: in training each element <= 0 is scaled by a slope drawn
+    uniformly from [lower, upper) on torch's random stream; otherwise by their mean.
+
+    >>> import funcgrad.mutable as torch
+    >>> import funcgrad.mutable.nn.functional as F
+    >>> F.rrelu(torch.tensor([-2.0, 1.0]), 0.25, 0.75)
+    tensor([-1.,  1.])
+    """
+    _check_tensor("rrelu", input)
+    noise = _rrelu_noise(input, lower, upper) if training else None
+    return _ops.rrelu(input, float(lower), float(upper), bool(training), inplace, noise)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False) -> Tensor:
+    """In-place `rrelu`."""
+    return rrelu(input, lower, upper, training, True)
 
 
 def sigmoid(input: Tensor) -> Tensor:

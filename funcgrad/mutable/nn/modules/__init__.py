@@ -1,6 +1,6 @@
 """The layers of torch.nn, one family per module."""
-from .activation import (GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh,
-                         Threshold)
+from .activation import (GELU, LeakyReLU, LogSoftmax, ReLU, RReLU, Sigmoid, SiLU, Softmax,
+                         Tanh, Threshold)
 from .batchnorm import BatchNorm1d, BatchNorm2d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv2d
@@ -13,7 +13,7 @@ from .rnn import LSTM
 from .sparse import Embedding
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "Linear", "Identity", "Flatten",
-           "ReLU", "Threshold", "LeakyReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "Softmax",
+           "ReLU", "Threshold", "LeakyReLU", "RReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "Softmax",
            "LogSoftmax",
            "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
            "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d",

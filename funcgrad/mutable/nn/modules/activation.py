@@ -1,11 +1,11 @@
-"""Activation modules: ReLU, Threshold, LeakyReLU, Tanh, Sigmoid, GELU, SiLU, Softmax, LogSoftmax."""
+"""Activation modules: ReLU, Threshold, LeakyReLU, RReLU, Tanh, Sigmoid, GELU, SiLU, Softmax, LogSoftmax."""
 from __future__ import annotations
 
 from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
 
-__all__ = ["ReLU", "Threshold", "LeakyReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "Softmax", "LogSoftmax"]
+__all__ = ["ReLU", "Threshold", "LeakyReLU", "RReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "Softmax", "LogSoftmax"]
 
 
 class ReLU(Module):
@@ -68,6 +68,31 @@ class LeakyReLU(Module):
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: slopes drawn from [lower, upper) in training, their mean in
+    eval.
+
+    >>> import funcgrad.mutable as torch
+    >>> from funcgrad.mutable import nn
+    >>> nn.RReLU(0.25, 0.75).eval()(torch.tensor([-2.0, 1.0]))
+    tensor([-1.,  1.])
+    """
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
+                                                             else "")
 
 
 class Tanh(Module):
