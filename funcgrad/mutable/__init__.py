@@ -84,6 +84,7 @@ from ._methods import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, logica
 from ._functions import complex_from_parts as complex  # noqa: A004, E402
 from .serialization import load, save
 from .nn import _ops as _nn_ops  # noqa: E402
+from .nn._ops import cdist  # noqa: E402
 from .nn.functional import pdist, rrelu, rrelu_  # noqa: E402
 
 argmax, argmin, argsort, cumsum, kthvalue, log_softmax, logsumexp, max, mean, median, min, norm, \

@@ -643,6 +643,167 @@ def pdist(x: Tensor, p: float) -> Tensor:
     return apply(PDIST, (x,), {"p": float(p), "pairs": np.triu_indices(x.shape[0], 1)})
 
 
+# --- cdist: p-norm distance of every row of x1 to every row of x2 (batched) -----------------
+def _cdist_slope(diff, dist, p):
+    """d dist / d x1 for each pair (x1 - x2 = diff), 0 where the distance is 0."""
+    zero = dist == 0
+    safe = np.where(zero, 1, dist)
+    with np.errstate(all="ignore"):
+        if p == 0:
+            slope = np.zeros_like(diff)
+        elif p == 1:
+            slope = np.sign(diff)
+        elif p == 2:
+            slope = diff / safe
+        elif p == np.inf:
+            slope = np.sign(diff) * (np.abs(diff) == dist)
+        else:
+            slope = np.sign(diff) * np.abs(diff) ** (p - 1) / safe ** (p - 1)
+    return np.where(zero, 0, slope)
+
+
+def _sum_to(g: np.ndarray, shape: tuple) -> np.ndarray:
+    """`g` summed over the batch dims that were broadcast to reach it from `shape`."""
+    lead = g.ndim - len(shape)
+    g = g.sum(axis=tuple(range(lead))) if lead else g
+    ones = tuple(k for k, n in enumerate(shape[:-2]) if n == 1 and g.shape[k] != 1)
+    return g.sum(axis=ones, keepdims=True) if ones else g
+
+
+def _cdist_impl(x1, x2, p):
+    diff = np.abs(x1[..., :, None, :] - x2[..., None, :, :])
+    if p == 0:
+        d = np.sum(diff != 0, axis=-1).astype(x1.dtype)
+    elif p == np.inf:
+        d = np.max(diff, axis=-1, initial=0)
+    elif p == 1:
+        d = np.sum(diff, axis=-1)
+    elif p == 2:
+        d = np.sqrt(np.sum(diff * diff, axis=-1))
+    else:
+        d = np.sum(diff ** p, axis=-1) ** (1.0 / p)
+    return np.asarray(d, dtype=x1.dtype)
+
+
+def _cdist_backward_impl(ct, x1, x2, out, p, which):
+    """torch's _cdist_backward: the gradient of x1 (`which` 0) or of x2 (1)."""
+    diff = x1[..., :, None, :] - x2[..., None, :, :]
+    slope = _cdist_slope(diff, out[..., None], p) * ct[..., None]
+    if which == 0:
+        return np.asarray(_sum_to(slope.sum(axis=-2), x1.shape), dtype=x1.dtype)
+    return np.asarray(_sum_to(-slope.sum(axis=-3), x2.shape), dtype=x2.dtype)
+
+
+def _cdist_backward_not_differentiable(g, out, ct, x1, x2, dist, p, which):
+    raise NotImplementedError("the derivative for '_cdist_backward' is not implemented.")
+
+
+# as pdist: torch has no formula for cdist's backward, whose double backward fails at
+# CdistBackwardBackward0 (one primitive, so create_graph records that node)
+cdist_backward_p = primitive("cdist_backward", _cdist_backward_impl, nargs=4,
+                             params=("p", "which"),
+                             vjps=(_cdist_backward_not_differentiable,) * 4)
+cdist_p = primitive("cdist", _cdist_impl, nargs=2, params=("p",), vjps=(
+    lambda ct, out, x1, x2, p: cdist_backward_p(ct, x1, x2, out, p=p, which=0),
+    lambda ct, out, x1, x2, p: cdist_backward_p(ct, x1, x2, out, p=p, which=1)))
+CDIST = O.Op("cdist", cdist_p, "CdistBackward0", result="same", saves_out=True)
+
+
+def _euclid_impl(x1, x2):
+    # torch's matrix-product form: |a|^2 + |b|^2 - 2 a.b, clamped at 0 (rounding), rooted
+    square = (np.sum(x1 * x1, axis=-1)[..., :, None] + np.sum(x2 * x2, axis=-1)[..., None, :]
+              - 2 * (x1 @ np.swapaxes(x2, -1, -2)))
+    return np.sqrt(np.maximum(square, 0)).astype(x1.dtype)
+
+
+def _euclid_ratio(ct, out):
+    """ct / out, 0 where the distance is 0 (no division by it, so no nan downstream)."""
+    zero = NP.equal(out, 0)
+    return NP.where(zero, 0.0, ct / NP.where(zero, 1.0, out))
+
+
+def _euclid_vjp_x1(ct, out, x1, x2):
+    r = _euclid_ratio(ct, out)
+    g = x1 * NP.sum(r, axis=-1, keepdims=True) - NP.matmul(r, x2)
+    return _sum_to_t(g, H.shape(x1))
+
+
+def _euclid_vjp_x2(ct, out, x1, x2):
+    r = _euclid_ratio(ct, out)
+    g = x2 * NP.expand_axis(NP.sum(r, axis=-2), -1) - NP.matmul(NP.swapaxes(r, -1, -2), x1)
+    return _sum_to_t(g, H.shape(x2))
+
+
+def _sum_to_t(g, shape: tuple):
+    """`_sum_to` written with primitives (the Euclidean rule is differentiated again)."""
+    lead = len(H.shape(g)) - len(shape)
+    if lead:
+        g = NP.sum(g, axis=tuple(range(lead)))
+    ones = tuple(k for k, n in enumerate(shape[:-2]) if n == 1 and H.shape(g)[k] != 1)
+    return NP.sum(g, axis=ones, keepdims=True) if ones else g
+
+
+# torch's _euclidean_dist (p = 2 with more than 25 rows): its rule is written with
+# primitives, so it is differentiable again (torch's is a composite)
+euclid_p = primitive("euclidean_dist", _euclid_impl, nargs=2,
+                     vjps=(_euclid_vjp_x1, _euclid_vjp_x2))
+EUCLID = O.Op("euclidean_dist", euclid_p, "EuclideanDistBackward0", result="same",
+              saves_out=True)
+_CDIST_MODES = {None: 0, "use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
+                "donot_use_mm_for_euclid_dist": 2}
+
+
+def _legacy_type(t: Tensor) -> str:
+    return t._dtype.tensor_type[:-6]
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
+    """``torch.cdist``: the p-norm distance between each row of `x1` and each row of `x2`
+    (batch dims broadcast): ``CdistBackward0``, or for p = 2 with more than 25 rows (or
+    ``compute_mode='use_mm_for_euclid_dist'``) torch's matrix-product form,
+    ``EuclideanDistBackward0`` under a ``ViewBackward0``.
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.cdist(torch.tensor([[0.0, 0.0]]), torch.tensor([[3.0, 4.0], [0.0, 1.0]]))
+    tensor([[5., 1.]])
+    """
+    for name, t in (("X1", x1), ("X2", x2)):
+        if t.dim() < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: "
+                               f"{t.dim()}D")
+        if not t._dtype.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_legacy_type(t)}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if x1._dtype is not x2._dtype:
+        raise RuntimeError(f"expected scalar type {_legacy_type(x1)} but found "
+                           f"{_legacy_type(x2)}")
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    batch = _batch_or_error(x1, x2)
+    mode = _CDIST_MODES[compute_mode]
+    rows1, rows2 = x1.shape[-2], x2.shape[-2]
+    if float(p) == 2.0 and (mode == 1 or (mode == 0 and (rows1 > 25 or rows2 > 25))):
+        out = apply(EUCLID, (x1, x2), {})
+        return out.view(batch + (rows1, rows2))
+    return apply(CDIST, (x1, x2), {"p": float(p)})
+
+
+def _batch_or_error(x1: Tensor, x2: Tensor) -> tuple:
+    a, b = tuple(x1.shape[:-2]), tuple(x2.shape[:-2])
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    for k, (u, v) in enumerate(zip(a, b)):
+        if u != v and u != 1 and v != 1:
+            raise RuntimeError(f"The size of tensor a ({u}) must match the size of tensor b "
+                               f"({v}) at non-singleton dimension {k}")
+    return tuple(max(u, v) for u, v in zip(a, b))
+
+
 # --- _foreach_maximum / _foreach_minimum with numbers ---------------------------------------
 def _extreme_scalar_impl(x, scalar, largest):
     s = np.asarray(scalar, dtype=x.dtype)
