@@ -9,7 +9,7 @@ from .linear import Flatten, Identity, Linear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
-from .rnn import LSTM
+from .rnn import GRU, LSTM
 from .sparse import Embedding
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "Linear", "Identity", "Flatten",
@@ -19,4 +19,4 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "Linear", "Identi
            "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d",
            "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
            "Embedding",
-           "Dropout", "LSTM"]
+           "Dropout", "LSTM", "GRU"]

@@ -1,4 +1,4 @@
-"""LSTM: a multi-layer long short-term memory network, written with tensor operations.
+"""LSTM and GRU: multi-layer recurrent networks, written with tensor operations.
 
 PyTorch's CPU kernel for float32 records each layer (each direction) as one node,
 ``MkldnnRnnLayerBackward0``, with edges to the input, the four weights and the initial
@@ -23,7 +23,7 @@ from .. import functional as F
 from .. import init
 from .module import Module, new_parameter
 
-__all__ = ["LSTM"]
+__all__ = ["LSTM", "GRU"]
 
 
 def _run_layer(xs: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor,
@@ -206,3 +206,111 @@ class LSTM(Module):
         if self.bidirectional:
             s += ", bidirectional=True"
         return s
+
+
+def _gru_layer(xs: Tensor, h: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None,
+               b_hh: Tensor | None, reverse: bool):
+    """One direction of one GRU layer over time-major `xs`: outputs (L, N, H), last state.
+    Gates in PyTorch's order (reset, update, new); h' = (h - n) * z + n, as its CPU cell."""
+    projected = F.linear(xs, w_ih, b_ih)
+    steps = range(xs.shape[0] - 1, -1, -1) if reverse else range(xs.shape[0])
+    outs = [None] * xs.shape[0]
+    for t in steps:
+        x_r, x_z, x_n = projected[t].chunk(3, 1)
+        h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, 1)
+        r = T.sigmoid(h_r + x_r)
+        z = T.sigmoid(h_z + x_z)
+        n = T.tanh(x_n + h_n * r)
+        h = (h - n) * z + n
+        outs[t] = h
+    return T.stack(outs, 0), h
+
+
+class GRU(Module):
+    """PyTorch's GRU: gates (reset, update, new) in that order, parameters named and
+    initialised as PyTorch (uniform on +-1/sqrt(hidden_size), in registration order); the
+    operations are recorded one by one, as PyTorch's CPU kernel does (output grad_fn
+    ``StackBackward0``).
+
+    >>> import funcgrad.mutable as torch
+    >>> from funcgrad.mutable import nn
+    >>> gru = nn.GRU(3, 5, num_layers=2)
+    >>> gru
+    GRU(3, 5, num_layers=2)
+    >>> out, h = gru(torch.ones(4, 2, 3))
+    >>> out.shape, h.shape
+    (torch.Size([4, 2, 5]), torch.Size([2, 2, 5]))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, device=None, dtype=None) -> None:
+        super().__init__()
+        if not 0 <= dropout <= 1 or isinstance(dropout, bool):
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             "probability of an element being zeroed")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        directions = 2 if bidirectional else 1
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            layer_input = input_size if layer == 0 else hidden_size * directions
+            for direction in range(directions):
+                suffix = f"_l{layer}" + ("_reverse" if direction else "")
+                shapes = [("weight_ih", (3 * hidden_size, layer_input)),
+                          ("weight_hh", (3 * hidden_size, hidden_size))]
+                if bias:
+                    shapes += [("bias_ih", (3 * hidden_size,)), ("bias_hh", (3 * hidden_size,))]
+                for kind, shape in shapes:
+                    setattr(self, kind + suffix, new_parameter(shape, dtype))
+                    self._flat_weights_names.append(kind + suffix)
+        self.reset_parameters()
+
+    reset_parameters = LSTM.reset_parameters
+    _cell_weights = LSTM._cell_weights
+    extra_repr = LSTM.extra_repr
+
+    def forward(self, input: Tensor, hx: Tensor | None = None):
+        if input.dim() not in (2, 3):
+            raise ValueError(f"GRU: Expected input to be 2D or 3D, got {input.dim()}D instead")
+        unbatched = input.dim() == 2
+        xs = input.unsqueeze(1) if unbatched else (input.transpose(0, 1) if self.batch_first
+                                                   else input)
+        if xs.shape[2] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {xs.shape[2]}")
+        directions = 2 if self.bidirectional else 1
+        state_shape = (self.num_layers * directions, xs.shape[1], self.hidden_size)
+        if hx is None:
+            h0 = F._const(np.zeros(state_shape, xs.detach().numpy().dtype))
+        else:
+            h0 = hx.unsqueeze(1) if unbatched else hx
+            if tuple(h0.shape) != state_shape:
+                raise RuntimeError(f"Expected hidden size {state_shape}, got "
+                                   f"{list(h0.shape)}")
+        last = []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                w_ih, w_hh, b_ih, b_hh = self._cell_weights(layer, direction)
+                out, h = _gru_layer(xs, h0[layer * directions + direction], w_ih, w_hh, b_ih,
+                                    b_hh, reverse=bool(direction))
+                outputs.append(out)
+                last.append(h)
+            xs = outputs[0] if directions == 1 else T.cat(outputs, 2)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                xs = F.dropout(xs, self.dropout, True)
+        h_n = T.stack(last, 0)
+        if unbatched:
+            return xs.squeeze(1), h_n.squeeze(1)
+        # (torch's GRU turns its own output batch-first in place: TransposeBackward1)
+        return (xs.transpose_(0, 1) if self.batch_first else xs), h_n
