@@ -804,6 +804,139 @@ def _batch_or_error(x1: Tensor, x2: Tensor) -> tuple:
     return tuple(max(u, v) for u, v in zip(a, b))
 
 
+# --- ctc_loss: the negative log-likelihood of each target under monotonic alignments --------
+def _ctc_tables(lp, targets, input_lengths, target_lengths, blank):
+    """The extended labels (blank, l1, blank, l2, ..., blank) of each batch element, the
+    log-probabilities of those labels at each time (T, N, 2S+1), and where a label may be
+    reached by skipping the blank before it."""
+    n_batch = lp.shape[1]
+    width = 2 * int(max(target_lengths, default=0)) + 1
+    ext = np.full((n_batch, width), blank, np.int64)
+    for n in range(n_batch):
+        ext[n, 1:2 * target_lengths[n]:2] = targets[n][:target_lengths[n]]
+    lp_ext = np.take_along_axis(lp, np.broadcast_to(ext[None], (lp.shape[0],) + ext.shape),
+                                axis=2)
+    skip = np.zeros(ext.shape, bool)
+    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+    return ext, lp_ext, skip
+
+
+def _shifted(a, k):
+    """`a` moved `k` places right along its last axis, -inf coming in."""
+    out = np.full(a.shape, -np.inf)
+    out[..., k:] = a[..., :-k]
+    return out
+
+
+def _ctc_alpha(lp_ext, skip, target_lengths):
+    alpha = np.full(lp_ext.shape, -np.inf)
+    alpha[0, :, 0] = lp_ext[0, :, 0]
+    has = np.asarray(target_lengths) > 0
+    if has.any():
+        alpha[0, has, 1] = lp_ext[0, has, 1]
+    for t in range(1, lp_ext.shape[0]):
+        prev = alpha[t - 1]
+        two = np.where(skip, _shifted(prev, 2), -np.inf)
+        alpha[t] = np.logaddexp(np.logaddexp(prev, _shifted(prev, 1)), two) + lp_ext[t]
+    return alpha
+
+
+def _ctc_beta(lp_ext, skip, input_lengths, target_lengths):
+    beta = np.full(lp_ext.shape, -np.inf)
+    ends = 2 * np.asarray(target_lengths)
+    for t in range(lp_ext.shape[0] - 1, -1, -1):
+        last = np.asarray(input_lengths) - 1 == t
+        if t + 1 < lp_ext.shape[0]:
+            nxt = beta[t + 1]
+            one = np.full(nxt.shape, -np.inf)
+            one[:, :-1] = nxt[:, 1:]
+            two = np.full(nxt.shape, -np.inf)
+            two[:, :-2] = np.where(skip[:, 2:], nxt[:, 2:], -np.inf)
+            beta[t] = np.logaddexp(np.logaddexp(nxt, one), two) + lp_ext[t]
+        for n in np.nonzero(last)[0]:
+            beta[t, n] = -np.inf
+            beta[t, n, ends[n]] = lp_ext[t, n, ends[n]]
+            if ends[n] > 0:
+                beta[t, n, ends[n] - 1] = lp_ext[t, n, ends[n] - 1]
+    return beta
+
+
+def _ctc_nll(alpha, input_lengths, target_lengths):
+    n = np.arange(alpha.shape[1])
+    last = alpha[np.asarray(input_lengths) - 1, n]
+    ends = 2 * np.asarray(target_lengths)
+    end = last[n, ends]
+    before = np.where(ends > 0, last[n, np.maximum(ends - 1, 0)], -np.inf)
+    return -np.logaddexp(end, before)
+
+
+def _ctc_impl(lp, targets, input_lengths, target_lengths, blank, zero_infinity):
+    work = lp.astype(np.float64)
+    ext, lp_ext, skip = _ctc_tables(work, targets, input_lengths, target_lengths, blank)
+    nll = _ctc_nll(_ctc_alpha(lp_ext, skip, target_lengths), input_lengths, target_lengths)
+    if zero_infinity:
+        nll = np.where(np.isinf(nll), 0.0, nll)
+    return nll.astype(lp.dtype)
+
+
+def _ctc_backward_impl(ct, lp, targets, input_lengths, target_lengths, blank, zero_infinity):
+    """d nll / d log_probs[t, n, c] = -sum over positions s labelled c of
+    exp(alpha + beta - log_probs[t, n, c] + nll), for t inside the input; 0 elsewhere (and
+    for an infinite loss with zero_infinity). torch's kernel adds exp(log_probs), a term that
+    vanishes only after a log_softmax: this is the derivative of the function computed."""
+    work = lp.astype(np.float64)
+    ext, lp_ext, skip = _ctc_tables(work, targets, input_lengths, target_lengths, blank)
+    alpha = _ctc_alpha(lp_ext, skip, target_lengths)
+    beta = _ctc_beta(lp_ext, skip, input_lengths, target_lengths)
+    nll = _ctc_nll(alpha, input_lengths, target_lengths)
+    with np.errstate(invalid="ignore", over="ignore"):
+        share = np.exp(alpha + beta - lp_ext + nll[None, :, None])  # (T, N, 2S+1)
+    share = np.where(np.isfinite(share), share, 0.0)
+    inside = np.arange(lp.shape[0])[:, None] < np.asarray(input_lengths)[None, :]
+    share = share * inside[..., None]
+    grad = np.zeros(work.shape)
+    t_idx, n_idx, _ = np.indices(share.shape)
+    np.add.at(grad, (t_idx, n_idx, np.broadcast_to(ext[None], share.shape)), share)
+    grad = -grad * np.asarray(ct, np.float64)[None, :, None]
+    if zero_infinity:
+        grad = np.where(np.isinf(nll)[None, :, None], 0.0, grad)
+    else:
+        grad = np.where(np.isinf(nll)[None, :, None], np.nan, grad)
+    return grad.astype(lp.dtype)
+
+
+def _ctc_backward_not_implemented(g, out, ct, lp, *args, **kwargs):
+    raise RuntimeError("derivative for aten::_ctc_loss_backward is not implemented")
+
+
+ctc_backward_p = primitive("ctc_loss_backward", _ctc_backward_impl, nargs=2,
+                           params=("targets", "input_lengths", "target_lengths", "blank",
+                                   "zero_infinity"),
+                           vjps=(_ctc_backward_not_implemented,) * 2)
+# recorded under create_graph as torch's NotImplemented node
+O._GENERIC[ctc_backward_p] = O.Op("ctc_loss_backward", ctc_backward_p, "NotImplemented",
+                                  [()], result="keep")
+def _ctc_vjp(ct, out, lp, targets, input_lengths, target_lengths, blank, zero_infinity):
+    return ctc_backward_p(ct, lp, targets=targets, input_lengths=input_lengths,
+                          target_lengths=target_lengths, blank=blank,
+                          zero_infinity=zero_infinity)
+
+
+ctc_p = primitive("ctc_loss", _ctc_impl,
+                  params=("targets", "input_lengths", "target_lengths", "blank", "zero_infinity"),
+                  vjps=(_ctc_vjp,))
+CTC = O.Op("ctc_loss", ctc_p, "CtcLossBackward0", result="same", saves_out=True)
+
+
+def ctc_loss(log_probs: Tensor, targets: np.ndarray, input_lengths: tuple,
+             target_lengths: tuple, blank: int, zero_infinity: bool) -> Tensor:
+    """Per batch element CTC loss of (T, N, C) `log_probs` (``CtcLossBackward0``)."""
+    params = {"targets": targets, "input_lengths": tuple(input_lengths),
+              "target_lengths": tuple(target_lengths), "blank": int(blank),
+              "zero_infinity": bool(zero_infinity)}
+    return apply(CTC, (log_probs,), params)
+
+
 # --- _foreach_maximum / _foreach_minimum with numbers ---------------------------------------
 def _extreme_scalar_impl(x, scalar, largest):
     s = np.asarray(scalar, dtype=x.dtype)

@@ -29,7 +29,7 @@ __all__ = ["relu", "relu_", "threshold", "threshold_", "leaky_relu", "leaky_relu
            "rrelu_", "sigmoid", "tanh", "silu", "gelu", "softmax",
            "log_softmax", "linear", "dropout", "mse_loss", "l1_loss", "nll_loss",
            "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "embedding", "one_hot", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+           "embedding", "one_hot", "ctc_loss", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
            "batch_norm", "instance_norm", "interpolate", "upsample", "unfold", "pdist"]
 
 
@@ -51,6 +51,56 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     if reduction == "sum":
         return loss.sum()
     return loss
+
+
+def _lengths(v, name: str) -> tuple:
+    if isinstance(v, Tensor):
+        v = v.tolist()
+    return tuple(int(k) for k in (v if isinstance(v, (list, tuple)) else [v]))
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    """Connectionist temporal classification loss of (T, N, C) (or (T, C)) log-probabilities
+    against targets (N, S) padded or 1-d concatenated: the negative log of the summed
+    probability of every alignment (``CtcLossBackward0``; 'mean' divides each by its target
+    length first). Its gradient is the derivative of that function in the log-probabilities
+    (torch's kernel adds exp(log_probs), which only a following log_softmax cancels).
+
+    >>> import funcgrad.mutable as torch
+    >>> import funcgrad.mutable.nn.functional as F
+    >>> lp = torch.tensor([[[0.5, 0.5]], [[0.5, 0.5]]]).log()
+    >>> F.ctc_loss(lp, torch.tensor([[1]]), [2], [1], reduction="sum").exp()  # 1 / P
+    tensor(1.3333)
+    """
+    _check_tensor("ctc_loss", log_probs)
+    reduction = _reduction(reduction, None, None)
+    unbatched = log_probs.dim() == 2
+    lp = log_probs.unsqueeze(1) if unbatched else log_probs
+    tg = targets.unsqueeze(0) if unbatched and targets.dim() == 1 else targets
+    ins, outs = _lengths(input_lengths, "input_lengths"), _lengths(target_lengths,
+                                                                   "target_lengths")
+    values = tg.detach().numpy().astype(np.int64)
+    if values.ndim == 1:  # concatenated targets: cut them by the target lengths
+        starts = np.concatenate([[0], np.cumsum(outs)[:-1]]).astype(int)
+        rows = [values[a:a + n] for a, n in zip(starts, outs)]
+    else:
+        rows = [values[n] for n in range(values.shape[0])]
+    width = max([len(r) for r in rows] + [1])
+    padded = np.zeros((len(rows), width), np.int64)
+    for n, r in enumerate(rows):
+        padded[n, :len(r)] = r
+    if len(ins) != lp.shape[1] or len(outs) != lp.shape[1]:
+        raise RuntimeError(f"input_lengths must be of size batch_size")
+    loss = _ops.ctc_loss(lp, padded, ins, outs, blank, zero_infinity)
+    if zero_infinity:
+        loss = T.where(loss == math.inf, T.zeros_like(loss), loss)
+    if unbatched:
+        loss = loss.squeeze(0)
+    if reduction == "mean":
+        divisor = T.tensor(outs, dtype=loss.dtype).clamp(min=1)
+        return (loss / (divisor.squeeze(0) if unbatched else divisor)).mean()
+    return _reduce(loss, reduction)
 
 
 def _check_tensor(name: str, x) -> None:
