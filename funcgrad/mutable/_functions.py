@@ -813,7 +813,9 @@ def clamp(input, min=None, max=None) -> Tensor:
     """
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    return apply(O.CLAMP, (input, min, max))
+    # (torch names the node by its overload: ClampBackward0 when a bound is a tensor)
+    op = O.CLAMP_T if isinstance(min, Tensor) or isinstance(max, Tensor) else O.CLAMP
+    return apply(op, (input, min, max))
 
 
 clip = clamp
@@ -948,7 +950,9 @@ def prod(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     """
     if dtype is not None:
         input = input.to(dtype)
-    return apply(O.PROD, (input,), {"axis": _dims(dim, input._data.ndim), "keepdims": keepdim})
+    # (torch names the node by its overload: ProdBackward1 along a dim)
+    return apply(O.PROD if dim is None else O.PROD_DIM, (input,),
+                 {"axis": _dims(dim, input._data.ndim), "keepdims": keepdim})
 
 
 def max(input, dim=None, keepdim=False):

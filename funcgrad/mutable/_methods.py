@@ -455,7 +455,8 @@ def _rmod(self, other):
 
 
 def _clamp_(self, min=None, max=None):
-    return inplace(O.CLAMP, self, (min, max))
+    op = O.CLAMP_T if isinstance(min, Tensor) or isinstance(max, Tensor) else O.CLAMP
+    return inplace(op, self, (min, max))
 
 
 def _detach_(self):
