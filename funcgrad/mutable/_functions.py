@@ -1616,6 +1616,68 @@ O._VIEW_BY_IMPL[_diagonal_impl] = O._decl("diagonal", _diagonal_p, "DiagonalBack
                                           result="same", is_view=True)
 
 
+# --- unfold: windows of `size` every `step` along a dim, as a new last dim (a view) ----------
+def _unfold_impl(x, dimension, size, step):
+    shape = list(x.shape)
+    strides = list(x.strides)
+    count = (shape[dimension] - size) // step + 1
+    shape[dimension], strides[dimension] = count, strides[dimension] * step
+    return np.lib.stride_tricks.as_strided(x, shape=tuple(shape) + (size,),
+                                           strides=tuple(strides) + (x.strides[dimension],),
+                                           writeable=x.flags.writeable)
+
+
+def _unfold_windows(n: int, dimension_size: int, size: int, step: int) -> np.ndarray:
+    """The source index of each window element: (windows, size)."""
+    return np.arange(n)[:, None] * step + np.arange(size)[None, :]
+
+
+def _unfold_backward_impl(ct, shape, dimension, size, step):
+    # each window's gradient added back where it came from (windows may overlap)
+    g = np.zeros(shape, np.result_type(ct))
+    moved = np.moveaxis(g, dimension, -1)
+    windows = _unfold_windows(ct.shape[dimension], shape[dimension], size, step)
+    np.add.at(moved, (Ellipsis, windows), np.moveaxis(ct, dimension, -2))
+    return g
+
+
+# the transpose of unfold, itself a primitive so create_graph can go through it
+_unfold_backward_p = linear(
+    "unfold_backward", _unfold_backward_impl,
+    lambda ct, out, g, shape, dimension, size, step: _unfold_p(ct, dimension=dimension,
+                                                               size=size, step=step),
+    params=("shape", "dimension", "size", "step"))
+_unfold_p = linear("unfold", _unfold_impl,
+                   lambda ct, out, x, dimension, size, step: _unfold_backward_p(
+                       ct, shape=tuple(H.shape(x)), dimension=dimension, size=size, step=step),
+                   params=("dimension", "size", "step"))
+O._VIEW_BY_IMPL[_unfold_impl] = O._decl("unfold", _unfold_p, "UnfoldBackward0", result="same",
+                                        is_view=True)
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """``Tensor.unfold``: every window of `size` elements, `step` apart, along `dimension`,
+    as a new last dim; a view (``UnfoldBackward0``; overlapping windows' gradients add).
+
+    >>> import funcgrad.mutable as torch
+    >>> torch.arange(5.0).unfold(0, 2, 2)
+    tensor([[0., 1.],
+            [2., 3.]])
+    """
+    nd = input._data.ndim
+    d = _dim(dimension, builtins.max(nd, 1))
+    length = input._data.shape[d] if nd else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is "
+                           f"{size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if nd == 0:
+        return input.reshape(1) if size == 1 else input
+    return view_op(O.OPS["unfold"], input, {"dimension": d, "size": int(size),
+                                            "step": int(step)})
+
+
 # --- as_strided: a view of the storage itself, at given sizes, strides and offset --------------------
 def _memory_owner(x: np.ndarray) -> np.ndarray:
     """The array owning the memory `x` lies in (through as_strided's wrapper objects too)."""

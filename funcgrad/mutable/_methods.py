@@ -622,6 +622,7 @@ _METHODS = {
     "t": F.t, "transpose": F.transpose, "permute": F.permute, "unsqueeze": F.unsqueeze,
     "squeeze": F.squeeze, "expand": F.expand, "expand_as": F.expand_as, "narrow": F.narrow,
     "select": F.select, "diagonal": F.diagonal, "split": F.split, "chunk": F.chunk,
+    "unfold": F.unfold,
     "unsafe_split": F.unsafe_split, "unsafe_chunk": F.unsafe_chunk,
     "unsafe_split_with_sizes": F.unsafe_split_with_sizes,
     "unbind": F.unbind, "to": F._to, "eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le,
