@@ -937,6 +937,82 @@ def ctc_loss(log_probs: Tensor, targets: np.ndarray, input_lengths: tuple,
     return apply(CTC, (log_probs,), params)
 
 
+# --- pad: constant (ConstantPadNd), reflect and replicate (a gather of source indices) -------
+def _constant_pad_impl(x, pads, value):
+    # negative amounts crop first, then NumPy pads the positive ones
+    crop = tuple(slice(max(-a, 0), n - max(-b, 0)) for (a, b), n in zip(pads, x.shape))
+    width = tuple((max(a, 0), max(b, 0)) for a, b in pads)
+    return np.pad(x[crop], width, constant_values=np.asarray(value).astype(x.dtype))
+
+
+# padding's transpose is the opposite padding (a crop undoes a pad and a zero pad a crop)
+constant_pad_p = linear(
+    "constant_pad_nd", _constant_pad_impl,
+    lambda ct, out, x, pads, value: constant_pad_p(
+        ct, pads=tuple((-a, -b) for a, b in pads), value=0),
+    params=("pads", "value"))
+CONSTANT_PAD = O.Op("constant_pad_nd", constant_pad_p, "ConstantPadNdBackward0", result="same")
+
+
+def _gather_pad_impl(x, sources):
+    for dim, idx in sources:
+        x = np.take(x, idx, axis=dim)
+    return x
+
+
+def _scatter_pad_impl(ct, shape, sources):
+    for k in range(len(sources) - 1, -1, -1):
+        dim, idx = sources[k]
+        size = shape[dim]  # (each source dim is a different dim: its size is the input's)
+        g = np.zeros(ct.shape[:dim] + (size,) + ct.shape[dim + 1:], ct.dtype)
+        np.add.at(np.moveaxis(g, dim, 0), idx, np.moveaxis(ct, dim, 0))
+        ct = g
+    return ct
+
+
+scatter_pad_p = linear(
+    "pad_backward", _scatter_pad_impl,
+    lambda ct, out, g, shape, sources: gather_pad_p(ct, sources=sources),
+    params=("shape", "sources"))
+gather_pad_p = linear(
+    "pad", _gather_pad_impl,
+    lambda ct, out, x, sources: scatter_pad_p(ct, shape=tuple(H.shape(x)), sources=sources),
+    params=("sources",))
+_PAD_OPS = {(mode, k): O.Op(f"{mode}_pad{k}d", gather_pad_p,
+                            f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{k}DBackward0",
+                            result="same")
+            for mode in ("reflect", "replicate") for k in (1, 2, 3)}
+
+
+def pad(x: Tensor, pad: tuple, mode: str, value) -> Tensor:
+    """`x` padded on its last len(pad) // 2 dims (the last dim first, (before, after) pairs)."""
+    nd = x.dim()
+    pairs = [(int(pad[2 * k]), int(pad[2 * k + 1])) for k in range(len(pad) // 2)]
+    dims = [nd - 1 - k for k in range(len(pairs))]
+    if mode == "constant":
+        per_dim = [(0, 0)] * nd
+        for d, pr in zip(dims, pairs):
+            per_dim[d] = pr
+        return apply(CONSTANT_PAD, (x,), {"pads": tuple(per_dim),
+                                          "value": 0 if value is None else value})
+    sources = []
+    for d, (a, b) in zip(dims, pairs):
+        n = x.shape[d]
+        if mode == "reflect" and (a >= n or b >= n):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the "
+                               f"corresponding input dimension, but got: padding ({a}, {b}) at "
+                               f"dimension {d} of input {list(x.shape)}")
+        j = np.arange(-a, n + b)
+        if mode == "reflect":
+            period = 2 * (n - 1) if n > 1 else 1
+            j = np.abs(np.mod(j, period))
+            j = np.where(j >= n, period - j, j)
+        else:
+            j = np.clip(j, 0, n - 1)
+        sources.append((d, j))
+    return apply(_PAD_OPS[(mode, len(pairs))], (x,), {"sources": tuple(sources)})
+
+
 # --- _foreach_maximum / _foreach_minimum with numbers ---------------------------------------
 def _extreme_scalar_impl(x, scalar, largest):
     s = np.asarray(scalar, dtype=x.dtype)

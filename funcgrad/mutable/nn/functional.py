@@ -29,7 +29,7 @@ __all__ = ["relu", "relu_", "threshold", "threshold_", "leaky_relu", "leaky_relu
            "rrelu_", "sigmoid", "tanh", "silu", "gelu", "softmax",
            "log_softmax", "linear", "dropout", "mse_loss", "l1_loss", "nll_loss",
            "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "embedding", "one_hot", "ctc_loss", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+           "embedding", "one_hot", "ctc_loss", "pad", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
            "batch_norm", "instance_norm", "interpolate", "upsample", "unfold", "pdist"]
 
 
@@ -101,6 +101,44 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, 
         divisor = T.tensor(outs, dtype=loss.dtype).clamp(min=1)
         return (loss / (divisor.squeeze(0) if unbatched else divisor)).mean()
     return _reduce(loss, reduction)
+
+
+_NON_CONSTANT = ("Supported combinations for non-constant padding:\n"
+                 "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+                 "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+                 "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value=None) -> Tensor:
+    """Pad the last len(pad) // 2 dims, `pad` giving (before, after) for the last dim first:
+    with `value` ('constant', ``ConstantPadNdBackward0``; negative amounts crop), by
+    mirroring ('reflect') or repeating the edge ('replicate'), torch's node names.
+
+    >>> import funcgrad.mutable as torch
+    >>> import funcgrad.mutable.nn.functional as F
+    >>> F.pad(torch.tensor([[1.0, 2.0]]), (1, 2), value=9.0)
+    tensor([[9., 1., 2., 9., 9.]])
+    """
+    _check_tensor("pad", input)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise RuntimeError(f"Padding length should be less than or equal to two times the "
+                           f"input dimension but got padding length {len(pad)} and input of "
+                           f"dimension {input.dim()}")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode != "constant":
+        if value is not None and value != 0:
+            raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+        k = len(pad) // 2
+        if k not in (1, 2, 3) or input.dim() not in (k + 1, k + 2):
+            raise NotImplementedError(f"Padding size {len(pad)} is not supported for "
+                                      f"{input.dim()}D input tensor.\n{_NON_CONSTANT}")
+        if mode == "circular":
+            raise NotImplementedError("F.pad(mode='circular') is not supported by "
+                                      "funcgrad.mutable yet: use torch.cat of slices")
+    return _ops.pad(input, tuple(pad), mode, value)
 
 
 def _check_tensor(name: str, x) -> None:
