@@ -92,7 +92,7 @@ argmax, argmin, argsort, cumsum, kthvalue, log_softmax, logsumexp, max, mean, me
         _ALIASED[n] for n in ("argmax", "argmin", "argsort", "cumsum", "kthvalue", "log_softmax",
                               "logsumexp", "max", "mean", "median", "min", "norm", "prod",
                               "softmax", "sort", "std", "sum", "topk", "var"))
-from ._tensor_ops import std_mean, var_mean  # noqa: E402
+from ._tensor_ops import split_with_sizes, std_mean, var_mean  # noqa: E402
 float = float32  # noqa: A001
 double = float64
 half = float16

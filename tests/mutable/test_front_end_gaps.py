@@ -255,3 +255,13 @@ def test_as_strided_of_an_expanded_tensor_counts_each_storage_element_once(torch
     assert torch.autograd.gradgradcheck(fns[0], (x,))
     assert torch.autograd.gradcheck(fns[1], (y,))
     assert torch.autograd.gradgradcheck(fns[1], (y,))
+
+
+@both()
+def test_top_level_split_with_sizes(torch):
+    x = torch.tensor([[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]], requires_grad=True)
+    a, b = torch.split_with_sizes(x, [1, 3], -1)
+    assert tuple(a.shape) == (2, 1) and tuple(b.shape) == (2, 3)
+    assert a._base is x and b.grad_fn.name() == "SplitWithSizesBackward0"
+    (b * 2).sum().backward()
+    np.testing.assert_array_equal(values(x.grad), [[0, 2, 2, 2], [0, 2, 2, 2]])
