@@ -1257,12 +1257,47 @@ def _getitem_op(template) -> Op:
     return _GETITEM_OPS[name]
 
 
+def _unsqueezes(before: tuple, after: tuple) -> bool:
+    """Whether reshaping `before` to `after` inserts exactly one dimension of size 1."""
+    if len(after) != len(before) + 1:
+        return False
+    for k, n in enumerate(after):
+        if n == 1 and after[:k] + after[k + 1:] == before:
+            return True
+    return False
+
+
+def _sum_to(g: Tensor, shape: tuple) -> Tensor:
+    """A gradient summed to `shape` under create_graph, recorded as PyTorch's ``sum_to``:
+    one sum over the broadcast dimensions, keeping them (SumBackward1), then a view dropping
+    the leading ones (ViewBackward0)."""
+    full = g._data.shape
+    lead = len(full) - len(shape)
+    axes = tuple(range(lead)) + tuple(k + lead for k, n in enumerate(shape)
+                                      if n == 1 and full[k + lead] != 1)
+    if axes:
+        g = apply_primitive(NP.sum, [g], {"axis": axes, "keepdims": True})
+    if lead:
+        g = apply_primitive(NP.reshape, [g], {"shape": shape})
+    return g
+
+
 def apply_primitive(prim, args: Sequence, params: dict) -> Tensor:
     """Apply any funcgrad primitive to tensors (used while rules run under create_graph)."""
-    op = _BY_PRIM.get(prim)
+    if prim is NP.reshape and isinstance(args[0], Tensor) and _unsqueezes(
+            args[0]._data.shape, tuple(params["shape"])):
+        op = _NAMED_UNSQUEEZE  # (a reduced dimension put back: torch's formulas unsqueeze)
+    else:
+        op = _BY_PRIM.get(prim)
     if op is None:
-        if prim is NP.getitem:
+        if prim is NP.sum_to_shape and isinstance(args[0], Tensor):
+            return _sum_to(args[0], tuple(params["shape"]))
+        if prim is NP.sum:
+            op = SUM if params.get("axis") is None else SUM_DIM
+        elif prim is NP.getitem:
             op = _getitem_op(params["template"])
+        elif prim is NP.swapaxes and isinstance(args[0], Tensor) and args[0]._data.ndim == 2:
+            op = _NAMED_T  # (a matrix's transpose in a rule: torch's formulas use .t())
         else:
             op = _GENERIC.get(prim)
         if op is None:
@@ -1412,6 +1447,8 @@ _BY_PRIM[NP.astype] = TO_COPY
 # formulas record them: expand and view)
 _BY_PRIM[NP.broadcast_to] = EXPAND
 _BY_PRIM[NP.reshape] = VIEW
+_NAMED_T = _generic_op(NP.swapaxes, 1, "TBackward0")
+_NAMED_UNSQUEEZE = _generic_op(NP.reshape, 1, "UnsqueezeBackward0")
 _GETITEM_OPS = {name: _generic_op(NP.getitem, 1, name) for name in (
     "SliceBackward0", "SelectBackward0", "FlipBackward0", "IndexBackward0", "GetitemBackward0")}
 

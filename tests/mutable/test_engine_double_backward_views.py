@@ -2,7 +2,9 @@
 gradient SliceBackwardBackward0, a select's SelectBackwardBackward0, a diagonal's
 DiagonalBackwardBackward0, t's TBackward0, one per link of a chain of views; the pieces a
 rule reads (cat's slices, stack's selects, cumsum's reversal) are SliceBackward0,
-SelectBackward0 and FlipBackward0. Graphs and values on funcgrad.mutable and on real torch
+SelectBackward0 and FlipBackward0; a sum to a broadcast input's shape is torch's sum_to (SumBackward1
+then ViewBackward0), a reduced dimension put back an UnsqueezeBackward0, a matrix's transpose
+TBackward0. Graphs and values on funcgrad.mutable and on real torch
 2.13 as the oracle, with the same assertions."""
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ def f64(torch, *shape, requires_grad=True):
 def cases(torch):
     x = f64(torch, 4, 3)
     w, v, s, d = f64(torch, 2, 3), f64(torch, 3), f64(torch, 3, 4), f64(torch, 3)
+    q = f64(torch, 3, 3)
     r = f64(torch, 2)
     return {
         "narrow": ((x.narrow(0, 1, 2) * w).sum(), x, f"SliceBackwardBackward0({W})"),
@@ -37,6 +40,11 @@ def cases(torch):
                 f"AddBackward0(SliceBackward0({W}), SliceBackward0({W}))"),
         "stack": ((torch.stack([v, v]) * w).sum(), v,
                   f"AddBackward0(SelectBackward0({W}), SelectBackward0({W}))"),
+        "expand": ((x[0].expand(3, 3) * q).sum(), x,
+                   f"SelectBackwardBackward0(ViewBackward0(SumBackward1({W})))"),
+        "broadcast": (((v + q) * q).sum(), v, f"ViewBackward0(SumBackward1({W}))"),
+        "sum dim": ((x.sum(0) * v).sum(), x, f"ExpandBackward0(UnsqueezeBackward0({W}))"),
+        "matmul": ((x @ s).sum(), x, "MmBackward0(None, TBackward0(AccumulateGrad()))"),
         "cumsum": ((x.cumsum(0) * x).sum(), x,
                    f"AddBackward0(MulBackward0(None, CumsumBackward0(AccumulateGrad())), "
                    f"FlipBackward0(CumsumBackward0(FlipBackward0({W}))))"),
@@ -45,7 +53,7 @@ def cases(torch):
 
 @both()
 @pytest.mark.parametrize("kind", ["narrow", "select", "t", "diagonal", "chain", "cat", "stack",
-                                  "cumsum"])
+                                  "expand", "broadcast", "sum dim", "matmul", "cumsum"])
 def test_gradient_of_a_view_records_torchs_nodes(torch, kind):
     out, inp, expected = cases(torch)[kind]
     (g,) = torch.autograd.grad(out, inp, create_graph=True)
