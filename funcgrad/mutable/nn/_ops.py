@@ -577,11 +577,12 @@ def im2col(x: Tensor, rows: np.ndarray, cols: np.ndarray, mask: np.ndarray, kern
 
 
 # --- pdist: p-norm distances between the rows, pair (i, j) for i < j in row-major order ------
-def _pdist_impl(x, p, pairs):
-    first, second = pairs
-    diff = np.abs(x[first] - x[second])
+def _p_norm_last(diff, p, dtype):
+    """The p-norm of each row of `diff` along its last axis (p = 0 counts the nonzeros), in
+    `dtype`: pdist's and cdist's distances."""
+    diff = np.abs(diff)
     if p == 0:
-        d = np.sum(diff != 0, axis=-1).astype(x.dtype)
+        d = np.sum(diff != 0, axis=-1).astype(dtype)
     elif p == np.inf:
         d = np.max(diff, axis=-1, initial=0)
     elif p == 1:
@@ -590,7 +591,12 @@ def _pdist_impl(x, p, pairs):
         d = np.sqrt(np.sum(diff * diff, axis=-1))
     else:
         d = np.sum(diff ** p, axis=-1) ** (1.0 / p)
-    return np.asarray(d, dtype=x.dtype)
+    return np.asarray(d, dtype=dtype)
+
+
+def _pdist_impl(x, p, pairs):
+    first, second = pairs
+    return _p_norm_last(x[first] - x[second], p, x.dtype)
 
 
 def _pdist_backward_impl(ct, x, out, p, pairs):
@@ -671,18 +677,7 @@ def _sum_to(g: np.ndarray, shape: tuple) -> np.ndarray:
 
 
 def _cdist_impl(x1, x2, p):
-    diff = np.abs(x1[..., :, None, :] - x2[..., None, :, :])
-    if p == 0:
-        d = np.sum(diff != 0, axis=-1).astype(x1.dtype)
-    elif p == np.inf:
-        d = np.max(diff, axis=-1, initial=0)
-    elif p == 1:
-        d = np.sum(diff, axis=-1)
-    elif p == 2:
-        d = np.sqrt(np.sum(diff * diff, axis=-1))
-    else:
-        d = np.sum(diff ** p, axis=-1) ** (1.0 / p)
-    return np.asarray(d, dtype=x1.dtype)
+    return _p_norm_last(x1[..., :, None, :] - x2[..., None, :, :], p, x1.dtype)
 
 
 def _cdist_backward_impl(ct, x1, x2, out, p, which):
