@@ -240,12 +240,13 @@ class _PairBackward(Node):
         return getattr(self._parts[0], name)  # _saved_self, _saved_dim...
 
 
-def _one_node(name: str, first: Tensor, second: Tensor) -> tuple:
-    """Make `first` and `second` outputs 0 and 1 of one node, as torch records them."""
+def _one_node(name: str, first: Tensor, second: Tensor, base: type = _PairBackward) -> tuple:
+    """Make `first` and `second` outputs 0 and 1 of one node, as torch records them (a
+    `base` subclass of `_PairBackward` for another way of joining the parts' gradients)."""
     parts = (first._grad_fn, second._grad_fn)
     if parts[0] is None or parts[1] is None:
         return first, second
-    cls = node_class(name, _PairBackward)
+    cls = node_class(name, base)
     node = cls.__new__(cls)
     node._init(parts[0]._next)
     node._parts = parts

@@ -391,19 +391,6 @@ class _TwoInputPair(_PairBackward):
         return totals
 
 
-def _one_node2(name: str, first: Tensor, second: Tensor) -> tuple:
-    parts = (first._grad_fn, second._grad_fn)
-    if parts[0] is None or parts[1] is None:
-        return first, second
-    cls = node_class(name, _TwoInputPair)
-    node = cls.__new__(cls)
-    node._init(parts[0]._next)
-    node._parts = parts
-    first._grad_fn, first._nr = node, 0
-    second._grad_fn, second._nr = node, 1
-    return first, second
-
-
 def _batch_shape(first: Tensor, second: Tensor) -> tuple:
     """The broadcast of two operands' batch dims (torch's message if they do not broadcast)."""
     x, y = tuple(first.shape[:-2]), tuple(second.shape[:-2])
@@ -455,7 +442,7 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
               "unitriangular": bool(unitriangular), "left": True}
     x = apply(_TRI_SOLVE, (b, A), params)
     coef = apply(_COEF, (b, A), {})
-    return return_types.triangular_solve(*_one_node2("TriangularSolveBackward0", x, coef))
+    return return_types.triangular_solve(*_one_node("TriangularSolveBackward0", x, coef, _TwoInputPair))
 
 
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
