@@ -576,7 +576,7 @@ def im2col(x: Tensor, rows: np.ndarray, cols: np.ndarray, mask: np.ndarray, kern
     return out
 
 
-# --- pdist: p-norm distances between the rows, pair (i, j) for i < j in row-major order ------
+# --- p-norm distances (pdist, cdist): the norm along the last axis and its slope -----------
 def _p_norm_last(diff, p, dtype):
     """The p-norm of each row of `diff` along its last axis (p = 0 counts the nonzeros), in
     `dtype`: pdist's and cdist's distances."""
@@ -594,6 +594,26 @@ def _p_norm_last(diff, p, dtype):
     return np.asarray(d, dtype=dtype)
 
 
+def _p_norm_slope(diff, dist, p):
+    """d dist / d x1 for each pair (x1 - x2 = diff), 0 where the distance is 0: cdist's and
+    pdist's backward."""
+    zero = dist == 0
+    safe = np.where(zero, 1, dist)
+    with np.errstate(all="ignore"):
+        if p == 0:
+            slope = np.zeros_like(diff)
+        elif p == 1:
+            slope = np.sign(diff)
+        elif p == 2:
+            slope = diff / safe
+        elif p == np.inf:
+            slope = np.sign(diff) * (np.abs(diff) == dist)
+        else:
+            slope = np.sign(diff) * np.abs(diff) ** (p - 1) / safe ** (p - 1)
+    return np.where(zero, 0, slope)
+
+
+# --- pdist: p-norm distances between the rows, pair (i, j) for i < j in row-major order ------
 def _pdist_impl(x, p, pairs):
     first, second = pairs
     return _p_norm_last(x[first] - x[second], p, x.dtype)
@@ -602,22 +622,10 @@ def _pdist_impl(x, p, pairs):
 def _pdist_backward_impl(ct, x, out, p, pairs):
     """PyTorch's _pdist_backward: each pair's slope spread back to its two rows."""
     first, second = pairs
-    diff = x[first] - x[second]
-    dist = np.reshape(out, (-1, 1))
-    zero = dist == 0
-    safe = np.where(zero, 1, dist)
     if p == 0:
         return np.zeros_like(x)
-    with np.errstate(all="ignore"):
-        if p == 1:
-            slope = np.sign(diff)
-        elif p == 2:
-            slope = diff / safe
-        elif p == np.inf:
-            slope = np.sign(diff) * (np.abs(diff) == dist)
-        else:
-            slope = np.sign(diff) * np.abs(diff) ** (p - 1) / safe ** (p - 1)
-    slope = np.where(zero, 0, slope) * np.reshape(ct, (-1, 1))
+    slope = _p_norm_slope(x[first] - x[second], np.reshape(out, (-1, 1)), p)
+    slope = slope * np.reshape(ct, (-1, 1))
     grad = np.zeros(x.shape, np.result_type(x, slope))
     np.add.at(grad, first, slope)
     np.add.at(grad, second, -slope)
@@ -650,24 +658,6 @@ def pdist(x: Tensor, p: float) -> Tensor:
 
 
 # --- cdist: p-norm distance of every row of x1 to every row of x2 (batched) -----------------
-def _cdist_slope(diff, dist, p):
-    """d dist / d x1 for each pair (x1 - x2 = diff), 0 where the distance is 0."""
-    zero = dist == 0
-    safe = np.where(zero, 1, dist)
-    with np.errstate(all="ignore"):
-        if p == 0:
-            slope = np.zeros_like(diff)
-        elif p == 1:
-            slope = np.sign(diff)
-        elif p == 2:
-            slope = diff / safe
-        elif p == np.inf:
-            slope = np.sign(diff) * (np.abs(diff) == dist)
-        else:
-            slope = np.sign(diff) * np.abs(diff) ** (p - 1) / safe ** (p - 1)
-    return np.where(zero, 0, slope)
-
-
 def _sum_to(g: np.ndarray, shape: tuple) -> np.ndarray:
     """`g` summed over the batch dims that were broadcast to reach it from `shape`."""
     lead = g.ndim - len(shape)
@@ -683,7 +673,7 @@ def _cdist_impl(x1, x2, p):
 def _cdist_backward_impl(ct, x1, x2, out, p, which):
     """torch's _cdist_backward: the gradient of x1 (`which` 0) or of x2 (1)."""
     diff = x1[..., :, None, :] - x2[..., None, :, :]
-    slope = _cdist_slope(diff, out[..., None], p) * ct[..., None]
+    slope = _p_norm_slope(diff, out[..., None], p) * ct[..., None]
     if which == 0:
         return np.asarray(_sum_to(slope.sum(axis=-2), x1.shape), dtype=x1.dtype)
     return np.asarray(_sum_to(-slope.sum(axis=-3), x2.shape), dtype=x2.dtype)
