@@ -81,7 +81,75 @@ _Layer._backward_cls = _ReversedLayer._backward_cls = node_class("MkldnnRnnLayer
                                                                  _FunctionNode)
 
 
-class LSTM(Module):
+class _RNNBase(Module):
+    """What LSTM and GRU share: the argument checks, the parameters (``weight_ih_l{k}`` ...,
+    `_GATES` blocks of rows each, in PyTorch's registration order), their initialisation,
+    the per-layer lookup and the printed form."""
+
+    _GATES: int
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int, bias: bool,
+                 batch_first: bool, dropout: float, bidirectional: bool, dtype) -> None:
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        directions = 2 if bidirectional else 1
+        rows = self._GATES * hidden_size
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            layer_input = input_size if layer == 0 else hidden_size * directions
+            for direction in range(directions):
+                suffix = f"_l{layer}" + ("_reverse" if direction else "")
+                shapes = [("weight_ih", (rows, layer_input)), ("weight_hh", (rows, hidden_size))]
+                if bias:
+                    shapes += [("bias_ih", (rows,)), ("bias_hh", (rows,))]
+                for kind, shape in shapes:
+                    setattr(self, kind + suffix, new_parameter(shape, dtype))
+                    self._flat_weights_names.append(kind + suffix)
+        self.reset_parameters()
+
+    @staticmethod
+    def _check(dropout: float, hidden_size: int, num_layers: int) -> None:
+        if not 0 <= dropout <= 1 or isinstance(dropout, bool):
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             "probability of an element being zeroed")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for weight in self.parameters():
+            init.uniform_(weight, -bound, bound)
+
+    def _cell_weights(self, layer: int, direction: int) -> tuple:
+        suffix = f"_l{layer}" + ("_reverse" if direction else "")
+        get = self._parameters.get
+        return (get("weight_ih" + suffix), get("weight_hh" + suffix),
+                get("bias_ih" + suffix), get("bias_hh" + suffix))
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if not self.bias:
+            s += ", bias=False"
+        if self.batch_first:
+            s += ", batch_first=True"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional:
+            s += ", bidirectional=True"
+        return s
+
+
+class LSTM(_RNNBase):
     """PyTorch's LSTM: gates (input, forget, cell, output) in that order, parameters named
     and initialised as PyTorch (uniform on +-1/sqrt(hidden_size), in registration order).
 
@@ -95,53 +163,18 @@ class LSTM(Module):
     (torch.Size([2, 4, 5]), torch.Size([1, 2, 5]), torch.Size([1, 2, 5]))
     """
 
+    _GATES = 4  # input, forget, cell, output
+
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
                  bidirectional: bool = False, proj_size: int = 0, device=None,
                  dtype=None) -> None:
-        super().__init__()
-        if not 0 <= dropout <= 1 or isinstance(dropout, bool):
-            raise ValueError("dropout should be a number in range [0, 1] representing the "
-                             "probability of an element being zeroed")
-        if hidden_size <= 0:
-            raise ValueError("hidden_size must be greater than zero")
-        if num_layers <= 0:
-            raise ValueError("num_layers must be greater than zero")
+        self._check(dropout, hidden_size, num_layers)
         if proj_size:
             raise NotImplementedError("LSTM: proj_size is not supported by funcgrad.mutable yet")
-        self.input_size = input_size
-        self.hidden_size = hidden_size
-        self.num_layers = num_layers
-        self.bias = bias
-        self.batch_first = batch_first
-        self.dropout = float(dropout)
-        self.bidirectional = bidirectional
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, dtype)
         self.proj_size = proj_size
-        directions = 2 if bidirectional else 1
-        self._flat_weights_names = []
-        for layer in range(num_layers):
-            layer_input = input_size if layer == 0 else hidden_size * directions
-            for direction in range(directions):
-                suffix = f"_l{layer}" + ("_reverse" if direction else "")
-                shapes = [("weight_ih", (4 * hidden_size, layer_input)),
-                          ("weight_hh", (4 * hidden_size, hidden_size))]
-                if bias:
-                    shapes += [("bias_ih", (4 * hidden_size,)), ("bias_hh", (4 * hidden_size,))]
-                for kind, shape in shapes:
-                    setattr(self, kind + suffix, new_parameter(shape, dtype))
-                    self._flat_weights_names.append(kind + suffix)
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        bound = 1.0 / math.sqrt(self.hidden_size)
-        for weight in self.parameters():
-            init.uniform_(weight, -bound, bound)
-
-    def _cell_weights(self, layer: int, direction: int) -> tuple:
-        suffix = f"_l{layer}" + ("_reverse" if direction else "")
-        get = self._parameters.get
-        return (get("weight_ih" + suffix), get("weight_hh" + suffix),
-                get("bias_ih" + suffix), get("bias_hh" + suffix))
 
     def _run(self, xs: Tensor, h: Tensor, c: Tensor, weights, reverse: bool):
         """One direction of one layer; one node where PyTorch's float32 kernel records one."""
@@ -193,19 +226,6 @@ class LSTM(Module):
             return xs.squeeze(1), (h_n.squeeze(1), c_n.squeeze(1))
         return (xs.transpose(0, 1) if self.batch_first else xs), (h_n, c_n)
 
-    def extra_repr(self) -> str:
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.num_layers != 1:
-            s += f", num_layers={self.num_layers}"
-        if not self.bias:
-            s += ", bias=False"
-        if self.batch_first:
-            s += ", batch_first=True"
-        if self.dropout != 0:
-            s += f", dropout={self.dropout}"
-        if self.bidirectional:
-            s += ", bidirectional=True"
-        return s
 
 
 def _gru_layer(xs: Tensor, h: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None,
@@ -226,7 +246,7 @@ def _gru_layer(xs: Tensor, h: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor |
     return T.stack(outs, 0), h
 
 
-class GRU(Module):
+class GRU(_RNNBase):
     """PyTorch's GRU: gates (reset, update, new) in that order, parameters named and
     initialised as PyTorch (uniform on +-1/sqrt(hidden_size), in registration order); the
     operations are recorded one by one, as PyTorch's CPU kernel does (output grad_fn
@@ -242,42 +262,14 @@ class GRU(Module):
     (torch.Size([4, 2, 5]), torch.Size([2, 2, 5]))
     """
 
+    _GATES = 3  # reset, update, new
+
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
                  bidirectional: bool = False, device=None, dtype=None) -> None:
-        super().__init__()
-        if not 0 <= dropout <= 1 or isinstance(dropout, bool):
-            raise ValueError("dropout should be a number in range [0, 1] representing the "
-                             "probability of an element being zeroed")
-        if hidden_size <= 0:
-            raise ValueError("hidden_size must be greater than zero")
-        if num_layers <= 0:
-            raise ValueError("num_layers must be greater than zero")
-        self.input_size = input_size
-        self.hidden_size = hidden_size
-        self.num_layers = num_layers
-        self.bias = bias
-        self.batch_first = batch_first
-        self.dropout = float(dropout)
-        self.bidirectional = bidirectional
-        directions = 2 if bidirectional else 1
-        self._flat_weights_names = []
-        for layer in range(num_layers):
-            layer_input = input_size if layer == 0 else hidden_size * directions
-            for direction in range(directions):
-                suffix = f"_l{layer}" + ("_reverse" if direction else "")
-                shapes = [("weight_ih", (3 * hidden_size, layer_input)),
-                          ("weight_hh", (3 * hidden_size, hidden_size))]
-                if bias:
-                    shapes += [("bias_ih", (3 * hidden_size,)), ("bias_hh", (3 * hidden_size,))]
-                for kind, shape in shapes:
-                    setattr(self, kind + suffix, new_parameter(shape, dtype))
-                    self._flat_weights_names.append(kind + suffix)
-        self.reset_parameters()
-
-    reset_parameters = LSTM.reset_parameters
-    _cell_weights = LSTM._cell_weights
-    extra_repr = LSTM.extra_repr
+        self._check(dropout, hidden_size, num_layers)
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None):
         if input.dim() not in (2, 3):
