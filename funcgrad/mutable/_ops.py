@@ -1198,18 +1198,27 @@ def apply(op: Op, args: Sequence, params: dict | None = None) -> Tensor:
     return res
 
 
+def broadcast_shape(a: tuple, b: tuple) -> tuple:
+    """The broadcast of shapes `a` and `b`, or PyTorch's RuntimeError naming the last
+    dimension that does not match (torch compares from the right)."""
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    for dim in range(n - 1, -1, -1):
+        sa, sb = a[dim], b[dim]
+        if sa != sb and sa != 1 and sb != 1:
+            raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor "
+                               f"b ({sb}) at non-singleton dimension {dim}")
+    return tuple(sb if sa == 1 else sa for sa, sb in zip(a, b))
+
+
 def _shape_error(raws, exc) -> Exception:
     """PyTorch's message when two shapes do not broadcast."""
     shapes = [tuple(r.shape) for r in raws if isinstance(r, (np.ndarray, Array))]
     if len(shapes) == 2:
-        a, b = shapes
-        for k in range(1, max(len(a), len(b)) + 1):
-            sa = a[-k] if k <= len(a) else 1
-            sb = b[-k] if k <= len(b) else 1
-            if sa != sb and sa != 1 and sb != 1:
-                dim = max(len(a), len(b)) - k
-                return RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor "
-                                    f"b ({sb}) at non-singleton dimension {dim}")
+        try:
+            broadcast_shape(*shapes)
+        except RuntimeError as error:
+            return error
     return RuntimeError(str(exc))
 
 

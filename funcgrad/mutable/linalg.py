@@ -393,14 +393,7 @@ class _TwoInputPair(_PairBackward):
 
 def _batch_shape(first: Tensor, second: Tensor) -> tuple:
     """The broadcast of two operands' batch dims (torch's message if they do not broadcast)."""
-    x, y = tuple(first.shape[:-2]), tuple(second.shape[:-2])
-    n = max(len(x), len(y))
-    x, y = (1,) * (n - len(x)) + x, (1,) * (n - len(y)) + y
-    for k, (p, q) in enumerate(zip(x, y)):
-        if p != q and p != 1 and q != 1:
-            raise RuntimeError(f"The size of tensor a ({p}) must match the size of tensor b "
-                               f"({q}) at non-singleton dimension {k}")
-    return tuple(max(p, q) for p, q in zip(x, y))
+    return O.broadcast_shape(tuple(first.shape[:-2]), tuple(second.shape[:-2]))
 
 
 def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
@@ -470,7 +463,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
         raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
                            f"equation {'AX = B' if left else 'XA = B'} ({n}x{n} and "
                            f"{B.shape[-2]}x{B.shape[-1]})")
-    _batch_shape(A, B)
+    _batch_shape(B, A)  # (torch names B "tensor a")
     if A._dtype is not B._dtype:  # torch 2.13 computes in A's dtype (float32 A, float64 B: float32)
         B = B.to(A._dtype)
     return apply(_SOLVE_TRIANGULAR, (B, A), {"upper": bool(upper), "transpose": False,

@@ -769,24 +769,13 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
                            f"{_legacy_type(x2)}")
     if compute_mode not in _CDIST_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
-    batch = _batch_or_error(x1, x2)
+    batch = O.broadcast_shape(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
     mode = _CDIST_MODES[compute_mode]
     rows1, rows2 = x1.shape[-2], x2.shape[-2]
     if float(p) == 2.0 and (mode == 1 or (mode == 0 and (rows1 > 25 or rows2 > 25))):
         out = apply(EUCLID, (x1, x2), {})
         return out.view(batch + (rows1, rows2))
     return apply(CDIST, (x1, x2), {"p": float(p)})
-
-
-def _batch_or_error(x1: Tensor, x2: Tensor) -> tuple:
-    a, b = tuple(x1.shape[:-2]), tuple(x2.shape[:-2])
-    n = max(len(a), len(b))
-    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
-    for k, (u, v) in enumerate(zip(a, b)):
-        if u != v and u != 1 and v != 1:
-            raise RuntimeError(f"The size of tensor a ({u}) must match the size of tensor b "
-                               f"({v}) at non-singleton dimension {k}")
-    return tuple(max(u, v) for u, v in zip(a, b))
 
 
 # --- ctc_loss: the negative log-likelihood of each target under monotonic alignments --------
