@@ -134,6 +134,21 @@ class _RNNBase(Module):
         return (get("weight_ih" + suffix), get("weight_hh" + suffix),
                 get("bias_ih" + suffix), get("bias_hh" + suffix))
 
+    def _time_major(self, input: Tensor) -> tuple:
+        """`input` as (time, batch, features), whether it came unbatched, and the shape of
+        the initial states; PyTorch's errors for a wrong rank or feature size."""
+        if input.dim() not in (2, 3):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got "
+                             f"{input.dim()}D instead")
+        unbatched = input.dim() == 2
+        xs = input.unsqueeze(1) if unbatched else (input.transpose(0, 1) if self.batch_first
+                                                   else input)
+        if xs.shape[2] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {xs.shape[2]}")
+        directions = 2 if self.bidirectional else 1
+        return xs, unbatched, (self.num_layers * directions, xs.shape[1], self.hidden_size)
+
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
         if self.num_layers != 1:
@@ -186,17 +201,8 @@ class LSTM(_RNNBase):
         return _run_layer(xs, h, c, w_ih, w_hh, b_ih, b_hh, reverse)
 
     def forward(self, input: Tensor, hx: tuple | None = None):
-        if input.dim() not in (2, 3):
-            raise ValueError(f"LSTM: Expected input to be 2D or 3D, got {input.dim()}D instead")
-        unbatched = input.dim() == 2
-        xs = input.unsqueeze(1) if unbatched else (input.transpose(0, 1) if self.batch_first
-                                                   else input)
-        if xs.shape[2] != self.input_size:
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
-                               f"{self.input_size}, got {xs.shape[2]}")
+        xs, unbatched, state_shape = self._time_major(input)
         directions = 2 if self.bidirectional else 1
-        batch = xs.shape[1]
-        state_shape = (self.num_layers * directions, batch, self.hidden_size)
         if hx is None:
             zeros = np.zeros(state_shape, xs.detach().numpy().dtype)
             h0, c0 = F._const(zeros), F._const(zeros.copy())
@@ -272,16 +278,8 @@ class GRU(_RNNBase):
                          bidirectional, dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None):
-        if input.dim() not in (2, 3):
-            raise ValueError(f"GRU: Expected input to be 2D or 3D, got {input.dim()}D instead")
-        unbatched = input.dim() == 2
-        xs = input.unsqueeze(1) if unbatched else (input.transpose(0, 1) if self.batch_first
-                                                   else input)
-        if xs.shape[2] != self.input_size:
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
-                               f"{self.input_size}, got {xs.shape[2]}")
+        xs, unbatched, state_shape = self._time_major(input)
         directions = 2 if self.bidirectional else 1
-        state_shape = (self.num_layers * directions, xs.shape[1], self.hidden_size)
         if hx is None:
             h0 = F._const(np.zeros(state_shape, xs.detach().numpy().dtype))
         else:
