@@ -14,7 +14,7 @@ import pytest
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
-from funcgrad._src import jit as jit_module
+from funcgrad._src import jit as jit_module, simd
 from funcgrad._src.core import Array
 from funcgrad._src.jit import (ConcretizationTypeError, NonConcreteBooleanIndexError,
                                TracerBoolConversionError)
@@ -578,7 +578,7 @@ def tiny_blocks(monkeypatch):
     sin and cos of one float64 array are computed together at any size (`_fuse_sin_cos`)."""
     monkeypatch.setattr(jit_module, "_BLOCK_BYTES", 16)
     monkeypatch.setattr(jit_module, "_BLOCK_MIN", 2)
-    monkeypatch.setattr(jit_module, "_FAST_TAN", True)
+    monkeypatch.setattr(simd, "FAST_TAN", True)
     monkeypatch.setattr(jit_module, "_SIN_COS_MIN", 1)
 
 

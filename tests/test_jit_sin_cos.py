@@ -7,7 +7,7 @@ import pytest
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
-from funcgrad._src import jit as jit_module
+from funcgrad._src import jit as jit_module, simd
 
 rng = np.random.default_rng(41)
 
@@ -15,7 +15,7 @@ rng = np.random.default_rng(41)
 @pytest.fixture
 def fused(monkeypatch):
     """The fusion on for any size, whatever the machine (tan is then only slower)."""
-    monkeypatch.setattr(jit_module, "_FAST_TAN", True)
+    monkeypatch.setattr(simd, "FAST_TAN", True)
     monkeypatch.setattr(jit_module, "_SIN_COS_MIN", 1)
 
 
@@ -72,11 +72,11 @@ def test_value_and_grad_equal_eager(f, fused):
 
 
 def test_only_float64_and_big_arrays(monkeypatch):
-    monkeypatch.setattr(jit_module, "_FAST_TAN", True)
+    monkeypatch.setattr(simd, "FAST_TAN", True)
     f = fg.jit(fg.value_and_grad(lambda x: fnp.sum(fnp.sin(x))))
     assert not _calls_tan(f, np.ones(3))  # too small to pay
     assert not _calls_tan(f, np.ones(1000, np.float32))  # float32 sin is SIMD already
     assert _calls_tan(f, np.ones(1000))
-    monkeypatch.setattr(jit_module, "_FAST_TAN", False)  # no SIMD tan: unchanged
+    monkeypatch.setattr(simd, "FAST_TAN", False)  # no SIMD tan: unchanged
     assert not _calls_tan(fg.jit(fg.value_and_grad(lambda x: fnp.sum(fnp.sin(x)))),
                           np.ones(1000))

@@ -58,6 +58,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from . import simd
 from .core import Array, FuncgradError, Primitive, Trace, Tracer, raw, wrap
 from .program import ProgramTrace
 from .tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
@@ -467,13 +468,8 @@ class _LoopPrimitive(Primitive):
 
 
 # --- the program --------------------------------------------------------------------------
-try:
-    from numpy._core._multiarray_umath import __cpu_features__ as _CPU_FEATURES
-except ImportError:  # (NumPy 1)
-    from numpy.core._multiarray_umath import __cpu_features__ as _CPU_FEATURES
-#: NumPy's float64 tan is SIMD (Intel's SVML) where AVX512_SKX is: `_Program._fuse_sin_cos`.
-_FAST_TAN = bool(_CPU_FEATURES.get("AVX512_SKX"))
-#: ... for arrays of at least this many values (below, the extra call costs more)
+#: `_Program._fuse_sin_cos` computes sin and cos through tan where `simd.FAST_TAN`, for
+#: arrays of at least this many values (below, the extra call costs more)
 _SIN_COS_MIN = 256
 _TAN = Primitive("tan", np.tan, differentiable=False)
 _MULTIPLY = Primitive("multiply", np.multiply, nargs=2, differentiable=False)
@@ -662,7 +658,7 @@ class _Program:
         at a time (the C library's), tan with SIMD, about ten times faster. Within 2 ulp of
         the C library's sin (0.5 ulp), over any range of arguments; never a special case,
         as float64 cos is never 0 and tan never infinite at a finite argument."""
-        if not _FAST_TAN:
+        if not simd.FAST_TAN:
             return
         sin_of, cos_of = {}, {}
         for i, op in enumerate(self.ops):

@@ -18,7 +18,7 @@ import operator
 
 import numpy as np
 
-from .._src import batching as B
+from .._src import batching as B, simd
 from .._src.core import FuncgradError, Tracer, engine
 from .._src.declare import elementwise, linear, nondiff, primitive
 from .._src.jit import register_lowering
@@ -215,11 +215,61 @@ square = elementwise("square", np.square, lambda out, x: 2.0 * x)
 reciprocal = elementwise("reciprocal", np.reciprocal, lambda out, x: -out * out)
 absolute = primitive("absolute", np.absolute, batch=B.batch_elementwise,  # slope 0 at 0
                      vjps=(lambda ct, out, x: _abs_vjp(ct, out, x),), jvps=(lambda t, out, x: _abs_jvp(t, out, x),))
-# (sin's slope by NumPy's ufunc: on the backward walk's raw arrays that is NumPy's call
-# without a primitive's Python call, 1.7K instructions a W1 block; a tracer (higher order,
-# vmap, jit) hands the ufunc on to funcgrad's cos through Tracer.__array_ufunc__)
-sin = elementwise("sin", np.sin, lambda out, x: np.cos(x))
-cos = elementwise("cos", np.cos, lambda out, x: -sin(x))
+
+
+# --- sin's and cos's slopes ---------------------------------------------------------------
+# NumPy computes float64 sin and cos one value at a time, the C library's, but tan with SIMD
+# where `simd.FAST_TAN` (nine times faster). So the slope of sin or cos over a big float64
+# array is computed from tan: with t = tan(x/2), sin x = 2t / (1 + t^2), a formula that
+# cancels nowhere, and cos x = sin x / tan x. That is within 4 ulp of the C library's at every
+# argument (tests/numpy/test_trig_slopes.py) and 2.5 times faster than its cos; the forwards
+# stay NumPy's sin and cos, bit for bit. An array holding a value where the formulas would
+# not do (|x| below 2^-27, where x/2 may round or tan(x) be 0; an infinity; a NaN) takes the
+# C library's, as do small arrays, other dtypes and tracers (higher order, vmap, jit: a
+# tracer hands the ufunc on to funcgrad's cos through Tracer.__array_ufunc__).
+
+#: The slopes take tan's route for float64 arrays of at least this many values: below, its
+#: NumPy calls cost more than the C library's cos.
+_BY_TAN_MIN = 2048
+_TINY = 2.0 ** -27
+
+
+def _by_tan(x: np.ndarray) -> bool:
+    """Whether `x`, a big enough array, takes tan's route."""
+    if x.dtype != np.float64 or not simd.FAST_TAN:
+        return False
+    magnitude = np.abs(x)
+    return bool(magnitude.min() >= _TINY) and bool(magnitude.max() < math.inf)
+
+
+def _sin_by_tan(x: np.ndarray) -> np.ndarray:
+    t = np.tan(x * 0.5)
+    s = t * t
+    s += 1.0
+    np.divide(t, s, out=s)
+    s *= 2.0
+    return s
+
+
+def _cos_slope(out, x):
+    """sin's derivative, cos(x)."""
+    if type(x) is np.ndarray and x.size >= _BY_TAN_MIN and _by_tan(x):
+        c = _sin_by_tan(x)
+        c /= np.tan(x)
+        return c
+    return np.cos(x)
+
+
+def _minus_sin_slope(out, x):
+    """cos's derivative, -sin(x)."""
+    if type(x) is np.ndarray and x.size >= _BY_TAN_MIN and _by_tan(x):
+        s = _sin_by_tan(x)
+        return np.negative(s, out=s)
+    return -sin(x)
+
+
+sin = elementwise("sin", np.sin, _cos_slope)
+cos = elementwise("cos", np.cos, _minus_sin_slope)
 tan = elementwise("tan", np.tan, lambda out, x: 1.0 + out * out)
 arcsin = elementwise("arcsin", np.arcsin, lambda out, x: 1.0 / sqrt(1.0 - x * x))
 arccos = elementwise("arccos", np.arccos, lambda out, x: -1.0 / sqrt(1.0 - x * x))
@@ -238,6 +288,7 @@ tanh = elementwise("tanh", np.tanh, _tanh_slope)
 arcsinh = elementwise("arcsinh", np.arcsinh, lambda out, x: 1.0 / sqrt(x * x + 1.0))
 arccosh = elementwise("arccosh", np.arccosh, lambda out, x: 1.0 / sqrt(x * x - 1.0))
 arctanh = elementwise("arctanh", np.arctanh, lambda out, x: 1.0 / (1.0 - x * x))
+
 deg2rad = linear("deg2rad", np.deg2rad, lambda ct, out, x: ct * (np.pi / 180),
                  batch=B.batch_elementwise)
 rad2deg = linear("rad2deg", np.rad2deg, lambda ct, out, x: ct * (180 / np.pi),
