@@ -26,9 +26,13 @@ def _with_specials(n, dtype, seed=0):
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 @pytest.mark.parametrize("n", [7, 255, 256, 1000, 16384])
 @pytest.mark.parametrize("name", ["maximum", "minimum"])
-@pytest.mark.parametrize("zero", [0.0, 0, -0.0])
-def test_maximum_against_a_python_zero_is_numpys_bit_for_bit(dtype, n, name, zero):
+@pytest.mark.parametrize("zero", [0.0, 0, -0.0, "0-d +0", "0-d -0", "0-d other dtype"])
+def test_maximum_against_a_zero_is_numpys_bit_for_bit(dtype, n, name, zero):
+    # (a 0-d zero of x's dtype is how jit passes the constant: `_is_plus_zero`)
     x = _with_specials(n, dtype)
+    if isinstance(zero, str):
+        zero = np.array(-0.0 if "-0" in zero else 0.0,
+                        np.float64 if "other" in zero and dtype != np.float64 else dtype)
     want = getattr(np, name)(x, zero)
     got = getattr(P, name).impl(x, zero)
     assert got.dtype == want.dtype
@@ -60,6 +64,18 @@ def test_relu_written_with_maximum_has_the_closed_form_gradient_and_jit_agrees()
     # jit still sees NumPy's ufunc behind the forward (it fuses and computes it in place)
     assert J._ufunc_of(P.maximum.impl) is np.maximum
     assert J._ufunc_of(P.minimum.impl) is np.minimum
+
+
+def test_jitted_relu_takes_the_zeros_array_route(monkeypatch):
+    calls = []
+    real_zeros = np.zeros
+    monkeypatch.setattr(P.np, "zeros", lambda *a, **k: calls.append(a) or real_zeros(*a, **k))
+    x = np.random.default_rng(4).standard_normal((64, 256)).astype(np.float32)
+    relu = fg.jit(lambda x: fnp.maximum(x, 0.0))
+    np.testing.assert_array_equal(np.asarray(relu(x)), np.maximum(x, 0.0))
+    calls.clear()
+    relu(x)  # (the replayed program, not the trace)
+    assert calls == [((64, 256), np.float32)]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

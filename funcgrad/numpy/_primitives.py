@@ -116,19 +116,27 @@ pick_slope = nondiff("pick_slope", _pick_slope_impl, nargs=2,
                      params=("smallest", "skip_nan"))
 
 def _against_zero(ufunc):
-    """`ufunc` (NumPy's maximum or minimum) with a float array's Python zero operand (a
-    ReLU written ``maximum(x, 0.0)``) given as an array of zeros: NumPy's SIMD loop takes no
-    scalar operand (64x256 float32: 2.2 us instead of 6). The same values bit for bit,
-    signed zeros and NaNs included (+0.0 only: a -0.0 operand takes the scalar loop)."""
+    """`ufunc` (NumPy's maximum or minimum) with a float array's zero operand (a ReLU
+    written ``maximum(x, 0.0)``; jit passes the zero as a 0-d array of x's dtype) given as
+    an array of zeros: NumPy's SIMD loop takes no scalar operand (64x256 float32: 2.2 us
+    instead of 6). The same values bit for bit, signed zeros and NaNs included (+0.0 only:
+    a -0.0 operand takes the scalar loop)."""
     def impl(x, y):
-        if (type(x) is np.ndarray and (type(y) is float or type(y) is int) and y == 0
-                and x.size >= _SIMD_MIN_SIZE and x.dtype.kind == "f" and x.flags.c_contiguous
-                and math.copysign(1.0, y) > 0):
+        if (type(x) is np.ndarray and x.size >= _SIMD_MIN_SIZE and x.dtype.kind == "f"
+                and x.flags.c_contiguous and _is_plus_zero(y, x.dtype)):
             return ufunc(x, np.zeros(x.shape, x.dtype))
         return ufunc(x, y)
     impl.__name__ = impl.__qualname__ = ufunc.__name__
     impl.ufunc = ufunc  # (jit computes the ufunc itself, into buffers it owns)
     return impl
+
+
+def _is_plus_zero(y, dtype) -> bool:
+    """Whether `y` is +0.0 as a Python number, or as a 0-d array of `dtype`."""
+    if type(y) is float or type(y) is int:
+        return y == 0 and math.copysign(1.0, y) > 0
+    return (type(y) is np.ndarray and y.ndim == 0 and y.dtype == dtype and y == 0
+            and not np.signbit(y))
 
 
 #: Below this many elements the zeros cost more than NumPy's scalar loop saves.
