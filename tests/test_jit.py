@@ -694,3 +694,31 @@ def test_the_mlp_step_is_lowered_and_equals_eager():
             assert g.dtype == e.dtype == np.float32
             np.testing.assert_array_equal(g, e)
 
+
+
+@pytest.mark.parametrize("args", [
+    ([np.ones(2), np.ones(3)], np.ones(2)),               # a list of arrays, then an array
+    ((np.ones(2), 2.0), [np.ones(1)]),                     # a tuple with a number, a list
+    ([np.ones(2), {"w": np.ones(2)}], np.ones(2)),         # a nested dict: the general path
+    ([], np.ones(2)),                                      # an empty list
+])
+def test_argument_layouts_flatten_as_tree_flatten(args):
+    leaves, treedef = jit_module._flatten_arguments(args, {})
+    want_leaves, want_def = fg.tree_util.tree_flatten((args, {}))
+    assert treedef == want_def
+    assert [id(a) for a in leaves] == [id(a) for a in want_leaves]
+
+
+def test_lists_of_parameters_retrace_on_a_new_length():
+    traces = []
+
+    def f(params, x):
+        traces.append(len(params))
+        return fnp.sum(fnp.stack(params)) * x
+
+    jf = fg.jit(f)
+    assert jf([np.ones(2), np.ones(2)], 1.0).item() == 4.0
+    assert jf([np.ones(2), 2 * np.ones(2)], 2.0).item() == 12.0
+    assert jf((np.ones(2), np.ones(2)), 1.0).item() == 4.0  # a tuple: another layout
+    assert jf([np.ones(2)] * 3, 1.0).item() == 6.0
+    assert traces == [2, 2, 3]

@@ -1243,18 +1243,34 @@ class _Compiled:
 _PY_SCALARS = (bool, int, float, complex)
 _NO_POSITIONS: frozenset = frozenset()
 _LEAF_TYPES = frozenset({np.ndarray, Array, *_PY_SCALARS})
-_FLAT_DEFS: dict = {}  # number of positional arguments -> the treedef of that many leaves
+#: the positional arguments' layout (per argument: None for an array or a number, or a list
+#: or tuple type and its length) -> the treedef `tree_flatten` gives arguments of that layout
+_FLAT_DEFS: dict = {}
 
 
 def _flatten_arguments(args: tuple, kwargs: dict):
-    """``tree_flatten((args, kwargs))``, quicker when every argument is an array or a number
-    given by position (the usual call, on every call)."""
-    if not kwargs and all(type(a) in _LEAF_TYPES for a in args):
-        treedef = _FLAT_DEFS.get(len(args))
-        if treedef is None:
-            treedef = _FLAT_DEFS[len(args)] = tree_flatten((tuple(range(len(args))), {}))[1]
-        return list(args), treedef
-    return tree_flatten((args, kwargs))
+    """``tree_flatten((args, kwargs))``, quicker on every call when each argument is given by
+    position and is an array, a number, or a plain list or tuple of them (a model's
+    parameters): the layout's treedef is looked up, not rebuilt."""
+    if kwargs:
+        return tree_flatten((args, kwargs))
+    leaves = []
+    layout = []
+    for a in args:
+        t = type(a)
+        if t in _LEAF_TYPES:
+            leaves.append(a)
+            layout.append(None)
+        elif (t is list or t is tuple) and all(type(b) in _LEAF_TYPES for b in a):
+            leaves.extend(a)
+            layout.append((t, len(a)))
+        else:
+            return tree_flatten((args, kwargs))
+    layout = tuple(layout)
+    treedef = _FLAT_DEFS.get(layout)
+    if treedef is None:
+        treedef = _FLAT_DEFS[layout] = tree_flatten((args, kwargs))[1]
+    return leaves, treedef
 
 
 def _leaf_key(leaf):
@@ -1325,6 +1341,9 @@ def jit(f: Callable | None = None, static_argnums: int | Sequence[int] = (),
         leaves, treedef = _flatten_arguments(dyn_args, dyn_kwargs)
         keys = []
         for leaf in leaves:
+            if type(leaf) is np.ndarray:  # (the commonest leaf, spelled out)
+                keys.append((leaf.shape, leaf.dtype))
+                continue
             if isinstance(leaf, Tracer):
                 return None, leaves, treedef, static_pos
             key = _leaf_key(leaf)
