@@ -321,20 +321,11 @@ def _tri_solve_impl(b, a, upper, transpose, unitriangular, left):
                        -1, -2)
 
 
-def _unbroadcast(g, shape: tuple):
-    """`g` summed down to an input's `shape` (batch dims broadcast in the forward)."""
-    extra = len(H.shape(g)) - len(shape)
-    if extra:
-        g = NP.sum(g, axis=tuple(range(extra)))
-    ones = tuple(k for k, n in enumerate(shape[:-2]) if n == 1 and H.shape(g)[k] != 1)
-    return NP.sum(g, axis=ones, keepdims=True) if ones else g
-
-
 def _tri_vjp_b(ct, out, b, a, upper, transpose, unitriangular, left):
     # B's gradient solves the transposed system: op(T)^T G = ct (or G op(T)^T = ct)
     g = _TRI_SOLVE_P(ct, a, upper=upper, transpose=not transpose,
                      unitriangular=unitriangular, left=left)
-    return _unbroadcast(g, tuple(H.shape(b)))
+    return NP.sum_to_shape(g, tuple(H.shape(b)))
 
 
 def _tri_vjp_a(ct, out, b, a, upper, transpose, unitriangular, left):
@@ -347,7 +338,7 @@ def _tri_vjp_a(ct, out, b, a, upper, transpose, unitriangular, left):
     # only the triangle read has a gradient (not the diagonal, if taken as ones)
     ones = np.ones(H.shape(a)[-2:], bool)
     mask = np.triu(ones, int(unitriangular)) if upper else np.tril(ones, -int(unitriangular))
-    return _unbroadcast(NP.where(mask, g_m, NP.zeros_like(g_m)), tuple(H.shape(a)))
+    return NP.sum_to_shape(NP.where(mask, g_m, NP.zeros_like(g_m)), tuple(H.shape(a)))
 
 
 _TRI_SOLVE_P = primitive("triangular_solve", _tri_solve_impl, nargs=2,
@@ -363,7 +354,7 @@ _COEF_P = primitive(
     lambda b, a: np.broadcast_to(a, np.broadcast_shapes(b.shape[:-2], a.shape[:-2])
                                  + a.shape[-2:]).copy(), nargs=2,
     vjps=(lambda ct, out, b, a: NP.zeros_like(b),
-          lambda ct, out, b, a: _unbroadcast(ct, tuple(H.shape(a)))))
+          lambda ct, out, b, a: NP.sum_to_shape(ct, tuple(H.shape(a)))))
 _COEF = O.Op("triangular_solve_coefficient", _COEF_P, "TriangularSolveBackward0",
              result="same")
 _TRI_WARNED: list = []  # torch warns once per process

@@ -710,22 +710,13 @@ def _euclid_ratio(ct, out):
 def _euclid_vjp_x1(ct, out, x1, x2):
     r = _euclid_ratio(ct, out)
     g = x1 * NP.sum(r, axis=-1, keepdims=True) - NP.matmul(r, x2)
-    return _sum_to_t(g, H.shape(x1))
+    return NP.sum_to_shape(g, H.shape(x1))
 
 
 def _euclid_vjp_x2(ct, out, x1, x2):
     r = _euclid_ratio(ct, out)
     g = x2 * NP.expand_axis(NP.sum(r, axis=-2), -1) - NP.matmul(NP.swapaxes(r, -1, -2), x1)
-    return _sum_to_t(g, H.shape(x2))
-
-
-def _sum_to_t(g, shape: tuple):
-    """`_sum_to` written with primitives (the Euclidean rule is differentiated again)."""
-    lead = len(H.shape(g)) - len(shape)
-    if lead:
-        g = NP.sum(g, axis=tuple(range(lead)))
-    ones = tuple(k for k, n in enumerate(shape[:-2]) if n == 1 and H.shape(g)[k] != 1)
-    return NP.sum(g, axis=ones, keepdims=True) if ones else g
+    return NP.sum_to_shape(g, H.shape(x2))
 
 
 # torch's _euclidean_dist (p = 2 with more than 25 rows): its rule is written with
