@@ -2,12 +2,14 @@
 choose by it.
 
 NumPy computes float64 sin and cos one value at a time (the C library's), but tan with SIMD
-(Intel's SVML) where the CPU has AVX512_SKX: about nine times faster (4M values: 34 ms
-against 3.8). jit then computes sin and cos of one array together through tan
+(Intel's SVML) on Linux where the CPU has AVX512_SKX: about nine times faster (4M values:
+34 ms against 3.8). jit then computes sin and cos of one array together through tan
 (`jit._Program._fuse_sin_cos`), and sin's and cos's rules their slopes
 (`funcgrad.numpy._primitives`, "sin's and cos's slopes").
 """
 from __future__ import annotations
+
+import sys
 
 try:
     from numpy._core._multiarray_umath import __cpu_features__ as _CPU_FEATURES
@@ -17,4 +19,5 @@ except ImportError:  # (NumPy 1)
 __all__ = ["FAST_TAN"]
 
 #: NumPy's float64 tan is SIMD here (read at each use, so tests can turn it on and off).
-FAST_TAN = bool(_CPU_FEATURES.get("AVX512_SKX"))
+#: NumPy links Intel's SVML into its Linux x86-64 builds only.
+FAST_TAN = sys.platform.startswith("linux") and bool(_CPU_FEATURES.get("AVX512_SKX"))
