@@ -226,15 +226,15 @@ absolute = primitive("absolute", np.absolute, batch=B.batch_elementwise,  # slop
 
 
 # --- sin's and cos's slopes ---------------------------------------------------------------
-# NumPy computes float64 sin and cos one value at a time, the C library's, but tan with SIMD
-# where `simd.FAST_TAN` (nine times faster). So the slope of sin or cos over a big float64
-# array is computed from tan: with t = tan(x/2), sin x = 2t / (1 + t^2), a formula that
-# cancels nowhere, and cos x = sin x / tan x. That is within 4 ulp of the C library's at every
-# argument (tests/numpy/test_trig_slopes.py) and 2.5 times faster than its cos; the forwards
-# stay NumPy's sin and cos, bit for bit. An array holding a value where the formulas would
-# not do (|x| below 2^-27, where x/2 may round or tan(x) be 0; an infinity; a NaN) takes the
-# C library's, as do small arrays, other dtypes and tracers (higher order, vmap, jit: a
-# tracer hands the ufunc on to funcgrad's cos through Tracer.__array_ufunc__).
+# Where `simd.FAST_TAN` (NumPy's float64 tan nine times faster than its sin and cos), the
+# slope of sin or cos over a big float64 array is computed from tan: with t = tan(x/2),
+# sin x = 2t / (1 + t^2), a formula that cancels nowhere, and cos x = sin x / tan x. That is
+# within 4 ulp of the C library's at every argument (tests/numpy/test_trig_slopes.py) and 2.5
+# times faster than its cos; the forwards stay NumPy's sin and cos, bit for bit. An array
+# holding a value where the formulas would not do (|x| below 2^-27, where x/2 may round or
+# tan(x) be 0; an infinity; a NaN) takes the C library's, as do small arrays, other dtypes
+# and tracers (higher order, vmap, jit: a tracer hands the ufunc on to funcgrad's cos
+# through Tracer.__array_ufunc__).
 
 #: The slopes take tan's route for float64 arrays of at least this many values: below, its
 #: NumPy calls cost more than the C library's cos.
@@ -296,7 +296,6 @@ tanh = elementwise("tanh", np.tanh, _tanh_slope)
 arcsinh = elementwise("arcsinh", np.arcsinh, lambda out, x: 1.0 / sqrt(x * x + 1.0))
 arccosh = elementwise("arccosh", np.arccosh, lambda out, x: 1.0 / sqrt(x * x - 1.0))
 arctanh = elementwise("arctanh", np.arctanh, lambda out, x: 1.0 / (1.0 - x * x))
-
 deg2rad = linear("deg2rad", np.deg2rad, lambda ct, out, x: ct * (np.pi / 180),
                  batch=B.batch_elementwise)
 rad2deg = linear("rad2deg", np.rad2deg, lambda ct, out, x: ct * (180 / np.pi),
